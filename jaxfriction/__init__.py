@@ -1,0 +1,59 @@
+"""jaxfriction: differentiable simulation of dry friction and stick-slip in JAX.
+
+Friction laws (:mod:`jaxfriction.laws`) are pure functions ``law(v, f_eq, normal)`` wrapped
+in equinox modules; systems (:mod:`jaxfriction.systems`) compose them into a diffrax-ready
+``vector_field``; :func:`simulate` integrates them (RK4 in ``lax.scan`` or any diffrax
+solver); observables read the resulting :class:`Trajectory`. Everything is a pytree, so
+``jax.vmap``, ``jax.grad`` and ``jax.jvp`` apply directly.
+
+The library does not enable float64; call ``jax.config.update("jax_enable_x64", True)``
+before comparing with published numbers.
+"""
+
+from .forcing import AbstractDrive, Constant, Harmonic
+from .integrate import (
+    STATUS_NONFINITE,
+    STATUS_OK,
+    STATUS_SOLVER_FAILED,
+    ClassicRK4,
+    Trajectory,
+    fixed_grid,
+    rk4_scan,
+    rk4_step,
+    simulate,
+)
+from .laws import *  # noqa: F403
+from .laws import __all__ as _laws_all
+from .observables import *  # noqa: F403
+from .observables import __all__ as _observables_all
+from .systems import (
+    AbstractFrictionSystem,
+    AbstractOscillator,
+    ForcedOscillator,
+    MassUnderForce,
+    SpringMassOnBelt,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    *_laws_all,
+    *_observables_all,
+    "STATUS_NONFINITE",
+    "STATUS_OK",
+    "STATUS_SOLVER_FAILED",
+    "AbstractDrive",
+    "AbstractFrictionSystem",
+    "AbstractOscillator",
+    "ClassicRK4",
+    "Constant",
+    "ForcedOscillator",
+    "Harmonic",
+    "MassUnderForce",
+    "SpringMassOnBelt",
+    "Trajectory",
+    "fixed_grid",
+    "rk4_scan",
+    "rk4_step",
+    "simulate",
+]

@@ -1,0 +1,45 @@
+"""Scalar friction laws: pure ``jnp.where`` functions and equinox modules.
+
+Every law has the call shape ``force = law(v, f_eq, normal)`` (see :mod:`.base`).
+"""
+
+from .awrejcewicz import Awrejcewicz, awrejcewicz, smoothstep
+from .base import AbstractFrictionLaw, force_balance
+from .coulomb import (
+    Coulomb,
+    StaticKineticCoulomb,
+    ViscousCoulomb,
+    coulomb,
+    static_kinetic_coulomb,
+    viscous_coulomb,
+)
+from .karnopp import Karnopp, karnopp
+from .quinn import Quinn, quinn
+from .stribeck import Stribeck, stribeck, stribeck_coefficient
+from .threlfall import Threlfall, threlfall
+from .velocity_limited import VelocityLimited, velocity_limited
+
+__all__ = [
+    "AbstractFrictionLaw",
+    "Awrejcewicz",
+    "Coulomb",
+    "Karnopp",
+    "Quinn",
+    "StaticKineticCoulomb",
+    "Stribeck",
+    "Threlfall",
+    "VelocityLimited",
+    "ViscousCoulomb",
+    "awrejcewicz",
+    "coulomb",
+    "force_balance",
+    "karnopp",
+    "quinn",
+    "smoothstep",
+    "static_kinetic_coulomb",
+    "stribeck",
+    "stribeck_coefficient",
+    "threlfall",
+    "velocity_limited",
+    "viscous_coulomb",
+]

@@ -1,0 +1,71 @@
+"""The friction-law interface shared by every scalar law.
+
+Sign convention (Quinn 2004, Sec. 1; DESIGN.md): a law returns the friction force *on the
+body*. In slip it opposes the slip velocity ``v`` (the body's velocity relative to the
+surface); at ``v = 0`` the laws that keep Coulomb's structure return the force balance
+``f_eq`` clipped to the static limit ``[-mu_s N, mu_s N]`` (Quinn eq. 2), where ``f_eq`` is
+minus the sum of the non-friction forces along the contact: the friction force that would
+keep the contact from accelerating.
+
+Every law is broadcasting-elementwise in ``v``, ``f_eq`` and ``normal`` (any shapes that
+broadcast together; scalars for one contact) and returns an array of the broadcast shape.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+
+
+def force_balance(f_eq, limit):
+    """Karnopp's force balance at zero slip: ``f_eq`` clipped to ``[-limit, limit]``.
+
+    Quinn 2004 eq. (2). ``limit`` is the static friction limit ``mu_s N`` (N).
+    Gradients are finite everywhere, including ``|f_eq| = limit`` exactly.
+    """
+    return jnp.clip(f_eq, -limit, limit)
+
+
+def safe_divide(num, den):
+    """``num / den`` where ``den != 0``, else 0; the gradient never sees a 0 denominator."""
+    ok = den != 0
+    return jnp.where(ok, num / jnp.where(ok, den, 1.0), 0.0)
+
+
+class AbstractFrictionLaw(eqx.Module):
+    """Base class of all scalar friction laws: ``force = law(v, f_eq, normal)``.
+
+    Subclasses are final equinox modules whose fields are the law's parameters; every field
+    is a pytree leaf, so ``jax.grad`` with respect to ``mu``, ``eps`` and the rest needs no
+    plumbing.
+
+    Class attribute ``keeps_coulomb_structure`` is True for laws whose value at ``v = 0``
+    is ``force_balance(f_eq, mu_s N)`` (Coulomb's structure at zero velocity, Quinn eq. 2).
+    """
+
+    keeps_coulomb_structure: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    def __call__(self, v, f_eq, normal):
+        """Friction force on the body (N).
+
+        Args:
+            v: slip velocity of the body relative to the surface (m/s or nondimensional).
+            f_eq: force balance, the friction force that would stop the contact from
+                accelerating (N), same convention as the return value.
+            normal: normal force N >= 0 (N).
+
+        Returns:
+            Array of the broadcast shape of the inputs.
+        """
+
+    @abc.abstractmethod
+    def static_limit(self, normal):
+        """Static limit ``mu_s * normal`` (N): the largest force the contact holds in stick."""
+
+    def bound(self, v, normal):
+        """Largest force magnitude the law can return at slip velocity ``v`` (N)."""
+        return jnp.broadcast_to(self.static_limit(normal), jnp.shape(v))

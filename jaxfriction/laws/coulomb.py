@@ -1,0 +1,127 @@
+"""Coulomb friction with Karnopp's force balance at zero slip velocity.
+
+Sources: Quinn 2004 eqs. (1)-(2); Ratel "Friction Models", Coulomb and viscous damping
+(their ``F_e`` is the external tangential force, so their stick value ``min(F_C,|F_e|)
+sgn(F_e)`` is our ``force_balance(f_eq, mu N)`` with ``f_eq = -F_e``; Ratel's ``F`` is the
+resisting force, so its sign is flipped relative to the force on the body used here).
+The comparison ``v == 0`` is exact, as in the papers: in floating point a trajectory
+rarely lands on exactly zero, which is why the classical law chatters (Quinn Fig. 5a).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._checks import check_not_above, check_real
+from .base import AbstractFrictionLaw, force_balance
+
+
+def static_kinetic_coulomb(v, f_eq, normal, mu_s, mu_k):
+    """Coulomb friction with static ``mu_s`` and kinetic ``mu_k`` coefficients.
+
+    ``-mu_k N sgn(v)`` for ``v != 0``; ``f_eq`` clipped to ``[-mu_s N, mu_s N]`` at
+    ``v = 0`` (Quinn eqs. 1-2; paper 004, "Aside" on static vs kinetic coefficients).
+
+    Args: ``v`` slip velocity, ``f_eq`` force balance (N), ``normal`` N (N), ``mu_s``,
+        ``mu_k`` (dimensionless); all broadcast elementwise.
+    Returns: friction force on the body (N), broadcast shape.
+    """
+    slip = -mu_k * normal * jnp.sign(v)
+    return jnp.where(v == 0, force_balance(f_eq, mu_s * normal), slip)
+
+
+def coulomb(v, f_eq, normal, mu):
+    """Classical Coulomb friction with force balance at ``v = 0`` (Quinn eqs. 1-2).
+
+    Same as :func:`static_kinetic_coulomb` with ``mu_s = mu_k = mu``.
+    """
+    return static_kinetic_coulomb(v, f_eq, normal, mu, mu)
+
+
+def viscous_coulomb(v, f_eq, normal, mu, viscous):
+    """Coulomb friction plus a viscous term ``-F_v v`` in slip (Ratel, viscous damping).
+
+    Args: as :func:`coulomb`, plus ``viscous`` = ``F_v`` >= 0 (N s/m).
+    Returns: ``-mu N sgn(v) - F_v v`` for ``v != 0``, ``force_balance(f_eq, mu N)`` at 0.
+    """
+    slip = -mu * normal * jnp.sign(v) - viscous * v
+    return jnp.where(v == 0, force_balance(f_eq, mu * normal), slip)
+
+
+class Coulomb(AbstractFrictionLaw):
+    """Classical Coulomb friction with Karnopp's force balance (Quinn eqs. 1-2).
+
+    Args:
+        mu: friction coefficient, >= 0 (dimensionless).
+
+    Raises:
+        ValueError: if ``mu`` is negative or not finite.
+    """
+
+    mu: float = 1.0
+
+    def __check_init__(self):
+        check_real("mu", self.mu, nonnegative=True)
+
+    def __call__(self, v, f_eq, normal):
+        return coulomb(v, f_eq, normal, self.mu)
+
+    def static_limit(self, normal):
+        return self.mu * normal
+
+
+class StaticKineticCoulomb(AbstractFrictionLaw):
+    """Coulomb friction with static ``mu_s`` and kinetic ``mu_k <= mu_s`` coefficients.
+
+    Slip force ``mu_k N``; stick holds up to ``mu_s N`` (paper 004, "Aside").
+
+    Args:
+        mu_s: static coefficient, >= 0.
+        mu_k: kinetic coefficient, 0 <= mu_k <= mu_s.
+
+    Raises:
+        ValueError: negative or non-finite coefficients, or ``mu_k > mu_s``.
+    """
+
+    mu_s: float = 1.0
+    mu_k: float = 0.8
+
+    def __check_init__(self):
+        check_real("mu_s", self.mu_s, nonnegative=True)
+        check_real("mu_k", self.mu_k, nonnegative=True)
+        check_not_above("mu_k", self.mu_k, "mu_s", self.mu_s)
+
+    def __call__(self, v, f_eq, normal):
+        return static_kinetic_coulomb(v, f_eq, normal, self.mu_s, self.mu_k)
+
+    def static_limit(self, normal):
+        return self.mu_s * normal
+
+
+class ViscousCoulomb(AbstractFrictionLaw):
+    """Coulomb friction with a viscous slip term (Ratel "Coulomb friction, viscous damping").
+
+    Args:
+        mu: friction coefficient, >= 0 (Ratel default ``mu_k = 0.1``).
+        viscous: viscous coefficient ``F_v`` >= 0 (N s/m; Ratel default 0).
+
+    Raises:
+        ValueError: negative or non-finite parameters.
+    """
+
+    mu: float = 0.1
+    viscous: float = 0.0
+
+    def __check_init__(self):
+        check_real("mu", self.mu, nonnegative=True)
+        check_real("viscous", self.viscous, nonnegative=True)
+
+    def __call__(self, v, f_eq, normal):
+        return viscous_coulomb(v, f_eq, normal, self.mu, self.viscous)
+
+    def static_limit(self, normal):
+        return self.mu * normal
+
+    def bound(self, v, normal):
+        return self.mu * normal + self.viscous * jnp.abs(v)
+

@@ -1,0 +1,67 @@
+"""Stribeck friction with force balance at zero slip velocity."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._checks import check_not_above, check_real
+from .base import AbstractFrictionLaw, force_balance
+
+
+def stribeck_coefficient(v, mu_s, mu_k, v_s, delta):
+    """Stribeck curve ``mu_k + (mu_s - mu_k) exp(-(|v| / v_s)^delta)`` (dimensionless).
+
+    Safe at ``v = 0`` for any ``delta > 0`` (double-``where``: the power never sees 0).
+    """
+    a = jnp.abs(v)
+    nonzero = a > 0
+    r = jnp.where(nonzero, a, v_s) / v_s
+    decay = jnp.where(nonzero, jnp.exp(-(r**delta)), 1.0)
+    return mu_k + (mu_s - mu_k) * decay
+
+
+def stribeck(v, f_eq, normal, mu_s, mu_k, v_s, delta):
+    """Stribeck law: ``-N mu(v) sgn(v)`` in slip, ``force_balance(f_eq, mu_s N)`` at 0.
+
+    ``mu(v)`` is :func:`stribeck_coefficient` (the issue's form; Stribeck velocity
+    ``v_s``, shape exponent ``delta``, usually 1 or 2).
+
+    Args: ``v`` slip velocity, ``f_eq`` (N), ``normal`` (N), ``mu_s >= mu_k >= 0``,
+        ``v_s`` > 0 (units of ``v``), ``delta`` > 0.
+    Returns: friction force on the body (N).
+    """
+    slip = -normal * stribeck_coefficient(v, mu_s, mu_k, v_s, delta) * jnp.sign(v)
+    return jnp.where(v == 0, force_balance(f_eq, mu_s * normal), slip)
+
+
+class Stribeck(AbstractFrictionLaw):
+    """Coulomb friction with a Stribeck curve in slip and force balance in stick.
+
+    Args:
+        mu_s: static coefficient, >= 0.
+        mu_k: kinetic coefficient, ``0 <= mu_k <= mu_s``.
+        v_s: Stribeck velocity, > 0 (units of velocity).
+        delta: shape exponent, > 0.
+
+    Raises:
+        ValueError: negative/non-finite values, ``v_s <= 0``, ``delta <= 0``,
+            ``mu_k > mu_s``.
+    """
+
+    mu_s: float = 1.0
+    mu_k: float = 0.8
+    v_s: float = 0.1
+    delta: float = 2.0
+
+    def __check_init__(self):
+        check_real("mu_s", self.mu_s, nonnegative=True)
+        check_real("mu_k", self.mu_k, nonnegative=True)
+        check_real("v_s", self.v_s, positive=True)
+        check_real("delta", self.delta, positive=True)
+        check_not_above("mu_k", self.mu_k, "mu_s", self.mu_s)
+
+    def __call__(self, v, f_eq, normal):
+        return stribeck(v, f_eq, normal, self.mu_s, self.mu_k, self.v_s, self.delta)
+
+    def static_limit(self, normal):
+        return self.mu_s * normal

@@ -1,0 +1,61 @@
+"""Velocity-limited regularization of Martins and Oden (Quinn 2004 eq. 3)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._checks import check_real
+from .base import AbstractFrictionLaw, safe_divide
+
+
+def velocity_limited(v, f_eq, normal, mu, eps):
+    """Martins-Oden law, Quinn 2004 eq. (3): ``-mu N clip(v / eps, -1, 1)``.
+
+    A viscous damper of coefficient ``mu N / eps`` for ``|v| <= eps`` that saturates at the
+    Coulomb value beyond. ``f_eq`` is accepted for the common call shape and ignored: the
+    force vanishes at ``v = 0``, so this law does not keep Coulomb's structure there.
+
+    Args: ``v`` slip velocity, ``f_eq`` (N, unused), ``normal`` (N), ``mu`` >= 0,
+        ``eps`` > 0 regularization width (units of ``v``).
+    Returns: friction force on the body (N).
+    """
+    del f_eq
+    return -mu * normal * jnp.clip(v / eps, -1.0, 1.0)
+
+
+class VelocityLimited(AbstractFrictionLaw):
+    """Velocity-limited (Martins-Oden) regularization, Quinn 2004 eq. (3).
+
+    Under a constant load below the static limit the block does not stick: it creeps at
+    the velocity where ``f = f_eq``, ``v_creep = -eps f_eq / (mu N)`` (see
+    :meth:`creep_velocity`), approached exponentially at rate ``mu N / (m eps)``.
+
+    Args:
+        mu: friction coefficient, >= 0.
+        eps: regularization width, > 0 (units of velocity).
+
+    Raises:
+        ValueError: ``mu < 0``, ``eps <= 0`` or non-finite values.
+    """
+
+    keeps_coulomb_structure = False
+
+    mu: float = 1.0
+    eps: float = 0.02
+
+    def __check_init__(self):
+        check_real("mu", self.mu, nonnegative=True)
+        check_real("eps", self.eps, positive=True)
+
+    def __call__(self, v, f_eq, normal):
+        return velocity_limited(v, f_eq, normal, self.mu, self.eps)
+
+    def static_limit(self, normal):
+        return self.mu * normal
+
+    def creep_velocity(self, f_eq, normal):
+        """Steady creep velocity under a constant force balance ``|f_eq| < mu N``.
+
+        Solves ``velocity_limited(v) = f_eq``: ``v = -eps f_eq / (mu N)`` (units of v).
+        """
+        return -self.eps * safe_divide(f_eq, self.mu * normal)

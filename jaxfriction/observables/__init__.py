@@ -1,0 +1,18 @@
+"""Observables: functions of a trajectory."""
+
+from .dissipation import dissipation_per_cycle, friction_dissipation_at
+from .energy import energy_balance_residual, relative_energy_residual
+from .stick import chatter_count, rest_position, rk4_stage_forces, stick_fraction, stick_intervals, stick_mask
+
+__all__ = [
+    "chatter_count",
+    "dissipation_per_cycle",
+    "energy_balance_residual",
+    "friction_dissipation_at",
+    "relative_energy_residual",
+    "rest_position",
+    "rk4_stage_forces",
+    "stick_fraction",
+    "stick_intervals",
+    "stick_mask",
+]

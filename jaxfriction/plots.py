@@ -1,0 +1,48 @@
+"""Figures (matplotlib, Agg back end): written to files, never shown."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def plot_sweep(ds, path):
+    """Heat maps of a :func:`~jaxfriction.workflows.dissipation_sweep` dataset, saved to ``path``."""
+    panels = [("dissipation", "D, last cycle", "viridis"), ("stick_fraction", "stick fraction", "magma"),
+              ("dD_dmu", "dD/d(mu N)", "coolwarm")]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
+    for ax, (name, title, cmap) in zip(axes, panels):
+        values = np.asarray(ds[name]).T
+        kw = {}
+        if name == "dD_dmu":
+            lim = np.nanmax(np.abs(values)) or 1.0
+            kw = {"vmin": -lim, "vmax": lim}
+        mesh = ax.pcolormesh(ds["mu"], ds["alpha"], values, cmap=cmap, shading="auto", **kw)
+        fig.colorbar(mesh, ax=ax)
+        ax.set(xlabel="mu N", ylabel="alpha", title=title)
+    fig.suptitle(f"Quinn forced oscillator, {ds.attrs['law']} law, omega={ds.attrs['omega']}, dt={ds.attrs['dt']}")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_quinn_fig5(numbers, trajectories, path):
+    """Quinn 2004 Fig. 5 (three panels of x(t)) and the Fig. 6 close-up, saved to ``path``."""
+    titles = {"coulomb": "(a) classical Coulomb", "velocity_limited": "(b) velocity-limited",
+              "quinn": "(c) Quinn regularization"}
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8), constrained_layout=True)
+    for ax, (name, traj) in zip(axes, trajectories.items()):
+        ax.plot(traj.ts, traj.position, lw=1.2)
+        ax.axhline(numbers["exact_rest_position"], color="k", ls=":", lw=0.8, label="exact rest -0.75")
+        ax.set(xlabel="t", ylabel="x", title=f"{titles[name]}\nrest {numbers['laws'][name]['rest_position']:.6f}")
+    q = trajectories["quinn"]
+    window = (q.ts >= 2.5) & (q.ts <= 3.5)
+    axes[3].plot(q.ts[window], q.position[window], "--", label="x")
+    axes[3].plot(q.ts[window], q.friction_force[window], "-", label="f")
+    axes[3].set(xlabel="t", title="Fig. 6: Quinn law near sticking")
+    axes[3].legend()
+    fig.suptitle(f"Quinn 2004 Fig. 5: RK4 dt={numbers['dt']}, eps={numbers['eps']:g}")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

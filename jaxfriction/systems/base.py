@@ -1,0 +1,158 @@
+"""State layout and the single-contact, one-degree-of-freedom system base.
+
+Every system's state is a flat array ``y = [q (n), v (n), E_friction, E_damping, W_input]``:
+positions, velocities, and three running integrals,
+
+- ``E_friction = int -f . v_slip dt`` (energy dissipated by friction, >= 0),
+- ``E_damping  = int c v^2 dt``       (energy dissipated by viscous damping, >= 0),
+- ``W_input    = int P_in dt``        (work done by the prescribed drives),
+
+so every run carries its energy balance ``W_input = Delta E_mech + E_friction +
+E_damping`` (see :mod:`jaxfriction.observables.energy`). Because the integrals are
+integrated by the same scheme as the motion, the balance residual measures the scheme's
+accuracy.
+"""
+
+
+import abc
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+from equinox import AbstractVar
+
+from .._checks import check_real
+from ..laws.base import AbstractFrictionLaw
+
+N_INTEGRALS = 3
+
+
+class AbstractFrictionSystem(eqx.Module):
+    """Base of every system: a ``vector_field(t, y, args)`` that diffrax accepts.
+
+    Subclasses set ``n_dof`` and implement the physics; this class owns the state layout.
+    """
+
+    n_dof: ClassVar[int]
+
+    @property
+    def state_size(self) -> int:
+        """Length of the state vector, ``2 n_dof + 3``."""
+        return 2 * self.n_dof + N_INTEGRALS
+
+    def initial_state(self, q, v):
+        """Full state from positions ``q`` and velocities ``v`` (integrals start at 0)."""
+        q = jnp.reshape(jnp.asarray(q, dtype=float), (self.n_dof,))
+        v = jnp.reshape(jnp.asarray(v, dtype=float), (self.n_dof,))
+        return jnp.concatenate([q, v, jnp.zeros(N_INTEGRALS, dtype=q.dtype)])
+
+    def positions(self, y):
+        """Positions from a state ``(..., state_size)``: ``(...)`` for 1 dof, else ``(..., n)``."""
+        q = y[..., : self.n_dof]
+        return q[..., 0] if self.n_dof == 1 else q
+
+    def velocities(self, y):
+        """Velocities from a state, shaped like :meth:`positions`."""
+        v = y[..., self.n_dof : 2 * self.n_dof]
+        return v[..., 0] if self.n_dof == 1 else v
+
+    @staticmethod
+    def friction_dissipation(y):
+        """Running friction dissipation ``E_friction`` from a state (J)."""
+        return y[..., -3]
+
+    @staticmethod
+    def damping_dissipation(y):
+        """Running viscous dissipation ``E_damping`` from a state (J)."""
+        return y[..., -2]
+
+    @staticmethod
+    def input_work(y):
+        """Running work of the prescribed drives ``W_input`` from a state (J)."""
+        return y[..., -1]
+
+    @abc.abstractmethod
+    def vector_field(self, t, y, args=None):
+        """Time derivative of the state ``y`` at time ``t`` (diffrax ``ODETerm`` shape)."""
+
+    @abc.abstractmethod
+    def mechanical_energy(self, y):
+        """Kinetic plus potential energy of a state (J)."""
+
+    @abc.abstractmethod
+    def friction_force(self, t, y):
+        """Friction force(s) on the body(ies) at ``(t, y)`` (N)."""
+
+    @abc.abstractmethod
+    def slip_velocity(self, t, y):
+        """Slip velocity(ies) of the contact(s) at ``(t, y)``."""
+
+    @abc.abstractmethod
+    def f_eq(self, t, y):
+        """Force balance ``f_eq`` at the contact(s) (N)."""
+
+
+class AbstractOscillator(AbstractFrictionSystem):
+    """One body, one contact: ``m x'' + c x' + k x = F(t) + f``.
+
+    The friction force ``f = law(v - v_s(t), f_eq, N)`` acts on the body, ``v_s`` is the
+    surface (belt) velocity, and the force balance is ``f_eq = m a_s(t) + k x + c x' -
+    F(t)``, the friction force that gives the body the surface's acceleration ``a_s``
+    (Quinn 2004: "the value of the friction force necessary to balance the gross force").
+    Power of the drives: ``F(t) x' + f v_s(t)`` (the belt's motor supplies ``f v_s``).
+    """
+
+    n_dof = 1
+
+    law: AbstractVar[AbstractFrictionLaw]
+    mass: AbstractVar[float]
+    stiffness: AbstractVar[float]
+    damping: AbstractVar[float]
+    normal: AbstractVar[float]
+
+    def __check_init__(self):
+        if not isinstance(self.law, AbstractFrictionLaw):
+            raise ValueError(f"law must be a jaxfriction friction law, got {self.law!r}")
+        check_real("mass", self.mass, positive=True)
+        check_real("stiffness", self.stiffness, nonnegative=True)
+        check_real("damping", self.damping, nonnegative=True)
+        check_real("normal", self.normal, nonnegative=True)
+
+    @abc.abstractmethod
+    def external_force(self, t):
+        """Prescribed force ``F(t)`` on the body (N)."""
+
+    def surface_velocity(self, t):
+        """Velocity of the surface under the body (0 for a fixed floor)."""
+        return 0.0 * t
+
+    def surface_acceleration(self, t):
+        """Acceleration of the surface under the body (0 for a fixed floor or steady belt)."""
+        return 0.0 * t
+
+    def _forces(self, t, y):
+        x, v = y[0], y[1]
+        nonfriction = self.external_force(t) - self.stiffness * x - self.damping * v
+        f_eq = self.mass * self.surface_acceleration(t) - nonfriction
+        slip = v - self.surface_velocity(t)
+        return nonfriction, f_eq, slip, self.law(slip, f_eq, self.normal)
+
+    def vector_field(self, t, y, args=None):
+        v = y[1]
+        nonfriction, _, slip, f = self._forces(t, y)
+        dissipation = -f * slip
+        damping = self.damping * v * v
+        work = self.external_force(t) * v + f * self.surface_velocity(t)
+        return jnp.stack([v, (nonfriction + f) / self.mass, dissipation, damping, work])
+
+    def mechanical_energy(self, y):
+        return 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
+
+    def friction_force(self, t, y):
+        return self._forces(t, y)[3]
+
+    def slip_velocity(self, t, y):
+        return self._forces(t, y)[2]
+
+    def f_eq(self, t, y):
+        return self._forces(t, y)[1]
