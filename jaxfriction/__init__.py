@@ -26,6 +26,7 @@ from .laws import *  # noqa: F403
 from .laws import __all__ as _laws_all
 from .observables import *  # noqa: F403
 from .observables import __all__ as _observables_all
+from .reference import unforced_rest_position
 from .systems import (
     AbstractFrictionSystem,
     AbstractOscillator,
@@ -56,4 +57,5 @@ __all__ = [
     "rk4_scan",
     "rk4_step",
     "simulate",
+    "unforced_rest_position",
 ]

@@ -30,12 +30,13 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None):
         ``(n_saves + 1,) + y0.shape``, including the initial point.
     """
 
-    def one_step(k, y):
-        return rk4_step(vector_field, t0 + k * h, y, h, args)
+    offsets = jnp.arange(save_every)
 
     def one_save(y, i):
-        first = i * save_every
-        y = jax.lax.fori_loop(first, first + save_every, one_step, y)
+        def one_step(y, j):
+            return rk4_step(vector_field, t0 + (i * save_every + j) * h, y, h, args), None
+
+        y, _ = jax.lax.scan(one_step, y, offsets)
         return y, y
 
     _, ys = jax.lax.scan(one_save, y0, jnp.arange(n_saves))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from ..laws.base import safe_divide
+
 
 def energy_balance_residual(traj):
     """``W_input - (E_mech - E_mech(t0)) - E_friction - E_damping`` at every saved point.
@@ -22,11 +24,12 @@ def relative_energy_residual(traj):
     """Largest energy-balance residual relative to the largest energy flow of the run.
 
     ``max |residual| / max(max |W_input|, max E_friction + E_damping, max |Delta E_mech|,
-    E_mech(t0))``: a dimensionless scalar, ~1e-12 for a well resolved float64 run.
+    E_mech(t0))``: a dimensionless scalar, ~1e-12 for a well resolved float64 run
+    (0 for a run in which nothing moves).
     """
     e = traj.mechanical_energy
     scale = jnp.maximum(
         jnp.maximum(jnp.max(jnp.abs(traj.input_work)), jnp.max(traj.friction_dissipation + traj.damping_dissipation)),
         jnp.maximum(jnp.max(jnp.abs(e - e[0])), jnp.abs(e[0])),
     )
-    return jnp.max(jnp.abs(energy_balance_residual(traj))) / scale
+    return safe_divide(jnp.max(jnp.abs(energy_balance_residual(traj))), scale)

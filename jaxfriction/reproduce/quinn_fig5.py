@@ -47,6 +47,8 @@ def quinn_fig5(dt=0.01, t1=50.0, eps_factor=1.0):
 
     Raises: ValueError for ``dt <= 0``, ``t1 <= 0``, ``eps_factor <= 0``.
     """
+    check_real("dt", dt, positive=True)
+    check_real("t1", t1, positive=True)
     check_real("eps_factor", eps_factor, positive=True)
     eps = eps_factor * dt
     laws = {"coulomb": Coulomb(1.0), "velocity_limited": VelocityLimited(1.0, eps), "quinn": Quinn(1.0, eps)}

@@ -1,0 +1,131 @@
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import diffrax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxfriction as jf
+
+
+def frictionless(alpha=0.3, omega=0.5):
+    return jf.ForcedOscillator(law=jf.Coulomb(0.0), alpha=alpha, omega=omega)
+
+
+def exact_frictionless(t, alpha=0.3, omega=0.5):
+    # x'' + x = alpha sin(omega t), x(0) = x'(0) = 0
+    return alpha / (1 - omega**2) * (np.sin(omega * t) - omega * np.sin(t))
+
+
+def test_rk4_is_fourth_order_on_a_smooth_problem():
+    errors = []
+    dts = (0.1, 0.05, 0.025)
+    for dt in dts:
+        traj = jf.simulate(frictionless(), jnp.zeros(2), 0.0, 20.0, dt, save_every=None)
+        errors.append(abs(float(traj.position[-1]) - exact_frictionless(20.0)))
+    orders = np.log2(np.array(errors[:-1]) / np.array(errors[1:]))
+    np.testing.assert_allclose(orders, 4.0, atol=0.15)  # 4.14, 4.07
+
+
+def test_scan_rk4_and_diffrax_rk4_agree_to_round_off():
+    system = jf.ForcedOscillator(law=jf.Quinn(1.0, 0.02), alpha=0.8, omega=0.5)
+    a = jf.simulate(system, jnp.zeros(2), 0.0, 30.0, 0.01, save_every=50)
+    b = jf.simulate(system, jnp.zeros(2), 0.0, 30.0, 0.01, save_every=50, solver=jf.ClassicRK4())
+    assert b.status == jf.STATUS_OK
+    np.testing.assert_allclose(a.ts, b.ts, atol=1e-12)
+    np.testing.assert_allclose(a.ys, b.ys, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("solver", [diffrax.Tsit5(), diffrax.Dopri8(), diffrax.Kvaerno5()], ids=lambda s: type(s).__name__)
+def test_adaptive_diffrax_solvers_match_fine_rk4(solver):
+    system = jf.ForcedOscillator(law=jf.Quinn(1.0, 0.05), alpha=1.5, omega=0.5)
+    ref = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, 1e-3, save_every=None)
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, solver=solver, rtol=1e-10, atol=1e-12, n_save=10)
+    assert traj.status == jf.STATUS_OK
+    np.testing.assert_allclose(traj.ys[-1], ref.ys[-1], atol=1e-6)
+    assert float(jf.relative_energy_residual(traj)) < 1e-7
+
+
+def test_step_aligned_grid():
+    n_saves, every, h = jf.fixed_grid(0.0, 2 * np.pi / 0.5, 0.01, 1)
+    assert n_saves * every * h == pytest.approx(4 * np.pi, rel=1e-15) and h <= 0.01 and n_saves == 1257
+    assert jf.fixed_grid(0.0, 20.0, 0.01, 1) == (2000, 1, 0.01)
+    assert jf.fixed_grid(0.0, 1.0, 0.3, None) == (1, 4, 0.25)
+    assert jf.fixed_grid(0.0, 1.0, 0.1, 3)[:2] == (4, 3)  # 12 steps: a multiple of save_every
+
+
+def test_trajectory_saves_and_end_time():
+    traj = jf.simulate(frictionless(), jnp.zeros(2), 1.0, 3.0, 0.1, save_every=5)
+    np.testing.assert_allclose(traj.ts, [1.0, 1.5, 2.0, 2.5, 3.0], atol=1e-14)
+    assert traj.ys.shape == (5, 5)
+
+
+def test_vmap_batch_with_per_lane_status():
+    alphas = jnp.array([0.5, jnp.nan, 1.0])
+
+    def run(alpha):
+        traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(1.0, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2),
+                           0.0, 10.0, 0.01, save_every=None)
+        return traj.status, traj.position[-1]
+
+    status, x = jax.jit(jax.vmap(run))(alphas)
+    np.testing.assert_array_equal(status, [0, jf.STATUS_NONFINITE, 0])
+    assert np.isfinite(x[0]) and np.isfinite(x[2])
+
+
+def test_solver_failure_is_reported_not_raised():
+    system = jf.ForcedOscillator(law=jf.Coulomb(1.0), alpha=1.5, omega=0.5)
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 50.0, solver=diffrax.Tsit5(), max_steps=20)
+    assert traj.status == jf.STATUS_SOLVER_FAILED
+
+
+def dissipation(params, n_cycles=4, dt=0.01):
+    mu, alpha, omega = params
+    system = jf.ForcedOscillator(law=jf.Quinn(mu, 2 * dt), alpha=alpha, omega=omega)
+    period = 2 * np.pi / 0.5  # fixed window so omega's FD does not move the grid
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, n_cycles * period, dt, save_every=None)
+    return traj.friction_dissipation[-1]
+
+
+@pytest.mark.parametrize("point", [(0.5, 0.8, 0.5), (0.3, 1.5, 0.7), (1.0, 0.6, 0.5)])
+def test_gradient_of_dissipation_matches_finite_differences(point):
+    p = jnp.array(point)
+    grad = jax.grad(dissipation)(p)
+    fwd = jax.jacfwd(dissipation)(p)
+    h = 1e-6
+    fd = np.array([(dissipation(p.at[i].add(h)) - dissipation(p.at[i].add(-h))) / (2 * h) for i in range(3)])
+    assert np.all(np.isfinite(grad))
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(fwd, grad, rtol=1e-10, atol=1e-12)
+
+
+def test_float32_runs_and_reaches_rest():
+    with jax.enable_x64(False):
+        traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(1.0, 0.01)), jnp.array([2.75, 0.0]), 0.0, 20.0, 0.01,
+                           save_every=None)
+        assert traj.ys.dtype == jnp.float32
+        assert abs(float(jf.rest_position(traj)) + 0.75009) < 1e-4
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"dt": 0.0}, "dt"),
+        ({"dt": -0.1}, "dt"),
+        ({"dt": None}, "dt"),
+        ({"t1": 0.0}, "t1"),
+        ({"t1": -1.0}, "t1"),
+        ({"t1": float("nan")}, "t1"),
+        ({"y0": jnp.zeros(3)}, "y0"),
+        ({"y0": jnp.array([jnp.nan, 0.0])}, "y0"),
+        ({"save_every": 0}, "save_every"),
+        ({"solver": "euler"}, "solver"),
+        ({"system": "oscillator"}, "system"),
+    ],
+)
+def test_simulate_bad_input(kwargs, match):
+    args = {"system": frictionless(), "y0": jnp.zeros(2), "t0": 0.0, "t1": 1.0, "dt": 0.1, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        jf.simulate(**args)
