@@ -35,6 +35,11 @@ def safe_divide(num, den):
     return jnp.where(ok, num / jnp.where(ok, den, 1.0), 0.0)
 
 
+def broadcast_like(force, other):
+    """``force`` broadcast against ``other``'s shape (for laws whose value ignores ``f_eq``)."""
+    return jnp.broadcast_to(force, jnp.broadcast_shapes(jnp.shape(force), jnp.shape(other)))
+
+
 class AbstractFrictionLaw(eqx.Module):
     """Base class of all scalar friction laws: ``force = law(v, f_eq, normal)``.
 
@@ -68,4 +73,4 @@ class AbstractFrictionLaw(eqx.Module):
 
     def bound(self, v, normal):
         """Largest force magnitude the law can return at slip velocity ``v`` (N)."""
-        return jnp.broadcast_to(self.static_limit(normal), jnp.shape(v))
+        return broadcast_like(self.static_limit(normal), v)

@@ -23,7 +23,8 @@ def quinn(v, f_eq, normal, mu, eps):
     Returns: friction force on the body (N).
     """
     limit = mu * normal
-    zeta = jnp.clip(safe_divide(f_eq, limit), -1.0, 1.0)
+    # zeta -> sgn(f_eq) as mu N -> 0+, so d/dmu at mu = 0 is the one-sided derivative
+    zeta = jnp.where(limit > 0, jnp.clip(safe_divide(f_eq, limit), -1.0, 1.0), jnp.sign(f_eq))
     return -limit * jnp.clip(v / eps - zeta, -1.0, 1.0)
 
 

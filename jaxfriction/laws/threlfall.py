@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
 
 from .._checks import check_real
-from .base import AbstractFrictionLaw, safe_divide
+from .base import AbstractFrictionLaw, broadcast_like, safe_divide
 
-_NORM = -jnp.expm1(-3.0)  # 1 - exp(-3)
+_NORM = -math.expm1(-3.0)  # 1 - exp(-3), a Python float: takes the precision active at call time
 
 
 def _odd_exponential(v, v0):
@@ -22,17 +24,16 @@ def threlfall(v, f_eq, normal, mu, v0, viscous=0.0):
     ``mu N + F_v (|v| - v0)`` beyond, opposing ``v``. Ratel prints the viscous branch as
     ``F_C + (|v_t| - v0)`` without ``F_v``; its text says the damping is "rescaled to
     |v_t| - v0", so we read it as ``F_v (|v| - v0)`` (with ``F_v = 0``, the default, both
-    readings agree). ``f_eq`` is ignored: the force vanishes at ``v = 0``.
+    readings agree). ``f_eq`` only sets the output shape: the force vanishes at ``v = 0``.
 
     Args: ``v`` slip velocity, ``f_eq`` (N, unused), ``normal`` (N), ``mu`` >= 0,
         ``v0`` > 0 tolerance velocity (units of ``v``), ``viscous`` ``F_v`` >= 0 (N s/m).
     Returns: friction force on the body (N).
     """
-    del f_eq
     limit = mu * normal
     inside = limit * _odd_exponential(jnp.clip(v, -v0, v0), v0)
     outside = jnp.sign(v) * (limit + viscous * (jnp.abs(v) - v0))
-    return -jnp.where(jnp.abs(v) <= v0, inside, outside)
+    return broadcast_like(-jnp.where(jnp.abs(v) <= v0, inside, outside), f_eq)
 
 class Threlfall(AbstractFrictionLaw):
     """Threlfall exponential law with optional viscous term (Ratel; defaults from Ratel).

@@ -5,22 +5,21 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._checks import check_real
-from .base import AbstractFrictionLaw, safe_divide
+from .base import AbstractFrictionLaw, broadcast_like, safe_divide
 
 
 def velocity_limited(v, f_eq, normal, mu, eps):
     """Martins-Oden law, Quinn 2004 eq. (3): ``-mu N clip(v / eps, -1, 1)``.
 
     A viscous damper of coefficient ``mu N / eps`` for ``|v| <= eps`` that saturates at the
-    Coulomb value beyond. ``f_eq`` is accepted for the common call shape and ignored: the
+    Coulomb value beyond. ``f_eq`` only sets the output shape (common call shape): the
     force vanishes at ``v = 0``, so this law does not keep Coulomb's structure there.
 
     Args: ``v`` slip velocity, ``f_eq`` (N, unused), ``normal`` (N), ``mu`` >= 0,
         ``eps`` > 0 regularization width (units of ``v``).
     Returns: friction force on the body (N).
     """
-    del f_eq
-    return -mu * normal * jnp.clip(v / eps, -1.0, 1.0)
+    return broadcast_like(-mu * normal * jnp.clip(v / eps, -1.0, 1.0), f_eq)
 
 
 class VelocityLimited(AbstractFrictionLaw):
