@@ -10,6 +10,7 @@ The library does not enable float64; call ``jax.config.update("jax_enable_x64", 
 before comparing with published numbers.
 """
 
+from .exact import STATUS_EVENT_BUDGET, EventLog, moreau_jean_step, simulate_event_driven, simulate_moreau_jean
 from .forcing import AbstractDrive, Constant, Harmonic
 from .integrate import (
     STATUS_NONFINITE,
@@ -26,7 +27,7 @@ from .laws import *  # noqa: F403
 from .laws import __all__ as _laws_all
 from .observables import *  # noqa: F403
 from .observables import __all__ as _observables_all
-from .reference import unforced_rest_position
+from .reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
 from .systems import (
     AbstractFrictionSystem,
     AbstractOscillator,
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 __all__ = [
     *_laws_all,
     *_observables_all,
+    "STATUS_EVENT_BUDGET",
     "STATUS_NONFINITE",
     "STATUS_OK",
     "STATUS_SOLVER_FAILED",
@@ -47,15 +49,21 @@ __all__ = [
     "AbstractFrictionSystem",
     "AbstractOscillator",
     "ClassicRK4",
+    "EventLog",
     "Constant",
     "ForcedOscillator",
     "Harmonic",
     "MassUnderForce",
     "SpringMassOnBelt",
     "Trajectory",
+    "belt_limit_cycle",
+    "den_hartog_response",
     "fixed_grid",
+    "moreau_jean_step",
     "rk4_scan",
     "rk4_step",
     "simulate",
+    "simulate_event_driven",
+    "simulate_moreau_jean",
     "unforced_rest_position",
 ]

@@ -110,5 +110,35 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
         click.echo(f"wrote {figure}")
 
 
+@reproduce.command("quinn-fig7")
+@click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.1 ... 0.001].")
+@click.option("--cycles", default=50, show_default=True, help="Cycles; D is measured in the last.")
+@click.option("--figure", default="jaxfriction-out/quinn-fig7.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig7_command(dts, cycles, figure, as_json):
+    """Quinn 2004 Fig. 7: dissipation error vs RK4 step against the exact event-driven solution."""
+    from .plots import plot_quinn_fig7
+    from .reproduce import quinn_fig7
+    from .reproduce.quinn_fig7 import DTS
+
+    with jax.enable_x64(True):
+        try:
+            numbers = quinn_fig7(dts=dts or DTS, cycles=cycles)
+        except ValueError as exc:
+            _fail(exc)
+    Path(figure).parent.mkdir(parents=True, exist_ok=True)
+    plot_quinn_fig7(numbers, figure)
+    numbers["figure"] = figure
+    if as_json:
+        click.echo(json.dumps(numbers, indent=2))
+    else:
+        for case, c in numbers["cases"].items():
+            orders = ", ".join(f"{k} {v['order']:.2f}" for k, v in c["laws"].items())
+            click.echo(f"{case}: D_exact {c['D_exact']:.12g}; fitted orders: {orders}")
+        click.echo(numbers["note"])
+        click.echo(f"wrote {figure}")
+
+
 if __name__ == "__main__":
     sys.exit(main())

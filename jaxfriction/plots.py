@@ -46,3 +46,20 @@ def plot_quinn_fig5(numbers, trajectories, path):
     fig.suptitle(f"Quinn 2004 Fig. 5: RK4 dt={numbers['dt']}, eps={numbers['eps']:g}")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_quinn_fig7(numbers, path):
+    """Quinn 2004 Fig. 7: |percent error| of D against the RK4 step, one panel per case."""
+    styles = {"classical": "s--", "velocity_limited": "p:", "quinn": "^-", "quinn_eps_dt": "v-"}
+    fig, axes = plt.subplots(1, len(numbers["cases"]), figsize=(12, 4.5), constrained_layout=True)
+    for ax, (case, c) in zip(np.atleast_1d(axes), numbers["cases"].items()):
+        for name, law in c["laws"].items():
+            ax.loglog(law["h"], np.abs(law["percent_error"]), styles.get(name, "o-"),
+                      label=f"{name} (order {law['order']:.2f})")
+        ax.set(xlabel="RK4 step h", ylabel="|%E| of D in the last cycle",
+               title=f"({case}) alpha={c['alpha']}, omega={c['omega']}, D_exact={c['D_exact']:.10g}")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle(f"Quinn 2004 Fig. 7: dissipation error per cycle (cycle {numbers['cycles']}), mu N = 1")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

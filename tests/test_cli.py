@@ -38,3 +38,14 @@ def test_bad_input_gives_one_line_and_nonzero_exit(tmp_path):
         assert result.exit_code != 0
         assert "Traceback" not in result.output and word in result.output
         assert result.output.strip().startswith("Error:")
+
+
+def test_reproduce_quinn_fig7_orders(tmp_path):
+    result = CliRunner().invoke(main, ["reproduce", "quinn-fig7", "--json", "--cycles", "10", "--dt", "0.02",
+                                       "--dt", "0.01", "--dt", "0.005", "--figure", str(tmp_path / "f7.png")])
+    assert result.exit_code == 0, result.output
+    a = json.loads(result.output)["cases"]["a_sticking"]
+    assert 1.8 < a["laws"]["quinn"]["order"] < 2.2
+    assert 0.8 < a["laws"]["velocity_limited"]["order"] < 1.2
+    assert abs(a["laws"]["quinn"]["percent_error"][-1]) < 0.01
+    assert (tmp_path / "f7.png").stat().st_size > 10_000

@@ -1,5 +1,5 @@
 """Exact (non-regularized) Coulomb references: closed forms."""
 
-from .closed_form import unforced_rest_position
+from .closed_form import belt_limit_cycle, den_hartog_response, unforced_rest_position
 
-__all__ = ["unforced_rest_position"]
+__all__ = ["belt_limit_cycle", "den_hartog_response", "unforced_rest_position"]

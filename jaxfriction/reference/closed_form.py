@@ -36,3 +36,82 @@ def unforced_rest_position(x0, v0=0.0, mu_n=1.0, stiffness=1.0, mass=1.0, max_ha
         amplitude = math.hypot(x - centre, v * math.sqrt(mass / stiffness))
         x, v = centre + s * amplitude, 0.0
     raise ValueError("max_half_cycles reached; mu_n is too small for the motion to stop")
+
+
+def den_hartog_response(force_amplitude, omega, mu_n, stiffness=1.0, mass=1.0):
+    """Den Hartog's steady non-sticking response of ``m x'' + k x = f + P cos(omega t)``.
+
+    Den Hartog (1931): in the steady, symmetric, non-sticking motion every half period is
+    one slip interval, starting from rest at ``x = -X`` (forcing phase ``phi``) and ending
+    at rest at ``x = +X``. Solving the slip solution's four end conditions gives
+
+        ``X = (P/k) sqrt(1/(1 - b^2)^2 - (r U)^2)``,  ``U = tan(pi / (2 b)) / b``,
+        ``sin(phi) = r U (1 - b^2)``,
+
+    with ``b = omega / omega_n``, ``omega_n = sqrt(k/m)``, ``r = mu N / P`` (our derivation
+    reproduces Den Hartog's ``U = sin(pi/b) / (b (1 + cos(pi/b)))``). The motion at forcing
+    phase ``omega t + phi = 0`` (mod ``2 pi``) is ``x = -X``, ``x' = 0``.
+
+    Args: ``force_amplitude`` P > 0 (N), ``omega`` > 0 forcing frequency (rad/s),
+        ``mu_n`` = mu N >= 0 (N), ``stiffness`` k > 0, ``mass`` m > 0. Plain floats.
+    Returns: ``(X, phi)``: amplitude (m) and phase (rad, in ``(-pi/2, pi/2)`` for b < 1,
+        shifted by pi for b > 1 so that X > 0).
+    Raises: ValueError for invalid arguments, ``b = 1`` (resonance), or friction too
+        large for a non-sticking motion (``r U |1 - b^2| >= 1``).
+    """
+    check_real("force_amplitude", force_amplitude, positive=True)
+    check_real("omega", omega, positive=True)
+    check_real("mu_n", mu_n, nonnegative=True)
+    check_real("stiffness", stiffness, positive=True)
+    check_real("mass", mass, positive=True)
+    b = omega / math.sqrt(stiffness / mass)
+    if abs(1 - b * b) < 1e-12:
+        raise ValueError("omega is at resonance (b = 1): Den Hartog's steady response is unbounded")
+    r, u = mu_n / force_amplitude, math.tan(math.pi / (2 * b)) / b
+    s = r * u * (1 - b * b)
+    if abs(s) >= 1:
+        raise ValueError(f"no steady non-sticking motion: r U |1 - b^2| = {abs(s):.3g} >= 1")
+    a = force_amplitude / (stiffness * (1 - b * b))
+    phi = math.asin(s)
+    if a > 0:  # X = -a cos(phi) must be positive
+        phi = math.pi - phi
+    return -a * math.cos(phi), phi
+
+
+def belt_limit_cycle(belt_velocity, mu_s_n, mu_k_n, stiffness=1.0, mass=1.0):
+    """Stick-slip limit cycle of the spring-mass on a belt, ``m x'' + k x = f(x' - v0)`` (paper 004).
+
+    The block rides the belt (``x' = v0``) until the spring force ``k x`` reaches ``mu_s N``,
+    then slips with friction ``+mu_k N`` about ``x_k = mu_k N / k``, starting ``d = (mu_s -
+    mu_k) N / k`` above it with speed ``v0``, on the circle of radius ``A = sqrt(d^2 +
+    (v0/omega_n)^2)`` in the ``(x - x_k, x'/omega_n)`` plane. It sticks again where ``x'`` first
+    returns to ``v0``, at ``x = x_k - d``, after sweeping the angle ``pi + 2 theta``, ``theta =
+    atan2(v0/omega_n, d)``.
+
+    Args: ``belt_velocity`` v0 > 0, ``mu_s_n`` = mu_s N, ``mu_k_n`` = mu_k N with
+        ``0 <= mu_k N < mu_s N``, ``stiffness`` k > 0, ``mass`` m > 0. Plain floats.
+    Returns: dict with ``period``, ``stick_duration``, ``slip_duration``,
+        ``peak_spring_force`` (k (x_k + A)), ``stick_start`` and ``stick_end`` positions.
+    Raises: ValueError for invalid arguments or ``mu_k N >= mu_s N`` (no stick phase).
+    """
+    check_real("belt_velocity", belt_velocity, positive=True)
+    check_real("mu_s_n", mu_s_n, nonnegative=True)
+    check_real("mu_k_n", mu_k_n, nonnegative=True)
+    check_real("stiffness", stiffness, positive=True)
+    check_real("mass", mass, positive=True)
+    if not mu_k_n < mu_s_n:
+        raise ValueError(f"mu_k_n must be < mu_s_n for a stick phase, got {mu_k_n!r} >= {mu_s_n!r}")
+    omega_n = math.sqrt(stiffness / mass)
+    x_k, d = mu_k_n / stiffness, (mu_s_n - mu_k_n) / stiffness
+    y0 = belt_velocity / omega_n
+    amplitude, theta = math.hypot(d, y0), math.atan2(y0, d)
+    slip = (math.pi + 2 * theta) / omega_n
+    stick = 2 * d / belt_velocity
+    return {
+        "period": slip + stick,
+        "stick_duration": stick,
+        "slip_duration": slip,
+        "peak_spring_force": stiffness * (x_k + amplitude),
+        "stick_start": x_k - d,
+        "stick_end": x_k + d,
+    }

@@ -1,0 +1,23 @@
+"""The static and kinetic limits an exact Coulomb solver needs from a system's law."""
+
+from __future__ import annotations
+
+from ..laws import Coulomb, StaticKineticCoulomb
+
+
+def coulomb_coefficients(system):
+    """``(mu_s, mu_k)`` of a system whose law is :class:`Coulomb` or :class:`StaticKineticCoulomb`.
+
+    The exact solvers integrate set-valued Coulomb friction themselves, so they accept only
+    those two laws (the regularized laws have no exact counterpart to solve).
+
+    Raises: ValueError naming ``law`` for any other law.
+    """
+    law = system.law
+    if isinstance(law, Coulomb):
+        return law.mu, law.mu
+    if isinstance(law, StaticKineticCoulomb):
+        return law.mu_s, law.mu_k
+    raise ValueError(
+        f"law must be Coulomb or StaticKineticCoulomb for an exact Coulomb solver, got {type(law).__name__}"
+    )

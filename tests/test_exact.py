@@ -1,0 +1,151 @@
+import math
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import diffrax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxfriction as jf
+from jaxfriction.exact import STATUS_EVENT_BUDGET, simulate_event_driven, simulate_moreau_jean
+from jaxfriction.reference import belt_limit_cycle, den_hartog_response
+
+T = 4 * math.pi  # forcing period at omega = 0.5
+
+
+@pytest.mark.parametrize("x0, v0", [(2.75, 0.0), (5.5, 0.0), (0.0, 2.0), (-8.45, 0.3)])
+def test_unforced_rest_position_matches_closed_form(x0, v0):
+    system = jf.ForcedOscillator(law=jf.Coulomb(1.0))
+    traj, log = simulate_event_driven(system, jnp.array([x0, v0]), 0.0, 40.0, n_save=4, max_events=16)
+    exact = jf.unforced_rest_position(x0, v0, 1.0)
+    assert traj.status == 0
+    assert abs(float(traj.position[-1]) - exact) <= 1e-9 * abs(exact)
+    assert float(traj.velocity[-1]) == 0.0
+    assert float(jf.relative_energy_residual(traj)) < 1e-10
+
+
+def test_den_hartog_steady_response():
+    alpha, omega, mu_n = 2.0, 0.7, 0.5
+    amplitude, phi = den_hartog_response(alpha, omega, mu_n)
+    t0 = (phi + math.pi / 2) / omega  # alpha sin(omega t) = alpha cos(omega (t - t0) + phi)
+    half = math.pi / omega
+    system = jf.ForcedOscillator(law=jf.Coulomb(mu_n), alpha=alpha, omega=omega)
+    traj, log = simulate_event_driven(system, jnp.array([-amplitude, 0.0]), t0, t0 + 10.5 * half,
+                                      ts=t0 + half * jnp.arange(11), max_events=16)
+    expected = amplitude * (-1.0) ** (np.arange(11) + 1)
+    np.testing.assert_allclose(traj.position, expected, rtol=1e-9)
+    np.testing.assert_allclose(traj.velocity, 0.0, atol=1e-9)
+    assert int(log.n_events) == 10  # one direct reversal per half period, no stick
+    np.testing.assert_allclose(np.diff(log.times[:11]), half, rtol=1e-9)
+
+
+def test_belt_limit_cycle():
+    v0, mu_s, mu_k = 0.2, 1.0, 0.6
+    cycle = belt_limit_cycle(v0, mu_s, mu_k)
+    system = jf.SpringMassOnBelt(law=jf.StaticKineticCoulomb(mu_s, mu_k), belt_velocity=v0)
+    theta = math.atan2(v0, mu_s - mu_k)
+    t_slip = 5.0 + cycle["period"]  # second slip onset: the block starts at rest on the belt
+    t_peak = t_slip + theta  # omega_n = 1: the peak is theta after slip onset
+    ts = jnp.array([0.0, t_peak, 40.0])
+    traj, log = simulate_event_driven(system, jnp.array([0.0, v0]), 0.0, 40.0, ts=ts, max_events=32)
+    times, regimes = np.asarray(log.times), np.asarray(log.regimes)
+    assert list(regimes[:5]) == [0, -1, 0, -1, 0]
+    np.testing.assert_allclose(np.diff(times[1:6:2]), cycle["period"], rtol=1e-9)
+    np.testing.assert_allclose(times[2] - times[1], cycle["slip_duration"], rtol=1e-9)
+    np.testing.assert_allclose(times[3] - times[2], cycle["stick_duration"], rtol=1e-9)
+    np.testing.assert_allclose(log.states[2, 0], cycle["stick_start"], rtol=1e-9)
+    np.testing.assert_allclose(log.states[3, 0], cycle["stick_end"], rtol=1e-9)
+    np.testing.assert_allclose(traj.position[1], cycle["peak_spring_force"], rtol=1e-9)
+    assert float(jf.relative_energy_residual(traj)) < 1e-10
+
+
+def stick_slip_dissipation(params, adjoint=None, rtol=1e-12, atol=1e-12):
+    mu, alpha, omega = params
+    system = jf.ForcedOscillator(law=jf.StaticKineticCoulomb(1.2 * mu, mu), alpha=alpha, omega=omega)
+    traj, _ = simulate_event_driven(system, jnp.array([0.0, 0.3]), 0.0, 3 * T, ts=jnp.array([2 * T, 3 * T]),
+                                    max_events=24, adjoint=adjoint, rtol=rtol, atol=atol)
+    return traj.friction_dissipation[1] - traj.friction_dissipation[0]
+
+
+def test_exact_dissipation_is_stable_under_tighter_tolerances():
+    p = jnp.array([0.8, 1.2, 0.5])
+    loose = stick_slip_dissipation(p, rtol=1e-10, atol=1e-10)
+    tight = stick_slip_dissipation(p, rtol=1e-13, atol=1e-13)
+    assert abs(float(loose / tight) - 1) < 1e-9
+
+
+def test_gradients_through_stick_slip_match_finite_differences():
+    p = jnp.array([0.8, 1.2, 0.5])
+    f = jax.jit(stick_slip_dissipation)
+    rev = jax.jit(jax.grad(stick_slip_dissipation))(p)
+    fwd = jax.jit(jax.jacfwd(lambda q: stick_slip_dissipation(q, diffrax.ForwardMode())))(p)
+    h = 1e-6
+    fd = np.array([(f(p.at[i].add(h)) - f(p.at[i].add(-h))) / (2 * h) for i in range(3)])
+    np.testing.assert_allclose(rev, fd, rtol=1e-6)
+    np.testing.assert_allclose(fwd, rev, rtol=1e-9)
+
+
+def test_vmap_batch_and_event_budget_status():
+    alphas = jnp.array([0.5, 1.2, 2.5])  # stuck forever, stick-slip, pure slip
+
+    def run(alpha):
+        system = jf.ForcedOscillator(law=jf.Coulomb(1.0), alpha=alpha, omega=0.5)
+        traj, log = simulate_event_driven(system, jnp.zeros(2), 0.0, 4 * T, ts=jnp.array([3 * T, 4 * T]),
+                                          max_events=6)
+        return traj.status, log.n_events, traj.friction_dissipation[1] - traj.friction_dissipation[0]
+
+    status, n_events, d = jax.jit(jax.vmap(run))(alphas)
+    assert status[0] == 0 and n_events[0] == 0 and d[0] == 0.0
+    assert status[1] == STATUS_EVENT_BUDGET and status[2] == STATUS_EVENT_BUDGET
+    # with enough budget every lane is fine, and the batch equals single runs
+    single = simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb(1.0), alpha=2.5, omega=0.5), jnp.zeros(2),
+                                   0.0, 4 * T, ts=jnp.array([3 * T, 4 * T]), max_events=6)[0]
+    np.testing.assert_allclose(single.friction_dissipation[1] - single.friction_dissipation[0], d[2], rtol=1e-12)
+
+
+def test_moreau_jean_converges_first_order_to_event_driven():
+    system = jf.ForcedOscillator(law=jf.StaticKineticCoulomb(0.96, 0.8), alpha=1.2, omega=0.5)
+    y0 = jnp.array([0.0, 0.3])
+    exact, _ = simulate_event_driven(system, y0, 0.0, 3 * T, ts=jnp.array([0.0, 3 * T]), max_events=32)
+    errors = []
+    dts = (0.01, 0.005, 0.0025, 0.00125)
+    for dt in dts:
+        mj = simulate_moreau_jean(system, y0, 0.0, 3 * T, dt, save_every=None)
+        assert mj.status == 0
+        errors.append(abs(float(mj.friction_dissipation[-1] - exact.friction_dissipation[-1])))
+    order = np.polyfit(np.log(dts), np.log(errors), 1)[0]
+    assert 0.85 < order < 1.3
+    assert errors[-1] < 1e-3
+
+
+def test_moreau_jean_holds_still_exactly():
+    system = jf.MassUnderForce(law=jf.Coulomb(0.5), force=jf.Constant(0.49))
+    traj = simulate_moreau_jean(system, jnp.zeros(2), 0.0, 10.0, 0.01)
+    assert float(jnp.max(jnp.abs(traj.position))) == 0.0
+    assert float(jf.stick_fraction(traj)) == 1.0
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: jf.Coulomb(-0.1), "mu"),
+        (lambda: jf.StaticKineticCoulomb(0.5, 0.8), "mu_k"),
+        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Quinn()), jnp.zeros(2), 0.0, 1.0), "law"),
+        (lambda: simulate_moreau_jean(jf.ForcedOscillator(law=jf.Quinn()), jnp.zeros(2), 0.0, 1.0, 0.1), "law"),
+        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0, max_events=0),
+         "max_events"),
+        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0,
+                                       ts=jnp.array([0.5, 2.0])), "ts"),
+        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 1.0, 1.0), "t1"),
+        (lambda: simulate_moreau_jean(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0, -0.1), "dt"),
+        (lambda: den_hartog_response(1.0, 1.0, 0.1), "resonance"),
+        (lambda: den_hartog_response(1.0, 0.8, 5.0), "non-sticking"),
+        (lambda: belt_limit_cycle(0.2, 0.5, 0.6), "mu_k_n"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
