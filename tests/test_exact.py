@@ -149,3 +149,21 @@ def test_moreau_jean_holds_still_exactly():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_mass_under_force_exact_slip_and_stick():
+    # constant push above the static limit: uniform acceleration (F - mu_k N) / m from rest
+    m, n, force = 2.0, 3.0, 2.5
+    system = jf.MassUnderForce(law=jf.StaticKineticCoulomb(0.8, 0.5), force=jf.Constant(force), mass=m, normal=n)
+    traj, log = simulate_event_driven(system, jnp.zeros(2), 0.0, 4.0, n_save=8, max_events=4)
+    t = np.asarray(traj.ts)
+    np.testing.assert_allclose(traj.position, 0.5 * (force - 0.5 * n) / m * t**2, rtol=1e-10, atol=1e-14)
+    # harmonic push: stick-slip, matches Moreau-Jean to first order and never moves backwards
+    system = jf.MassUnderForce(law=jf.StaticKineticCoulomb(0.6, 0.4), force=jf.Harmonic(1.0, 1.0))
+    exact, log = simulate_event_driven(system, jnp.zeros(2), 0.0, 12.0, n_save=1200, max_events=32)
+    mj = simulate_moreau_jean(system, jnp.zeros(2), 0.0, 12.0, 1e-4, save_every=100)
+    assert exact.status == 0 and int(log.n_events) >= 4
+    np.testing.assert_allclose(mj.position, exact.position, atol=2e-3)
+    assert 0.02 < float(jf.stick_fraction(exact, 1e-12)) < 0.9
+    np.testing.assert_allclose(log.times[1], math.asin(0.6), rtol=1e-10)  # breakaway at F = mu_s N
+    assert list(np.asarray(log.regimes[:2])) == [0, 1]
