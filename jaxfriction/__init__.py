@@ -29,6 +29,10 @@ from .observables import *  # noqa: F403
 from .observables import __all__ as _observables_all
 from .reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
 from .systems import (
+    AbstractContactSystem,
+    BurridgeKnopoffChain,
+    TwoBlocksOnBelt,
+    coupled_force_balance,
     AbstractFrictionSystem,
     AbstractOscillator,
     ForcedOscillator,
@@ -45,7 +49,11 @@ __all__ = [
     "STATUS_NONFINITE",
     "STATUS_OK",
     "STATUS_SOLVER_FAILED",
+    "AbstractContactSystem",
     "AbstractDrive",
+    "BurridgeKnopoffChain",
+    "TwoBlocksOnBelt",
+    "coupled_force_balance",
     "AbstractFrictionSystem",
     "AbstractOscillator",
     "ClassicRK4",

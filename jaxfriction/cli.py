@@ -140,5 +140,63 @@ def quinn_fig7_command(dts, cycles, figure, as_json):
         click.echo(f"wrote {figure}")
 
 
+@reproduce.command("quinn-fig9")
+@click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.01 ... 1e-4].")
+@click.option("--figure", default="jaxfriction-out/quinn-fig9.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig9_command(dts, figure, as_json):
+    """Quinn 2004 Fig. 9: n = 32 chain, dissipation vs RK4 step for three laws, Moreau-Jean D0."""
+    from .plots import plot_quinn_fig9
+    from .reproduce import quinn_fig9
+    from .reproduce.quinn_fig9 import DTS
+
+    with jax.enable_x64(True):
+        try:
+            numbers = quinn_fig9(dts=dts or DTS)
+        except ValueError as exc:
+            _fail(exc)
+    _report(numbers, figure, as_json, lambda: plot_quinn_fig9(numbers, figure), [
+        f"D0 (Moreau-Jean) {numbers['D0_moreau_jean']:.8f}, paper {numbers['paper_D0']}",
+        *(f"{k:17s} D at h = {v['h'][0]:.3g}: {v['D'][0]:.6f} (error {v['relative_error'][0]:+.1%}); "
+          f"at h = {v['h'][-1]:.3g}: {v['D'][-1]:.6f}" for k, v in numbers["laws"].items()),
+    ])
+
+
+@reproduce.command("quinn-fig11")
+@click.option("--dt", default=1e-3, show_default=True, help="RK4 step (Moreau-Jean uses dt/10).")
+@click.option("--t1", default=50.0, show_default=True, help="End time.")
+@click.option("--figure", default="jaxfriction-out/quinn-fig11.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig11_command(dt, t1, figure, as_json):
+    """Quinn 2004 Fig. 11: two blocks on a belt (coupled contacts) vs exact Moreau-Jean."""
+    from .plots import plot_quinn_fig11
+    from .reproduce import quinn_fig11
+
+    with jax.enable_x64(True):
+        try:
+            numbers, trajectories = quinn_fig11(dt=dt, t1=t1)
+        except ValueError as exc:
+            _fail(exc)
+        plot = lambda: plot_quinn_fig11(numbers, trajectories, figure)  # noqa: E731
+        _report(numbers, figure, as_json, plot, [
+            f"stick fractions: Quinn {numbers['stick_fraction_quinn']}, Moreau-Jean "
+            f"{numbers['stick_fraction_moreau_jean']}; max |x_Quinn - x_exact| {numbers['max_deviation_x']}",
+        ])
+
+
+def _report(numbers, figure, as_json, plot, lines):
+    Path(figure).parent.mkdir(parents=True, exist_ok=True)
+    plot()
+    numbers["figure"] = figure
+    if as_json:
+        click.echo(json.dumps(numbers, indent=2))
+    else:
+        for line in lines:
+            click.echo(line)
+        click.echo(f"wrote {figure}")
+
+
 if __name__ == "__main__":
     sys.exit(main())

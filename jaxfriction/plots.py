@@ -63,3 +63,38 @@ def plot_quinn_fig7(numbers, path):
     fig.suptitle(f"Quinn 2004 Fig. 7: dissipation error per cycle (cycle {numbers['cycles']}), mu N = 1")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_quinn_fig9(numbers, path):
+    """Quinn 2004 Fig. 9: chain dissipation per cycle against the RK4 step."""
+    styles = {"classical": "s--", "velocity_limited": "p:", "quinn": "^-"}
+    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    for name, law in numbers["laws"].items():
+        ax.semilogx(law["h"], law["D"], styles.get(name, "o-"), label=name)
+    ax.axhline(numbers["D0_moreau_jean"], color="k", lw=0.8, label=f"Moreau-Jean D0 = {numbers['D0_moreau_jean']:.6f}")
+    ax.axhline(numbers["paper_D0"], color="gray", ls=":", lw=0.8, label="paper D0 = 0.0105")
+    ax.set(xlabel="RK4 step h", ylabel="D (4th cycle)", ylim=(0, None),
+           title=f"Quinn 2004 Fig. 9: chain n={numbers['n']}, alpha={numbers['alpha']}, omega={numbers['omega']}")
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_quinn_fig11(numbers, trajectories, path):
+    """Quinn 2004 Fig. 11: positions and interface slip velocities, Quinn's law vs Moreau-Jean."""
+    quinn, exact = trajectories
+    fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True, constrained_layout=True)
+    for k, style in ((0, "-"), (1, "--")):
+        axes[0].plot(quinn.ts, quinn.position[:, k], style, color="C0", label=f"x{k + 1} Quinn")
+        axes[0].plot(exact.ts, exact.position[:, k], style, color="C3", lw=0.8, label=f"x{k + 1} Moreau-Jean")
+        axes[1].plot(quinn.ts, quinn.slip_velocity[:, k], style, color="C0", label=f"z{k + 1}' Quinn")
+        axes[1].plot(exact.ts, exact.slip_velocity[:, k], style, color="C3", lw=0.8, label=f"z{k + 1}' Moreau-Jean")
+    axes[0].set(ylabel="x")
+    axes[1].set(ylabel="relative velocity z'", xlabel="t")
+    for ax in axes:
+        ax.legend(fontsize=7, ncol=2)
+    fig.suptitle("Quinn 2004 Fig. 11: two blocks on a belt, stick fractions "
+                 f"{numbers['stick_fraction_quinn'][0]:.3f}/{numbers['stick_fraction_quinn'][1]:.3f} (Quinn) vs "
+                 f"{numbers['stick_fraction_moreau_jean'][0]:.3f}/{numbers['stick_fraction_moreau_jean'][1]:.3f} (exact)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -86,6 +86,9 @@ class Awrejcewicz(AbstractFrictionLaw):
     def __call__(self, v, f_eq, normal):
         return awrejcewicz(v, f_eq, normal, self.mu_s, self.delta, self.eps)
 
+    def stick_band(self):
+        return self.eps
+
     def static_limit(self, normal):
         return self.mu_s * normal
 

@@ -71,6 +71,15 @@ class AbstractFrictionLaw(eqx.Module):
     def static_limit(self, normal):
         """Static limit ``mu_s * normal`` (N): the largest force the contact holds in stick."""
 
+    def stick_band(self):
+        """Slip speed below which a contact counts as (near-)sticking for coupled ``f_eq``.
+
+        Quinn 2004 Sec. 3.3 partitions contacts into near-sticking (``|z'| <= eps``) and
+        slipping; the classical laws stick only at exactly zero (band 0). Laws that ignore
+        ``f_eq`` return 0.
+        """
+        return 0.0
+
     def bound(self, v, normal):
         """Largest force magnitude the law can return at slip velocity ``v`` (N)."""
         return broadcast_like(self.static_limit(normal), v)

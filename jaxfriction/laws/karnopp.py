@@ -60,5 +60,8 @@ class Karnopp(AbstractFrictionLaw):
     def __call__(self, v, f_eq, normal):
         return karnopp(v, f_eq, normal, self.mu_s, self.kinetic, self.eta)
 
+    def stick_band(self):
+        return self.eta
+
     def static_limit(self, normal):
         return self.mu_s * normal

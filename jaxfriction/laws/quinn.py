@@ -54,5 +54,8 @@ class Quinn(AbstractFrictionLaw):
     def __call__(self, v, f_eq, normal):
         return quinn(v, f_eq, normal, self.mu, self.eps)
 
+    def stick_band(self):
+        return self.eps
+
     def static_limit(self, normal):
         return self.mu * normal

@@ -2,8 +2,10 @@
 
 from .quinn_fig5 import quinn_fig5
 from .quinn_fig7 import quinn_fig7
+from .quinn_fig9 import quinn_fig9
+from .quinn_fig11 import quinn_fig11
 
 #: Name on the command line -> function.
-REPRODUCTIONS = {"quinn-fig5": quinn_fig5, "quinn-fig7": quinn_fig7}
+REPRODUCTIONS = {"quinn-fig5": quinn_fig5, "quinn-fig7": quinn_fig7, "quinn-fig9": quinn_fig9, "quinn-fig11": quinn_fig11}
 
-__all__ = ["REPRODUCTIONS", "quinn_fig5", "quinn_fig7"]
+__all__ = ["REPRODUCTIONS", "quinn_fig11", "quinn_fig5", "quinn_fig7", "quinn_fig9"]

@@ -1,9 +1,16 @@
 """Systems: equinox modules with a diffrax-compatible ``vector_field(t, y, args)``."""
 
 from .base import AbstractFrictionSystem, AbstractOscillator
+from .chain import BurridgeKnopoffChain, TwoBlocksOnBelt
+from .contacts import AbstractContactSystem
+from .force_balance import coupled_force_balance
 from .oscillators import ForcedOscillator, MassUnderForce, SpringMassOnBelt
 
 __all__ = [
+    "AbstractContactSystem",
+    "BurridgeKnopoffChain",
+    "TwoBlocksOnBelt",
+    "coupled_force_balance",
     "AbstractFrictionSystem",
     "AbstractOscillator",
     "ForcedOscillator",
