@@ -28,8 +28,11 @@ from .laws import __all__ as _laws_all
 from .observables import *  # noqa: F403
 from .observables import __all__ as _observables_all
 from .reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
+from .dynamics import LyapunovResult, lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
 from .systems import (
     AbstractContactSystem,
+    DiscOnDrivingDisc,
+    LeineSwitchDisc,
     BurridgeKnopoffChain,
     TwoBlocksOnBelt,
     coupled_force_balance,
@@ -57,6 +60,9 @@ __all__ = [
     "AbstractFrictionSystem",
     "AbstractOscillator",
     "ClassicRK4",
+    "DiscOnDrivingDisc",
+    "LeineSwitchDisc",
+    "LyapunovResult",
     "EventLog",
     "Constant",
     "ForcedOscillator",
@@ -67,6 +73,11 @@ __all__ = [
     "belt_limit_cycle",
     "den_hartog_response",
     "fixed_grid",
+    "lyapunov_spectrum",
+    "peak_samples",
+    "stick_slip_period",
+    "stroboscopic_samples",
+    "system_dynamics",
     "moreau_jean_step",
     "rk4_scan",
     "rk4_step",

@@ -75,12 +75,24 @@ def sweep(law, mu_range, alpha_range, omega, dt, cycles, eps, chunk_size, out, f
     click.echo(f"wrote {out} and {figure}")
 
 
+def _report(numbers, figure, as_json, plot, lines):
+    Path(figure).parent.mkdir(parents=True, exist_ok=True)
+    plot()
+    numbers["figure"] = figure
+    if as_json:
+        click.echo(json.dumps(numbers, indent=2))
+    else:
+        for line in lines:
+            click.echo(line)
+        click.echo(f"wrote {figure}")
+
+
 @main.group()
 def reproduce():
     """Reproduce a published figure (writes a PNG; --json prints the key numbers)."""
 
 
-@reproduce.command("quinn-fig5")
+@reproduce.command("quinn-fig5", short_help="Quinn 2004 Fig 5: unforced oscillator, rest positions of three laws")
 @click.option("--dt", default=0.01, show_default=True, help="RK4 step.")
 @click.option("--t1", default=50.0, show_default=True, help="End time.")
 @click.option("--eps-factor", default=1.0, show_default=True,
@@ -98,19 +110,14 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
             numbers, trajectories = quinn_fig5(dt=dt, t1=t1, eps_factor=eps_factor)
         except ValueError as exc:
             _fail(exc)
-        Path(figure).parent.mkdir(parents=True, exist_ok=True)
-        plot_quinn_fig5(numbers, trajectories, figure)
-    numbers["figure"] = figure
-    if as_json:
-        click.echo(json.dumps(numbers, indent=2))
-    else:
-        for name, r in numbers["laws"].items():
-            click.echo(f"{name:17s} rest position {r['rest_position']: .6f}  RK4-stage chatter {r['chatter_count']}")
-        click.echo(f"exact {numbers['exact_rest_position']}, paper (Quinn) {numbers['paper_quinn_rest_position']}")
-        click.echo(f"wrote {figure}")
+        _report(numbers, figure, as_json, lambda: plot_quinn_fig5(numbers, trajectories, figure), [
+            *(f"{name:17s} rest position {r['rest_position']: .6f}  RK4-stage chatter {r['chatter_count']}"
+              for name, r in numbers["laws"].items()),
+            f"exact {numbers['exact_rest_position']}, paper (Quinn) {numbers['paper_quinn_rest_position']}",
+        ])
 
 
-@reproduce.command("quinn-fig7")
+@reproduce.command("quinn-fig7", short_help="Quinn 2004 Fig 7: dissipation error vs RK4 step, exact event-driven reference")
 @click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.1 ... 0.001].")
 @click.option("--cycles", default=50, show_default=True, help="Cycles; D is measured in the last.")
 @click.option("--figure", default="jaxfriction-out/quinn-fig7.png", show_default=True,
@@ -127,20 +134,14 @@ def quinn_fig7_command(dts, cycles, figure, as_json):
             numbers = quinn_fig7(dts=dts or DTS, cycles=cycles)
         except ValueError as exc:
             _fail(exc)
-    Path(figure).parent.mkdir(parents=True, exist_ok=True)
-    plot_quinn_fig7(numbers, figure)
-    numbers["figure"] = figure
-    if as_json:
-        click.echo(json.dumps(numbers, indent=2))
-    else:
-        for case, c in numbers["cases"].items():
-            orders = ", ".join(f"{k} {v['order']:.2f}" for k, v in c["laws"].items())
-            click.echo(f"{case}: D_exact {c['D_exact']:.12g}; fitted orders: {orders}")
-        click.echo(numbers["note"])
-        click.echo(f"wrote {figure}")
+    _report(numbers, figure, as_json, lambda: plot_quinn_fig7(numbers, figure), [
+        *(f"{case}: D_exact {c['D_exact']:.12g}; fitted orders: "
+          + ", ".join(f"{k} {v['order']:.2f}" for k, v in c["laws"].items()) for case, c in numbers["cases"].items()),
+        numbers["note"],
+    ])
 
 
-@reproduce.command("quinn-fig9")
+@reproduce.command("quinn-fig9", short_help="Quinn 2004 Fig 9: n = 32 Burridge-Knopoff chain, D vs RK4 step")
 @click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.01 ... 1e-4].")
 @click.option("--figure", default="jaxfriction-out/quinn-fig9.png", show_default=True,
               type=click.Path(dir_okay=False))
@@ -163,7 +164,7 @@ def quinn_fig9_command(dts, figure, as_json):
     ])
 
 
-@reproduce.command("quinn-fig11")
+@reproduce.command("quinn-fig11", short_help="Quinn 2004 Fig 11: two blocks on a belt (coupled contacts) vs Moreau-Jean")
 @click.option("--dt", default=1e-3, show_default=True, help="RK4 step (Moreau-Jean uses dt/10).")
 @click.option("--t1", default=50.0, show_default=True, help="End time.")
 @click.option("--figure", default="jaxfriction-out/quinn-fig11.png", show_default=True,
@@ -186,16 +187,30 @@ def quinn_fig11_command(dt, t1, figure, as_json):
         ])
 
 
-def _report(numbers, figure, as_json, plot, lines):
-    Path(figure).parent.mkdir(parents=True, exist_ok=True)
-    plot()
-    numbers["figure"] = figure
-    if as_json:
-        click.echo(json.dumps(numbers, indent=2))
-    else:
-        for line in lines:
-            click.echo(line)
-        click.echo(f"wrote {figure}")
+@reproduce.command("awrejcewicz", short_help="Paper 002 Figs 3-5: disc on a driving disc, bifurcation and Lyapunov exponent")
+@click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
+@click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")
+@click.option("--dt", default=1e-3, show_default=True, help="RK4 step (paper: 1e-3).")
+@click.option("--figure", default="jaxfriction-out/awrejcewicz.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def awrejcewicz_command(n_params, omega_range, dt, figure, as_json):
+    """Paper 002 Figs. 3-5: disc on a driving disc, phase portraits, bifurcation, Lyapunov exponent."""
+    from .plots import plot_awrejcewicz
+    from .reproduce import awrejcewicz
+
+    with jax.enable_x64(True):
+        try:
+            numbers, data = awrejcewicz(n_params=n_params, omega_range=tuple(omega_range), dt=dt)
+        except ValueError as exc:
+            _fail(exc)
+        _report(numbers, figure, as_json, lambda: plot_awrejcewicz(numbers, data, figure), [
+            f"stick-slip period (M0 = 0): {numbers['stick_slip_period']['continuous']['period']:.4f} s "
+            f"(switch model {numbers['stick_slip_period']['switch']['period']:.4f} s)",
+            f"lambda_1: {numbers['lambda_1']} +- {numbers['lambda_1_uncertainty']}",
+            f"lambda_1 > 0 on {numbers['fraction_lambda_positive']:.0%} of omega_dr; periodic windows with "
+            f"lambda_1 > 3 sigma: {numbers['periodic_with_positive_lambda_beyond_3_sigma']}",
+        ])
 
 
 if __name__ == "__main__":

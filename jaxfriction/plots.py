@@ -98,3 +98,32 @@ def plot_quinn_fig11(numbers, trajectories, path):
                  f"{numbers['stick_fraction_moreau_jean'][0]:.3f}/{numbers['stick_fraction_moreau_jean'][1]:.3f} (exact)")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_awrejcewicz(numbers, data, path):
+    """Paper 002 Figs. 3-5: phase portraits (M0 = 0; omega_dr = 0.11, 0.3), bifurcation and lambda_1."""
+    fig = plt.figure(figsize=(15, 8), constrained_layout=True)
+    grid = fig.add_gridspec(2, 3)
+    ax = fig.add_subplot(grid[0, 0])
+    for name, traj in data["fig3"].items():
+        keep = traj.ts >= 20.0
+        ax.plot(traj.position[keep], traj.velocity[keep], lw=0.8, label=name)
+    p = numbers["stick_slip_period"]["continuous"]["period"]
+    ax.set(xlabel="phi", ylabel="phi'", title=f"Fig. 3: M0 = 0, stick-slip period {p:.3f} s")
+    ax.legend(fontsize=8)
+    for k, (w, traj) in enumerate(data["fig4"].items()):
+        ax = fig.add_subplot(grid[0, 1 + k])
+        keep = traj.ts >= 200.0
+        ax.plot(traj.position[keep], traj.velocity[keep], lw=0.4)
+        ax.set(xlabel="phi", ylabel="phi'", title=f"Fig. 4: omega_dr = {w}, t in [200, 500], "
+               f"lambda_1 = {numbers['lambda_1'][str(w)]:.3f}")
+    ax = fig.add_subplot(grid[1, :2])
+    ws, samples = data["omega_dr"], data["samples"]
+    ax.plot(np.repeat(ws, samples.shape[1]), samples.ravel(), ",k", alpha=0.6)
+    ax.set(xlabel="omega_dr", ylabel="phi (stroboscopic)", title="Fig. 5: bifurcation diagram")
+    ax = fig.add_subplot(grid[1, 2])
+    ax.errorbar(ws, data["lambda"], yerr=2 * data["sigma"], fmt=".-", lw=0.8, ms=3)
+    ax.axhline(0.0, color="k", lw=0.6)
+    ax.set(xlabel="omega_dr", ylabel="lambda_1 (1/s)", title="largest Lyapunov exponent (+-2 sigma)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

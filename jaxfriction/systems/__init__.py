@@ -3,6 +3,7 @@
 from .base import AbstractFrictionSystem, AbstractOscillator
 from .chain import BurridgeKnopoffChain, TwoBlocksOnBelt
 from .contacts import AbstractContactSystem
+from .disc import DiscOnDrivingDisc, LeineSwitchDisc
 from .force_balance import coupled_force_balance
 from .oscillators import ForcedOscillator, MassUnderForce, SpringMassOnBelt
 
@@ -13,6 +14,8 @@ __all__ = [
     "coupled_force_balance",
     "AbstractFrictionSystem",
     "AbstractOscillator",
+    "DiscOnDrivingDisc",
+    "LeineSwitchDisc",
     "ForcedOscillator",
     "MassUnderForce",
     "SpringMassOnBelt",
