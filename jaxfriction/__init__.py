@@ -11,7 +11,7 @@ before comparing with published numbers.
 """
 
 from .exact import STATUS_EVENT_BUDGET, EventLog, moreau_jean_step, simulate_event_driven, simulate_moreau_jean
-from .forcing import AbstractDrive, Constant, Harmonic
+from .forcing import AbstractDrive, Constant, GroundMotion, Harmonic, load_at2, load_ground_motion, load_two_column
 from .integrate import (
     STATUS_NONFINITE,
     STATUS_OK,
@@ -31,6 +31,8 @@ from .reference import belt_limit_cycle, den_hartog_response, unforced_rest_posi
 from .dynamics import LyapunovResult, lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
 from .systems import (
     AbstractContactSystem,
+    BlockOnShakingFloor,
+    GriffinSpringBlock,
     DiscOnDrivingDisc,
     LeineSwitchDisc,
     BurridgeKnopoffChain,
@@ -53,6 +55,9 @@ __all__ = [
     "STATUS_OK",
     "STATUS_SOLVER_FAILED",
     "AbstractContactSystem",
+    "BlockOnShakingFloor",
+    "GriffinSpringBlock",
+    "GroundMotion",
     "AbstractDrive",
     "BurridgeKnopoffChain",
     "TwoBlocksOnBelt",
@@ -73,6 +78,9 @@ __all__ = [
     "belt_limit_cycle",
     "den_hartog_response",
     "fixed_grid",
+    "load_at2",
+    "load_ground_motion",
+    "load_two_column",
     "lyapunov_spectrum",
     "peak_samples",
     "stick_slip_period",

@@ -127,3 +127,30 @@ def plot_awrejcewicz(numbers, data, path):
     ax.set(xlabel="omega_dr", ylabel="lambda_1 (1/s)", title="largest Lyapunov exponent (+-2 sigma)")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_quake(summary, traj, motion, path):
+    """Floor acceleration, sliding displacement and the sliding path in the plane."""
+    ts = np.asarray(traj.ts)
+    acc = np.asarray(jax_vmap_ground(motion, ts))
+    u = np.asarray(traj.ys[:, 0:2])
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.2), constrained_layout=True)
+    axes[0].plot(ts, acc[:, 0], lw=0.6, label="a_x (FN)")
+    axes[0].plot(ts, acc[:, 1], lw=0.6, label="a_y (FP)")
+    axes[0].set(xlabel="t (s)", ylabel="floor acceleration (m/s^2)", title=f"{summary['record']}: PGA {summary['pga']:.2f} m/s^2")
+    axes[0].legend(fontsize=8)
+    axes[1].plot(ts, 1e3 * np.linalg.norm(u, axis=1), lw=0.8)
+    axes[1].set(xlabel="t (s)", ylabel="|u| (mm)", title=f"sliding: peak {1e3 * summary['peak_sliding']:.2f} mm, "
+                f"residual {1e3 * summary['residual_sliding']:.2f} mm")
+    axes[2].plot(1e3 * u[:, 0], 1e3 * u[:, 1], lw=0.8)
+    axes[2].plot(1e3 * u[-1, 0], 1e3 * u[-1, 1], "o", ms=4)
+    axes[2].set(xlabel="u_x (mm)", ylabel="u_y (mm)", title=f"sliding path (mu = {summary['mu']}, {summary['scheme']})",
+                aspect="equal")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def jax_vmap_ground(motion, ts):
+    import jax
+
+    return jax.vmap(motion)(ts)

@@ -30,7 +30,9 @@ import jax.numpy as jnp
 
 from ..integrate.grid import fixed_grid
 from ..integrate.trajectory import STATUS_NONFINITE, STATUS_OK, Trajectory
+from ..laws.vector import safe_norm
 from ..systems.base import AbstractOscillator
+from ..systems.block2d import BlockOnShakingFloor
 from ..systems.contacts import AbstractContactSystem
 from .coulomb_params import coulomb_coefficients
 
@@ -111,12 +113,32 @@ def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):
     ])
 
 
+def block_moreau_jean_step(system, mu_s, mu_k, t, y, h):
+    """One Moreau-Jean step of the 2-D block (:class:`~jaxfriction.BlockOnShakingFloor`).
+
+    Isotropic Coulomb: the sticking impulse ``P = -m v_free`` is kept if ``|P| <= h mu_s N``
+    (inside the static disc), else the block slips with ``P = h mu_k N P / |P|`` (projection
+    onto the kinetic disc), the vector form of the scalar closed form.
+    """
+    u, v = y[0:2], y[2:4]
+    m, n = system.mass, system.normal
+    a_g = system.ground(t)
+    v_free = v - h * a_g
+    p_stick = -m * v_free
+    size = safe_norm(p_stick)
+    p = jnp.where(size <= h * mu_s * n, p_stick, p_stick * (h * mu_k * n / jnp.where(size > 0, size, 1.0)))
+    v_new = v_free + p / m
+    return jnp.concatenate([u + h * v_new, v_new,
+                            jnp.stack([y[-3] - jnp.dot(p, v_new), y[-2], y[-1] - h * m * jnp.dot(a_g, v_new)])])
+
+
 def simulate_moreau_jean(system, y0, t0, t1, dt, *, save_every=1):
     """Integrate a single-contact system with Moreau-Jean time stepping (exact Coulomb stick).
 
     Args:
         system: an AbstractOscillator or AbstractContactSystem whose law is Coulomb or
-            StaticKineticCoulomb (coefficients may be per-contact arrays).
+            StaticKineticCoulomb (coefficients may be per-contact arrays), or a
+            BlockOnShakingFloor with VectorCoulomb (isotropic, vector projection).
         y0: ``(2,)`` position and velocity, or a full state ``(5,)``.
         t0, t1, dt: concrete floats (``t1 > t0``, ``dt > 0``); the step-aligned grid of
             :func:`~jaxfriction.integrate.grid.fixed_grid` is used.
@@ -132,6 +154,8 @@ def simulate_moreau_jean(system, y0, t0, t1, dt, *, save_every=1):
         step = moreau_jean_step
     elif isinstance(system, AbstractContactSystem):
         step = contact_moreau_jean_step
+    elif isinstance(system, BlockOnShakingFloor):
+        step = block_moreau_jean_step
     else:
         raise ValueError(f"system must be an AbstractOscillator or AbstractContactSystem, got {type(system).__name__}")
     mu_s, mu_k = coulomb_coefficients(system)

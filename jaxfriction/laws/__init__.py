@@ -43,3 +43,27 @@ __all__ = [
     "velocity_limited",
     "viscous_coulomb",
 ]
+
+from .vector import (  # noqa: E402
+    VectorCoulomb,
+    VectorQuinn,
+    VectorThrelfall,
+    project_to_disc,
+    safe_norm,
+    tangential_projection,
+    vector_coulomb,
+    vector_quinn,
+    vector_threlfall,
+)
+
+__all__ += [
+    "VectorCoulomb",
+    "VectorQuinn",
+    "VectorThrelfall",
+    "project_to_disc",
+    "safe_norm",
+    "tangential_projection",
+    "vector_coulomb",
+    "vector_quinn",
+    "vector_threlfall",
+]
