@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import matplotlib
 
 matplotlib.use("Agg")
@@ -132,7 +133,7 @@ def plot_awrejcewicz(numbers, data, path):
 def plot_quake(summary, traj, motion, path):
     """Floor acceleration, sliding displacement and the sliding path in the plane."""
     ts = np.asarray(traj.ts)
-    acc = np.asarray(jax_vmap_ground(motion, ts))
+    acc = np.asarray(jax.vmap(motion)(ts))
     u = np.asarray(traj.ys[:, 0:2])
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2), constrained_layout=True)
     axes[0].plot(ts, acc[:, 0], lw=0.6, label="a_x (FN)")
@@ -149,8 +150,3 @@ def plot_quake(summary, traj, motion, path):
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
-
-def jax_vmap_ground(motion, ts):
-    import jax
-
-    return jax.vmap(motion)(ts)

@@ -205,3 +205,13 @@ def test_every_record_quinn_against_exact():
         _, e = quake_response(motion, MU, exact=True)
         assert q["status"] == e["status"] == 0
         assert abs(q["peak_sliding"] - e["peak_sliding"]) <= 0.02 * e["peak_sliding"] + 1e-4, name
+
+
+def test_three_dimensional_contact_with_tangential_projection():
+    n = jnp.array([0.0, 0.0, 1.0])
+    v = jf.tangential_projection(jnp.array([0.3, -0.4, 2.0]), n)  # the normal part is removed
+    np.testing.assert_allclose(v, [0.3, -0.4, 0.0])
+    f = jf.vector_quinn(v, jnp.zeros(3), 2.0, 0.5, 0.01)
+    np.testing.assert_allclose(f, -1.0 * np.array([0.6, -0.8, 0.0]), atol=1e-12)  # -mu N v/|v|
+    np.testing.assert_allclose(jf.vector_coulomb(jnp.zeros(3), jnp.array([0.3, 0.4, 0.0]), 2.0, 0.5), [0.3, 0.4, 0.0])
+    assert np.all(np.isfinite(jax.jacfwd(lambda x: jf.vector_quinn(x, jnp.zeros(3), 2.0, 0.5, 0.01))(jnp.zeros(3))))

@@ -235,8 +235,6 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
         ValueError: another law, ``t1 <= t0``, bad ``y0``, ``max_events < 1``, ``ts`` outside
             ``[t0, t1]``, non-positive tolerances.
     """
-    from ..integrate.simulate import _full_state
-
     if not isinstance(system, AbstractOscillator):
         raise ValueError(f"system must be a single-contact AbstractOscillator, got {type(system).__name__}")
     mu_s, mu_k = coulomb_coefficients(system)
@@ -246,7 +244,7 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
     check_real("dtmax", dtmax, positive=True)
     if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
         raise ValueError(f"max_events must be a positive int, got {max_events!r}")
-    y0 = _full_state(system, y0)
+    y0 = system.as_state(y0)
     if ts is None:
         ts = jnp.linspace(t0, t1, n_save + 1)
     ts = jnp.asarray(ts, dtype=y0.dtype)

@@ -148,8 +148,6 @@ def simulate_moreau_jean(system, y0, t0, t1, dt, *, save_every=1):
 
     Raises: ValueError for another law or invalid arguments.
     """
-    from ..integrate.simulate import _full_state
-
     if isinstance(system, AbstractOscillator):
         step = moreau_jean_step
     elif isinstance(system, AbstractContactSystem):
@@ -159,7 +157,7 @@ def simulate_moreau_jean(system, y0, t0, t1, dt, *, save_every=1):
     else:
         raise ValueError(f"system must be an AbstractOscillator or AbstractContactSystem, got {type(system).__name__}")
     mu_s, mu_k = coulomb_coefficients(system)
-    y0 = _full_state(system, y0)
+    y0 = system.as_state(y0)
     n_saves, every, h = fixed_grid(t0, t1, dt, save_every)
 
     def one_save(y, i):

@@ -5,28 +5,12 @@ from __future__ import annotations
 import diffrax
 import jax.numpy as jnp
 
-from .._checks import check_time_span, is_concrete
+from .._checks import check_time_span
 from ..systems.base import AbstractFrictionSystem
 from .diffrax_solvers import diffrax_solve, is_adaptive
 from .grid import fixed_grid
 from .rk4 import rk4_scan
 from .trajectory import STATUS_NONFINITE, STATUS_OK, STATUS_SOLVER_FAILED, Trajectory
-
-
-def _full_state(system, y0):
-    y0 = jnp.asarray(y0)
-    n = system.n_dof
-    if y0.ndim != 1 or y0.shape[0] not in (2 * n, system.state_size):
-        raise ValueError(
-            f"y0 must have shape ({2 * n},) (positions, velocities) or ({system.state_size},) "
-            f"(full state), got shape {y0.shape}"
-        )
-    if is_concrete(y0) and not bool(jnp.all(jnp.isfinite(y0))):
-        raise ValueError(f"y0 must be finite, got {y0}")
-    y0 = y0.astype(jnp.result_type(float))
-    if y0.shape[0] == 2 * n:
-        y0 = system.initial_state(y0[:n], y0[n:])
-    return y0
 
 
 def simulate(
@@ -86,7 +70,7 @@ def simulate(
     """
     if not isinstance(system, AbstractFrictionSystem):
         raise ValueError(f"system must be a jaxfriction system, got {type(system).__name__}")
-    y0 = _full_state(system, y0)
+    y0 = system.as_state(y0)
     if solver is not None and not isinstance(solver, diffrax.AbstractSolver):
         raise ValueError(f"solver must be None (RK4 scan) or a diffrax solver, got {solver!r}")
     solver_ok = jnp.asarray(True)

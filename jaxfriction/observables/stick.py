@@ -9,8 +9,10 @@ import numpy as np
 from .._checks import check_real
 
 
-def stick_mask(traj, v_tol=1e-6):
+def stick_mask(traj, v_tol=1e-6, contact=None):
     """True at saved points where every contact's ``|slip velocity| <= v_tol``.
+
+    ``contact`` (int) restricts the test to one contact (or one slip component).
 
     ``v_tol`` (units of velocity, > 0) separates stick from slip; regularized laws that keep
     Coulomb's structure (Quinn, Awrejcewicz) decay to ``|v| ~ 0`` in stick, while the
@@ -21,23 +23,25 @@ def stick_mask(traj, v_tol=1e-6):
     """
     check_real("v_tol", v_tol, positive=True)
     slip = jnp.reshape(jnp.abs(traj.slip_velocity), (traj.ts.shape[0], -1))
+    if contact is not None:
+        slip = slip[:, contact : contact + 1]
     return jnp.all(slip <= v_tol, axis=-1)
 
 
-def stick_fraction(traj, v_tol=1e-6):
+def stick_fraction(traj, v_tol=1e-6, contact=None):
     """Fraction of the time span spent sticking (trapezoidal in time; in ``[0, 1]``)."""
-    m = stick_mask(traj, v_tol).astype(traj.ts.dtype)
+    m = stick_mask(traj, v_tol, contact).astype(traj.ts.dtype)
     dt = jnp.diff(traj.ts)
     return jnp.sum(dt * 0.5 * (m[1:] + m[:-1])) / (traj.ts[-1] - traj.ts[0])
 
 
-def stick_intervals(traj, v_tol=1e-6):
+def stick_intervals(traj, v_tol=1e-6, contact=None):
     """Maximal runs of stuck saved points, as ``(k, 2)`` NumPy array of ``[t_start, t_end]``.
 
     Host-side (not jittable): for reports and plots. Times are saved points, so interval
     ends are resolved to the save spacing.
     """
-    mask = np.asarray(stick_mask(traj, v_tol))
+    mask = np.asarray(stick_mask(traj, v_tol, contact))
     ts = np.asarray(traj.ts)
     edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1

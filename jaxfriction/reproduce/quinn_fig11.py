@@ -18,21 +18,15 @@ from ..exact.moreau_jean import simulate_moreau_jean
 from ..integrate.simulate import simulate
 from ..laws import Coulomb, Quinn
 from ..observables.energy import relative_energy_residual
+from ..observables.stick import stick_fraction, stick_intervals
 from ..systems.chain import TwoBlocksOnBelt
 
 MU = (0.5, 0.25)
 
 
 def _contact_intervals(traj, tol):
-    slip = np.abs(np.asarray(traj.slip_velocity))
-    ts = np.asarray(traj.ts)
-    out = []
-    for k in range(slip.shape[1]):
-        mask = slip[:, k] < tol
-        edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
-        out.append([[float(ts[a]), float(ts[b])] for a, b in zip(starts, ends)])
-    return out, (slip < tol).mean(axis=0)
+    intervals = [stick_intervals(traj, tol, contact=k).tolist() for k in range(2)]
+    return intervals, np.array([float(stick_fraction(traj, tol, contact=k)) for k in range(2)])
 
 
 def quinn_fig11(dt=1e-3, t1=50.0):

@@ -21,7 +21,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from equinox import AbstractVar
 
-from .._checks import check_real
+from .._checks import check_real, is_concrete
 from ..laws.base import AbstractFrictionLaw
 
 N_INTEGRALS = 3
@@ -45,6 +45,24 @@ class AbstractFrictionSystem(eqx.Module):
         q = jnp.reshape(jnp.asarray(q, dtype=float), (self.n_dof,))
         v = jnp.reshape(jnp.asarray(v, dtype=float), (self.n_dof,))
         return jnp.concatenate([q, v, jnp.zeros(N_INTEGRALS, dtype=q.dtype)])
+
+    def as_state(self, y0):
+        """Full state from ``y0``: positions and velocities ``(2 n_dof,)`` get zero integrals
+        appended; a full state ``(state_size,)`` is returned as is (to continue a run).
+
+        Raises: ValueError naming ``y0`` for a wrong shape or non-finite values.
+        """
+        y0 = jnp.asarray(y0)
+        n = self.n_dof
+        if y0.ndim != 1 or y0.shape[0] not in (2 * n, self.state_size):
+            raise ValueError(
+                f"y0 must have shape ({2 * n},) (positions, velocities) or ({self.state_size},) "
+                f"(full state), got shape {y0.shape}"
+            )
+        if is_concrete(y0) and not bool(jnp.all(jnp.isfinite(y0))):
+            raise ValueError(f"y0 must be finite, got {y0}")
+        y0 = y0.astype(jnp.result_type(float))
+        return self.initial_state(y0[:n], y0[n:]) if y0.shape[0] == 2 * n else y0
 
     def positions(self, y):
         """Positions from a state ``(..., state_size)``: ``(...)`` for 1 dof, else ``(..., n)``."""
