@@ -6,8 +6,8 @@ in equinox modules; systems (:mod:`jaxfriction.systems`) compose them into a dif
 solver); observables read the resulting :class:`Trajectory`. Everything is a pytree, so
 ``jax.vmap``, ``jax.grad`` and ``jax.jvp`` apply directly.
 
-The library does not enable float64; call ``jax.config.update("jax_enable_x64", True)``
-before comparing with published numbers.
+The library never switches JAX to 64-bit floats itself; turn JAX's x64 flag on in your
+script (tests, examples and scripts do) before comparing with published numbers.
 """
 
 from .exact import STATUS_EVENT_BUDGET, EventLog, moreau_jean_step, simulate_event_driven, simulate_moreau_jean

@@ -116,12 +116,10 @@ def test_vector_laws_reduce_to_scalar_laws_on_one_axis():
 
 
 def test_one_dimensional_motion_reproduces_the_scalar_solver():
-    ax = jf.Harmonic(amplitude=4.0, omega=2 * math.pi)
     ground = jf.Harmonic(amplitude=jnp.array([4.0, 0.0]), omega=jnp.array([2 * math.pi, 2 * math.pi]))
     block = jf.BlockOnShakingFloor(law=jf.VectorQuinn(MU, 0.01), ground=ground)
     scalar = jf.MassUnderForce(law=jf.Quinn(MU, 0.01), force=jf.Harmonic(amplitude=-4.0, omega=2 * math.pi),
                                normal=M * G)
-    del ax
     a = jf.simulate(block, jnp.zeros(4), 0.0, 3.0, 1e-3, save_every=10)
     b = jf.simulate(scalar, jnp.zeros(2), 0.0, 3.0, 1e-3, save_every=10)
     np.testing.assert_allclose(a.ys[:, 0], b.ys[:, 0], atol=1e-13)

@@ -5,7 +5,6 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import jaxfriction as jf

@@ -10,7 +10,6 @@ import numpy as np
 
 from .._checks import check_real
 from ..exact.moreau_jean import simulate_moreau_jean
-from ..forcing.ground_motion import load_ground_motion
 from ..integrate.simulate import simulate
 from ..laws.vector import VectorCoulomb, VectorQuinn, safe_norm
 from ..systems.block2d import BlockOnShakingFloor
