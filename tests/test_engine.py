@@ -75,11 +75,14 @@ def test_killed_sweep_resumes_to_the_same_dataset(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, str(script), str(out), "3000"])
     deadline = time.time() + 240
-    while time.time() < deadline and len(list(out.glob("chunk_*.npz"))) < 3:
+    def finished():
+        return [p for p in out.glob("chunk_*.npz") if not p.name.endswith(".tmp.npz")]
+
+    while time.time() < deadline and len(finished()) < 3:
         time.sleep(0.05)
     proc.kill()  # SIGKILL: no clean-up, a chunk may be half written
     proc.wait()
-    done = len(list(out.glob("chunk_*.npz")))
+    done = len(finished())
     assert 3 <= done < 12, done
     resumed = subprocess.run([sys.executable, str(script), str(out), "3000"], capture_output=True, text=True, check=True)
     computed, loaded = map(int, resumed.stdout.split())

@@ -93,6 +93,8 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
                 raise ValueError(f"out_dir {folder} holds a sweep with other arguments; use another folder")
         else:
             path.write_text(json.dumps(manifest))
+        for stale in folder.glob("chunk_*.tmp.npz"):  # a chunk being written when the run was killed
+            stale.unlink()
 
     sharding = NamedSharding(Mesh(np.array(devices), ("lanes",)), PartitionSpec("lanes"))
     compiled = jax.jit(jax.vmap(lambda point: fn(**point)), in_shardings=(sharding,))
