@@ -1,11 +1,11 @@
 """Stroboscopic (Poincare) and peak samples for bifurcation diagrams, and stick-slip periods."""
 
-import math
 
 import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_real
+from ..integrate.grid import fixed_grid
 from ..integrate.rk4 import rk4_scan
 from ..observables.stick import stick_intervals
 from .lyapunov import system_dynamics
@@ -25,10 +25,10 @@ def stroboscopic_samples(system, y0, period, *, dt, transient_periods, n_samples
     if not (isinstance(n_samples, int) and n_samples >= 1 and isinstance(transient_periods, int)
             and transient_periods >= 0):
         raise ValueError("n_samples must be an int >= 1 and transient_periods an int >= 0")
-    per = math.ceil(float(period) / float(dt) * (1 - 1e-12))
+    _, per, h = fixed_grid(0.0, period, dt, None)
     f, d = system_dynamics(system)  # the energy integrals are not needed here
     x0 = jnp.asarray(y0, dtype=jnp.result_type(float))[:d]
-    _, xs = rk4_scan(f, x0, 0.0, float(period) / per, transient_periods + n_samples, per)
+    _, xs = rk4_scan(f, x0, 0.0, h, transient_periods + n_samples, per)
     return xs[transient_periods + 1 :, coordinate]
 
 

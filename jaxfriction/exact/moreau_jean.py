@@ -37,6 +37,12 @@ from ..systems.contacts import AbstractContactSystem
 from .coulomb_params import coulomb_coefficients
 
 
+def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
+    """Closed-form impulse of one contact: stick if the static limit holds, else kinetic slip."""
+    p_stick = -residual / diag
+    return jnp.where(jnp.abs(p_stick) <= h * mu_s_n, p_stick, jnp.sign(p_stick) * h * mu_k_n)
+
+
 def moreau_jean_step(system, mu_s, mu_k, t, y, h):
     """One Moreau-Jean step of a single-contact system (see module docstring).
 
@@ -51,9 +57,7 @@ def moreau_jean_step(system, mu_s, mu_k, t, y, h):
     nonfriction = force - system.stiffness * x - system.damping * v
     v_free = v + h * nonfriction / m
     vs = system.surface_velocity(t + h)
-    p_stick = m * (vs - v_free)
-    p_slip = -h * mu_k * n * jnp.sign(v_free - vs)
-    p = jnp.where(jnp.abs(p_stick) <= h * mu_s * n, p_stick, p_slip)
+    p = _contact_impulse(v_free - vs, 1.0 / m, h, mu_s * n, mu_k * n)
     v_new = v_free + p / m
     x_new = x + h * v_new
     return jnp.stack([
@@ -63,12 +67,6 @@ def moreau_jean_step(system, mu_s, mu_k, t, y, h):
         y[3] + h * system.damping * v * v,
         y[4] + h * force * v_new + p * vs,
     ])
-
-
-def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
-    """Closed-form impulse of one contact: stick if the static limit holds, else kinetic slip."""
-    p_stick = -residual / diag
-    return jnp.where(jnp.abs(p_stick) <= h * mu_s_n, p_stick, jnp.sign(p_stick) * h * mu_k_n)
 
 
 def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):

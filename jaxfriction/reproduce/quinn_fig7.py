@@ -33,6 +33,7 @@ import numpy as np
 
 from .._checks import check_real
 from ..exact.event_driven import simulate_event_driven
+from ..integrate.grid import fixed_grid
 from ..integrate.simulate import simulate
 from ..laws import Coulomb, Quinn, VelocityLimited
 from ..observables.dissipation import dissipation_per_cycle
@@ -64,8 +65,7 @@ def exact_dissipation(alpha, omega, cycles=CYCLES, rtol=1e-12, atol=1e-12):
 def rk4_dissipation(law, alpha, omega, dt, cycles=CYCLES):
     """``(D, h)``: RK4 ``D`` in the last cycle and the step-aligned step ``h`` actually used."""
     period = 2 * math.pi / omega
-    per_cycle = math.ceil(period / dt * (1 - 1e-12))
-    h = period / per_cycle
+    _, per_cycle, h = fixed_grid(0.0, period, dt, None)
     system = ForcedOscillator(law=law(h), alpha=alpha, omega=omega)
     traj = simulate(system, jnp.zeros(2), 0.0, cycles * period, h, save_every=per_cycle)
     return float(dissipation_per_cycle(traj, period, cycles)[-1]), h

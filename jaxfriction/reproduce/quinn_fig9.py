@@ -16,6 +16,7 @@ import jax.numpy as jnp
 
 from .._checks import check_real
 from ..exact.moreau_jean import simulate_moreau_jean
+from ..integrate.grid import fixed_grid
 from ..integrate.simulate import simulate
 from ..laws import Coulomb, Quinn, VelocityLimited
 from ..observables.dissipation import dissipation_per_cycle
@@ -34,8 +35,7 @@ LAWS = {
 def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False):
     """``(D of cycle 4, h)`` of the chain with ``law`` (RK4) or Moreau-Jean (``exact=True``)."""
     period = 2 * math.pi / OMEGA
-    per_cycle = math.ceil(period / dt * (1 - 1e-12))
-    h = period / per_cycle
+    _, per_cycle, h = fixed_grid(0.0, period, dt, None)
     system = BurridgeKnopoffChain(law=law, n=n, alpha=alpha, omega=OMEGA)
     run = simulate_moreau_jean if exact else simulate
     traj = run(system, jnp.zeros(2 * n), 0.0, CYCLES * period, h, save_every=per_cycle)

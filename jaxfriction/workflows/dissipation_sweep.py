@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import xarray as xr
-from tqdm.auto import tqdm
 
 from .._checks import check_real
 from ..integrate.grid import fixed_grid
@@ -18,6 +15,7 @@ from ..integrate.simulate import simulate
 from ..laws import Awrejcewicz, Coulomb, Karnopp, Quinn, Threlfall, VelocityLimited
 from ..observables.stick import stick_fraction
 from ..systems.oscillators import ForcedOscillator
+from .engine import run_sweep
 
 #: Laws selectable by name; ``eps`` is the law's regularization width (Karnopp's ``eta``,
 #: Threlfall's ``v0``), ignored by Coulomb.
@@ -109,8 +107,9 @@ def cycle_metrics(mu, alpha, config: SweepConfig):
 def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig(), *, chunk_size=1024, progress=True):
     """Evaluate :func:`cycle_metrics` on the grid ``mu_values x alpha_values``.
 
-    Lanes are ``vmap``-ed in chunks of ``chunk_size`` (the last chunk is padded so one
-    compiled program serves all), with a progress bar.
+    Runs on the general engine :func:`~jaxfriction.workflows.run_sweep` (``vmap`` in chunks of
+    ``chunk_size``, the last chunk padded so one compiled program serves all, progress bar),
+    on one device, in memory.
 
     Args:
         mu_values: 1-D array of mu N values (>= 0). alpha_values: 1-D array of amplitudes.
@@ -136,55 +135,27 @@ def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
 
-    mu_grid, alpha_grid = (g.ravel() for g in np.meshgrid(mu_values, alpha_values, indexing="ij"))
-    total = mu_grid.size
-    chunk = min(chunk_size, total)
-    n_chunks = -(-total // chunk)
-    pad = n_chunks * chunk - total
-    mu_pad = np.concatenate([mu_grid, np.full(pad, mu_grid[-1])])
-    alpha_pad = np.concatenate([alpha_grid, np.full(pad, alpha_grid[-1])])
-
-    fn = jax.jit(jax.vmap(lambda m, a: cycle_metrics(m, a, config)))
-    t = time.perf_counter()
-    compiled = fn.lower(jnp.asarray(mu_pad[:chunk]), jnp.asarray(alpha_pad[:chunk])).compile()
-    compile_seconds = time.perf_counter() - t
-
-    parts = []
-    t = time.perf_counter()
-    with tqdm(total=total, unit="traj", disable=not progress, desc="sweep") as bar:
-        for i in range(n_chunks):
-            sl = slice(i * chunk, (i + 1) * chunk)
-            out = jax.device_get(compiled(jnp.asarray(mu_pad[sl]), jnp.asarray(alpha_pad[sl])))
-            parts.append(out)
-            bar.update(min(chunk, total - i * chunk))
-    run_seconds = time.perf_counter() - t
-
-    shape = (mu_values.size, alpha_values.size)
-    data = {k: np.concatenate([p[k] for p in parts])[:total].reshape(shape) for k in parts[0]}
-    steps = total * config.steps_per_trajectory
-    return xr.Dataset(
-        {
-            "dissipation": (("mu", "alpha"), data["dissipation"], {"long_name": "dissipation in the last cycle D"}),
-            "dD_dmu": (("mu", "alpha"), data["dD_dmu"], {"long_name": "dD/dmu (forward mode)"}),
-            "stick_fraction": (("mu", "alpha"), data["stick_fraction"], {"long_name": "stick fraction, last cycle"}),
-            "status": (("mu", "alpha"), data["status"].astype(np.int8), {"long_name": "0 ok, 1 non-finite"}),
-        },
-        coords={
-            "mu": ("mu", mu_values, {"long_name": "friction coefficient times normal force, mu N"}),
-            "alpha": ("alpha", alpha_values, {"long_name": "forcing amplitude"}),
-        },
-        attrs={
-            "system": "Quinn 2004 eq. 5: x'' + x = f + alpha sin(omega t), x(0) = x'(0) = 0",
-            "law": config.law,
-            "omega": config.omega,
-            "dt": config.dt,
-            "cycles": config.cycles,
-            "eps": config.eps,
-            "stick_tol": config.stick_tol,
-            "dtype": str(jnp.asarray(0.0).dtype),
-            "compile_seconds": compile_seconds,
-            "run_seconds": run_seconds,
-            "trajectory_steps": steps,
-            "steps_per_second": steps / run_seconds,
-        },
-    )
+    ds = run_sweep(lambda mu, alpha: cycle_metrics(mu, alpha, config), {"mu": mu_values, "alpha": alpha_values},
+                   chunk_size=chunk_size, devices=jax.local_devices()[:1], progress=progress)
+    ds["status"] = ds["status"].astype(np.int8)
+    labels = {"dissipation": "dissipation in the last cycle D", "dD_dmu": "dD/dmu (forward mode)",
+              "stick_fraction": "stick fraction, last cycle", "status": "0 ok, 1 non-finite",
+              "mu": "friction coefficient times normal force, mu N", "alpha": "forcing amplitude"}
+    for name, label in labels.items():
+        ds[name].attrs["long_name"] = label
+    steps = mu_values.size * alpha_values.size * config.steps_per_trajectory
+    ds.attrs = {
+        "system": "Quinn 2004 eq. 5: x'' + x = f + alpha sin(omega t), x(0) = x'(0) = 0",
+        "law": config.law,
+        "omega": config.omega,
+        "dt": config.dt,
+        "cycles": config.cycles,
+        "eps": config.eps,
+        "stick_tol": config.stick_tol,
+        "dtype": str(jnp.asarray(0.0).dtype),
+        "compile_seconds": ds.attrs["compile_seconds"],
+        "run_seconds": ds.attrs["run_seconds"],
+        "trajectory_steps": steps,
+        "steps_per_second": steps / ds.attrs["run_seconds"],
+    }
+    return ds

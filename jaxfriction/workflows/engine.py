@@ -68,7 +68,8 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         tag: free text that must match on resume (e.g. a hash of ``fn``'s settings).
 
     Returns: ``xarray.Dataset`` over the grid (or ``sample``) with every output and ``status``;
-        attributes ``chunks_computed`` and ``chunks_loaded`` say what this call did.
+        attributes ``chunks_computed`` and ``chunks_loaded`` say what this call did, and
+        ``compile_seconds`` / ``run_seconds`` time the compilation and the chunks apart.
 
     Raises: ValueError for a bad grid or ``chunk_size``, or an ``out_dir`` holding a sweep
         with other arguments.
@@ -97,7 +98,14 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
             stale.unlink()
 
     sharding = NamedSharding(Mesh(np.array(devices), ("lanes",)), PartitionSpec("lanes"))
-    compiled = jax.jit(jax.vmap(lambda point: fn(**point)), in_shardings=(sharding,))
+    jitted = jax.jit(jax.vmap(lambda point: fn(**point)), in_shardings=(sharding,))
+
+    def chunk_points(i):
+        return {k: jnp.asarray(v[i * chunk : (i + 1) * chunk]) for k, v in padded.items()}
+
+    start = time.perf_counter()
+    compiled = jitted.lower(chunk_points(0)).compile()
+    compile_seconds = time.perf_counter() - start
     parts, computed, loaded = [], 0, 0
     start = time.perf_counter()
     with tqdm(total=n_chunks, unit="chunk", disable=not progress, desc="sweep") as bar:
@@ -108,8 +116,7 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
                     parts.append({k: data[k] for k in data.files})
                 loaded += 1
             else:
-                point = {k: jnp.asarray(v[i * chunk : (i + 1) * chunk]) for k, v in padded.items()}
-                out = {k: np.asarray(v) for k, v in jax.device_get(compiled(point)).items()}
+                out = {k: np.asarray(v) for k, v in jax.device_get(compiled(chunk_points(i))).items()}
                 if file is not None:
                     tmp = file.with_suffix(".tmp.npz")
                     np.savez(tmp, **out)
@@ -119,6 +126,7 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
             bar.update(1)
             bar.set_postfix(lanes_per_s=f"{(i + 1) * chunk / (time.perf_counter() - start):.3g}")
 
+    run_seconds = time.perf_counter() - start
     shape = tuple(a.size for a in axes.values()) if not samples else (total,)
     data = {k: np.concatenate([p[k] for p in parts])[:total].reshape(shape) for k in parts[0]}
     if "status" not in data:
@@ -127,7 +135,8 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
     coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
     ds = xr.Dataset({k: (dims, v) for k, v in data.items()}, coords=coords,
                     attrs={"chunks_computed": computed, "chunks_loaded": loaded, "chunk_size": chunk,
-                           "devices": len(devices), "tag": tag})
+                           "devices": len(devices), "tag": tag, "compile_seconds": compile_seconds,
+                           "run_seconds": run_seconds})
     if folder is not None:
         ds.to_netcdf(folder / "result.nc", engine="h5netcdf")
     return ds
