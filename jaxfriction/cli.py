@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -23,56 +24,181 @@ def main():
     """Differentiable dry-friction and stick-slip simulation (JAX)."""
 
 
-@main.command()
-@click.option("--law", default="quinn", show_default=True, help="Friction law (quinn, coulomb, velocity-limited, "
-              "karnopp, threlfall, awrejcewicz).")
-@click.option("--mu", "mu_range", nargs=3, type=(float, float, int), default=(0.05, 1.0, 64), show_default=True,
-              metavar="MIN MAX N", help="Grid of mu N.")
-@click.option("--alpha", "alpha_range", nargs=3, type=(float, float, int), default=(0.05, 2.0, 64),
-              show_default=True, metavar="MIN MAX N", help="Grid of forcing amplitude alpha.")
-@click.option("--omega", default=0.5, show_default=True, help="Forcing frequency.")
-@click.option("--dt", default=0.01, show_default=True, help="RK4 step.")
-@click.option("--cycles", default=50, show_default=True, help="Forcing cycles; the last is measured.")
-@click.option("--eps", default=None, type=float, help="Regularization width [default: 2 dt, Quinn].")
-@click.option("--chunk-size", default=1024, show_default=True, help="Trajectories per compiled batch.")
-@click.option("--out", default="jaxfriction-out/sweep.nc", show_default=True, type=click.Path(dir_okay=False),
-              help="Results file (netCDF).")
-@click.option("--figure", default="jaxfriction-out/sweep.png", show_default=True,
-              type=click.Path(dir_okay=False), help="Heat-map figure (PNG).")
-@click.option("--precision", type=PRECISIONS, default="float64", show_default=True)
-@click.option("--progress/--no-progress", default=True, show_default=True)
-def sweep(law, mu_range, alpha_range, omega, dt, cycles, eps, chunk_size, out, figure, precision, progress):
-    """Sweep Quinn's forced oscillator over (mu N, alpha): last-cycle dissipation, stick fraction, dD/dmu."""
-    from .plots import plot_sweep
-    from .workflows import SweepConfig, dissipation_sweep
+def _parse_assignments(items, option):
+    """``NAME=VALUE`` strings to a dict (values kept as strings)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ValueError(f"{option} takes NAME=VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
+    return out
 
-    with jax.enable_x64(precision == "float64"):
+
+def _grid_axis(name, spec):
+    """A swept axis from ``MIN:MAX:N`` (linspace), ``v1,v2,...`` or a TOML list/table value."""
+    try:
+        if isinstance(spec, dict):
+            return np.linspace(float(spec["min"]), float(spec["max"]), int(spec["n"]))
+        if isinstance(spec, (list, tuple)):
+            return np.asarray(spec, dtype=float)
+        if ":" in spec:
+            lo, hi, n = spec.split(":")
+            if int(n) < 1 or not float(hi) >= float(lo):
+                raise ValueError
+            return np.linspace(float(lo), float(hi), int(n))
+        return np.asarray([float(v) for v in spec.split(",")])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"--param {name}: give MIN:MAX:N with MIN <= MAX and N >= 1, or v1,v2,..., got {spec!r}")
+
+
+def _load_toml(path):
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+
+
+SWEEP_KEYS = {"system", "law", "param", "set", "cycles", "duration", "window", "dt", "wrt", "gradient", "chunk_size",
+              "devices", "out", "figure", "precision"}
+DEFAULT_GRID = {"muN": "0.05:1.0:64", "alpha": "0.05:2.0:64"}
+
+
+def _use_devices(n):
+    """Split the CPU into ``n`` devices (one per core by default) before JAX starts computing."""
+    if n is not None and n < 1:
+        raise ValueError(f"--devices must be >= 1, got {n}")
+    wanted = n or os.cpu_count() or 1
+    try:
+        jax.config.update("jax_num_cpu_devices", wanted)
+    except RuntimeError:  # the backend is already running (e.g. called in-process); use what is there
+        pass
+    return jax.local_devices()[:wanted]
+
+
+@main.command()
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="TOML file with any of the options below (command-line options win); see the README.")
+@click.option("--system", default=None, help="System: oscillator (default), belt, disc.")
+@click.option("--law", default=None, help="Friction law [default: the system's; oscillator: quinn, coulomb, "
+              "velocity-limited, karnopp, threlfall, awrejcewicz; belt: quinn, karnopp, coulomb].")
+@click.option("--param", "params", multiple=True, metavar="NAME=MIN:MAX:N",
+              help="Swept parameter (repeat; also NAME=v1,v2,...) [default: muN=0.05:1.0:64 alpha=0.05:2.0:64].")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Fixed parameter (repeat).")
+@click.option("--cycles", type=int, default=None, help="Forcing cycles, the last measured [default: 50].")
+@click.option("--duration", type=float, default=None, help="Run length, for unforced systems (with --window).")
+@click.option("--window", type=float, default=None, help="Measured window at the end of the run.")
+@click.option("--dt", type=float, default=None, help="RK4 step [default: the system's paper].")
+@click.option("--wrt", default=None, help="Parameters for dD/dp, comma-separated [default: the first swept].")
+@click.option("--gradient", type=click.Choice(["auto", "forward", "reverse", "none"]), default=None,
+              help="Gradient mode [default: auto: forward for <= 3 parameters].")
+@click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
+@click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
+@click.option("--out", default=None, type=click.Path(file_okay=False),
+              help="Folder for chunks, manifest and result.nc [default: jaxfriction-out/sweep].")
+@click.option("--resume", is_flag=True, help="Continue the sweep saved in --out (same arguments).")
+@click.option("--figure", default=None, type=click.Path(dir_okay=False), help="Figure [default: OUT/sweep.png].")
+@click.option("--precision", type=PRECISIONS, default=None, help="float64 (default) or float32.")
+@click.option("--progress/--no-progress", default=True, show_default=True)
+def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, wrt, gradient, chunk_size, devices,
+          out, resume, figure, precision, progress):
+    """Sweep a system over a parameter grid: window dissipation, stick fraction, dD/dp, resumable.
+
+    With no options: Quinn's forced oscillator (Quinn 2004 eq. 5, Quinn's law, eps = 2 dt),
+    64 x 64 (mu N, alpha) grid, 50 cycles at omega = 0.5, dt = 0.01, the last cycle measured.
+    """
+    from .plots import plot_sweep
+    from .workflows import system_sweep
+    from .workflows.registry import system_spec
+
+    try:
+        cfg = _load_toml(config_file) if config_file else {}
+        unknown = sorted(set(cfg) - SWEEP_KEYS)
+        if unknown:
+            raise ValueError(f"{config_file}: unknown keys {unknown}; known: {sorted(SWEEP_KEYS)}")
+        pick = {k: v for k, v in dict(system=system, law=law, cycles=cycles, duration=duration, window=window, dt=dt,
+                                      wrt=wrt, gradient=gradient, chunk_size=chunk_size, devices=devices, out=out,
+                                      figure=figure, precision=precision).items() if v is not None}
+        cfg = {**cfg, **pick}
+        system = cfg.get("system", "oscillator")
+        spec = system_spec(system)
+        grid_spec = {**cfg.get("param", {}), **_parse_assignments(params, "--param")}
+        if not grid_spec:
+            if system != "oscillator":
+                raise ValueError(f"--param is required for system {system!r} (parameters: {spec.parameters})")
+            grid_spec = DEFAULT_GRID
+        grid = {name: _grid_axis(name, value) for name, value in grid_spec.items()}
+        fixed = {**cfg.get("set", {}), **_parse_assignments(sets, "--set")}
         try:
-            for name, (lo, hi, n) in (("--mu", mu_range), ("--alpha", alpha_range)):
-                if n < 1 or not hi >= lo:
-                    raise ValueError(f"{name} needs MIN <= MAX and N >= 1, got {lo} {hi} {n}")
-            config = SweepConfig(law=law, omega=omega, dt=dt, cycles=cycles, eps=2 * dt if eps is None else eps)
-            ds = dissipation_sweep(np.linspace(*mu_range), np.linspace(*alpha_range), config,
-                                   chunk_size=chunk_size, progress=progress)
-        except ValueError as exc:
-            _fail(exc)
-    for path in (out, figure):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    ds.to_netcdf(out, engine="h5netcdf")
+            fixed = {k: float(v) for k, v in fixed.items()}
+        except (TypeError, ValueError):
+            raise ValueError(f"--set values must be numbers, got {fixed}") from None
+        dt = float(cfg.get("dt", spec.dt))
+        if not dt > 0:
+            raise ValueError(f"--dt must be > 0, got {dt}")
+        if system == "oscillator" and "eps" not in fixed and "eps" not in grid:
+            fixed["eps"] = 2 * dt  # Quinn's choice
+        if "cycles" not in cfg and "duration" not in cfg and spec.frequency is not None:
+            cfg["cycles"] = 50
+        wrt = cfg.get("wrt", next(iter(grid)))
+        wrt = [w.strip() for w in wrt.split(",") if w.strip()] if isinstance(wrt, str) else list(wrt)
+        mode = cfg.get("gradient", "auto")
+        out = Path(cfg.get("out", "jaxfriction-out/sweep"))
+        if out.exists() and any(out.glob("chunk_*.npz")) and not resume:
+            raise ValueError(f"--out {out} holds a saved sweep: pass --resume to continue it, or choose another --out")
+        device_list = _use_devices(cfg.get("devices"))
+        with jax.enable_x64(cfg.get("precision", "float64") == "float64"):
+            ds = system_sweep(system, grid, fixed=fixed, law=cfg.get("law"), cycles=cfg.get("cycles"),
+                              duration=cfg.get("duration"), window=cfg.get("window"), dt=dt,
+                              wrt=wrt if mode != "none" else (), gradient=None if mode == "none" else mode,
+                              chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out,
+                              progress=progress)
+    except ValueError as exc:
+        _fail(exc)
+    figure = cfg.get("figure", str(out / "sweep.png"))
+    Path(figure).parent.mkdir(parents=True, exist_ok=True)
     plot_sweep(ds, figure)
     a = ds.attrs
+    lanes = int(np.prod([ds.sizes[d] for d in ds["dissipation"].dims]))
     n_bad = int((ds["status"] != 0).sum())
     click.echo(
-        f"{ds.sizes['mu'] * ds.sizes['alpha']} trajectories x {a['trajectory_steps'] // (ds.sizes['mu'] * ds.sizes['alpha'])} "
-        f"RK4 steps ({law} law, {a['dtype']}): compile {a['compile_seconds']:.1f} s, run {a['run_seconds']:.1f} s, "
-        f"{a['steps_per_second'] / 1e6:.2f} M trajectory-steps/s (with forward-mode dD/dmu)"
+        f"{lanes} trajectories x {a['trajectory_steps'] // lanes} RK4 steps ({system}, {a['law']} law, "
+        f"{ds['dissipation'].dtype}, {a['devices']} devices, gradient {a['gradient']}): "
+        f"{a['chunks_computed']} chunks computed, {a['chunks_loaded']} loaded; compile {a['compile_seconds']:.1f} s, "
+        f"run {a['run_seconds']:.1f} s, {a['steps_per_second'] / 1e6:.2f} M trajectory-steps/s"
     )
     click.echo(
-        f"D in last cycle: {float(ds['dissipation'].min()):.4g} .. {float(ds['dissipation'].max()):.4g}; "
+        f"D over the window: {float(ds['dissipation'].min()):.4g} .. {float(ds['dissipation'].max()):.4g}; "
         f"sticking (stick fraction > 0) in {float((ds['stick_fraction'] > 0).mean()):.0%} of the grid; "
         f"{n_bad} trajectories flagged"
     )
-    click.echo(f"wrote {out} and {figure}")
+    click.echo(f"wrote {out / 'result.nc'} and {figure}")
+
+
+def _name_values(option, items, parse=float):
+    """``NAME=VALUE`` items of a repeatable option -> dict (a ValueError names the option)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{option} expects NAME=VALUE, got {item!r}")
+        try:
+            out[name.strip()] = parse(value.strip())
+        except ValueError:
+            raise ValueError(f"{option} {name.strip()}: {value.strip()!r} is not valid") from None
+    return out
+
+
+def _bound(text):
+    lo, sep, hi = text.partition(":")
+    if not sep:
+        raise ValueError(text)
+    return None if not lo and not hi else (float(lo) if lo else None, float(hi) if hi else None)
 
 
 def _report(numbers, figure, as_json, plot, lines):

@@ -11,20 +11,31 @@ import numpy as np  # noqa: E402
 
 
 def plot_sweep(ds, path):
-    """Heat maps of a :func:`~jaxfriction.workflows.dissipation_sweep` dataset, saved to ``path``."""
-    panels = [("dissipation", "D, last cycle", "viridis"), ("stick_fraction", "stick fraction", "magma"),
-              ("dD_dmu", "dD/d(mu N)", "coolwarm")]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
+    """Heat maps (2-D grid) or curves (1-D grid or samples) of a sweep dataset, saved to ``path``.
+
+    Panels: ``dissipation``, ``stick_fraction`` and the first ``dD_d<name>`` variable, if any.
+    """
+    grads = [name for name in ds.data_vars if name.startswith("dD_d")]
+    panels = [("dissipation", "D, measured window", "viridis"), ("stick_fraction", "stick fraction", "magma")]
+    panels += [(grads[0], grads[0].replace("dD_d", "dD/d"), "coolwarm")] if grads else []
+    dims = ds["dissipation"].dims
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), constrained_layout=True)
     for ax, (name, title, cmap) in zip(axes, panels):
-        values = np.asarray(ds[name]).T
-        kw = {}
-        if name == "dD_dmu":
-            lim = np.nanmax(np.abs(values)) or 1.0
-            kw = {"vmin": -lim, "vmax": lim}
-        mesh = ax.pcolormesh(ds["mu"], ds["alpha"], values, cmap=cmap, shading="auto", **kw)
-        fig.colorbar(mesh, ax=ax)
-        ax.set(xlabel="mu N", ylabel="alpha", title=title)
-    fig.suptitle(f"Quinn forced oscillator, {ds.attrs['law']} law, omega={ds.attrs['omega']}, dt={ds.attrs['dt']}")
+        values = np.asarray(ds[name])
+        if len(dims) == 2:
+            kw = {}
+            if name in grads:
+                lim = np.nanmax(np.abs(values)) or 1.0
+                kw = {"vmin": -lim, "vmax": lim}
+            mesh = ax.pcolormesh(ds[dims[0]], ds[dims[1]], values.T, cmap=cmap, shading="auto", **kw)
+            fig.colorbar(mesh, ax=ax)
+            ax.set(xlabel=dims[0], ylabel=dims[1], title=title)
+        else:
+            x = ds[dims[0]] if dims[0] in ds.coords else np.arange(values.shape[0])
+            ax.plot(x, values.reshape(values.shape[0], -1), ".-", ms=3)
+            ax.set(xlabel=dims[0], title=title)
+    attrs = ds.attrs
+    fig.suptitle(f"{attrs.get('system', 'oscillator')}, {attrs.get('law')} law, dt={attrs.get('dt')}")
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

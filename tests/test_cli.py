@@ -5,18 +5,60 @@ import xarray as xr
 from click.testing import CliRunner
 
 from jaxfriction.cli import main
+from jaxfriction.workflows import SweepConfig, dissipation_sweep
 
 
-def test_sweep_writes_results_and_figure(tmp_path):
-    out, fig = tmp_path / "s.nc", tmp_path / "s.png"
-    result = CliRunner().invoke(main, ["sweep", "--mu", "0.2", "1.0", "3", "--alpha", "0.1", "2.0", "4", "--cycles",
-                                       "3", "--out", str(out), "--figure", str(fig), "--no-progress"])
+def sweep(tmp_path, *args):
+    return CliRunner().invoke(main, ["sweep", "--out", str(tmp_path / "sweep"), "--no-progress", *args])
+
+
+def test_sweep_writes_results_and_figure_and_resumes(tmp_path):
+    args = ["--param", "muN=0.2:1.0:3", "--param", "alpha=0.1,0.9,2.0", "--cycles", "3", "--chunk-size", "4"]
+    result = sweep(tmp_path, *args)
     assert result.exit_code == 0, result.output
-    assert "trajectory-steps/s" in result.output
-    ds = xr.open_dataset(out, engine="h5netcdf")
-    assert ds["dissipation"].shape == (3, 4) and ds.attrs["law"] == "quinn"
-    assert ds["dissipation"].dtype == np.float64 and np.isclose(ds.attrs["eps"], 0.02)
-    assert fig.stat().st_size > 10_000
+    assert "trajectory-steps/s" in result.output and "3 chunks computed, 0 loaded" in result.output
+    ds = xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")
+    assert ds["dissipation"].dims == ("muN", "alpha") and ds["dissipation"].shape == (3, 3)
+    assert ds.attrs["law"] == "quinn" and ds["dissipation"].dtype == np.float64 and ds.attrs["gradient"] == "forward"
+    # the same numbers as the Python API of the default sweep (eps = 2 dt)
+    ref = dissipation_sweep([0.2, 0.6, 1.0], [0.1, 0.9, 2.0], SweepConfig(cycles=3), progress=False)
+    np.testing.assert_allclose(ds["dissipation"], ref["dissipation"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ds["dD_dmuN"], ref["dD_dmu"], rtol=1e-12, atol=1e-15)
+    assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 10_000
+    # a second run must say --resume; with it, nothing is recomputed and the result is the same
+    again = sweep(tmp_path, *args)
+    assert again.exit_code != 0 and "--resume" in again.output
+    resumed = sweep(tmp_path, *args, "--resume")
+    assert resumed.exit_code == 0 and "0 chunks computed, 3 loaded" in resumed.output
+    xr.testing.assert_identical(xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")["dissipation"],
+                                ds["dissipation"])
+
+
+def test_sweep_of_the_belt_from_a_toml_file(tmp_path):
+    config = tmp_path / "belt.toml"
+    config.write_text('system = "belt"\nduration = 30.0\nwindow = 10.0\nwrt = "mu_s,mu_k"\n'
+                      '[param]\nv0 = [0.1, 0.3]\n[set]\nmu_s = 0.6\nmu_k = 0.4\n')
+    result = sweep(tmp_path, "--config", str(config))
+    assert result.exit_code == 0, result.output
+    ds = xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")
+    assert ds["dissipation"].dims == ("v0",) and ds.attrs["system"] == "belt"
+    assert set(ds.data_vars) >= {"dD_dmu_s", "dD_dmu_k", "peak_slip", "stick_fraction"}
+    # stick-slip: the block sticks part of each cycle, slips at up to well above v0
+    assert np.all(ds["stick_fraction"] > 0.05) and np.all(ds["peak_slip"] > ds["v0"])
+    assert np.all(np.isfinite(ds["dD_dmu_s"])) and int(ds["status"].max()) == 0
+
+
+def test_sweep_bad_input_names_the_option(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text('sytem = "belt"\n')
+    for args, word in [(["--param", "muN=1:0:3"], "muN"), (["--param", "nu=0:1:3"], "nu"),
+                       (["--system", "belt", "--param", "v0=0.1:0.2:2", "--cycles", "3"], "cycles"),
+                       (["--system", "belt"], "--param"), (["--devices", "0"], "--devices"),
+                       (["--set", "omega"], "--set"), (["--config", str(config)], "sytem")]:
+        result = sweep(tmp_path, *args)
+        assert result.exit_code != 0
+        assert "Traceback" not in result.output and word in result.output, (args, result.output)
+        assert result.output.strip().startswith("Error:")
 
 
 def test_reproduce_quinn_fig5_json(tmp_path):
@@ -32,8 +74,9 @@ def test_reproduce_quinn_fig5_json(tmp_path):
 
 
 def test_bad_input_gives_one_line_and_nonzero_exit(tmp_path):
-    for args, word in [(["sweep", "--dt", "-1"], "dt"), (["sweep", "--law", "magic"], "law"),
-                       (["sweep", "--mu", "1", "0", "3"], "--mu"), (["reproduce", "quinn-fig5", "--dt", "0"], "dt")]:
+    for args, word in [(["sweep", "--dt", "-1", "--out", str(tmp_path)], "dt"),
+                       (["sweep", "--law", "magic", "--out", str(tmp_path)], "law"),
+                       (["reproduce", "quinn-fig5", "--dt", "0"], "dt")]:
         result = CliRunner().invoke(main, args + ["--figure", str(tmp_path / "x.png")])
         assert result.exit_code != 0
         assert "Traceback" not in result.output and word in result.output

@@ -1,9 +1,12 @@
+import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import jax
 
@@ -12,6 +15,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import xarray as xr
 
 import jaxfriction as jf
 from jaxfriction.workflows import run_sweep
@@ -115,3 +119,100 @@ def test_two_host_devices_give_the_same_result(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["devices"] == 2 and result["diff"] < 1e-12
+
+
+WORKER = Path(__file__).with_name("_distributed_worker.py")
+
+
+def _load_worker():
+    spec = importlib.util.spec_from_file_location("_distributed_worker", WORKER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port():
+    """A port free on every interface: the coordinator binds ``[::]:PORT``."""
+    try:
+        sock = socket.socket(socket.AF_INET6)
+        sock.bind(("::", 0))
+    except OSError:
+        sock = socket.socket()
+        sock.bind(("", 0))
+    with sock:
+        return sock.getsockname()[1]
+
+
+def _run_cluster(out_dir, processes, runs=1, timeout=120, attempts=3):
+    """Start ``processes`` workers joined by jax.distributed on localhost, each sweeping ``runs`` times.
+
+    Returns, per run, the list of the processes' RESULT records. Starts again on another port
+    when the coordinator's port was taken between choosing it and binding it.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}  # one CPU device per process
+    env["JAX_PLATFORMS"] = "cpu"
+    for attempt in range(attempts):
+        port = _free_port()
+
+        def command(i):
+            return [sys.executable, str(WORKER), str(port), str(processes), str(i), str(out_dir), str(runs)]
+
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "env": env}
+        procs = [subprocess.Popen(command(i), **pipes) for i in range(processes)]
+        results, deadline = [], time.monotonic() + timeout
+        try:
+            for proc in procs:
+                stdout, stderr = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+                if proc.returncode and "Failed to add port" in stderr and attempt + 1 < attempts:
+                    break  # the finally clause ends the others, which wait for the coordinator
+                assert proc.returncode == 0, stderr[-3000:]
+                lines = [line for line in stdout.splitlines() if line.startswith("RESULT ")]
+                assert len(lines) == runs, stdout[-3000:] + stderr[-3000:]
+                results.append([json.loads(line[len("RESULT "):]) for line in lines])
+            else:
+                return [list(run) for run in zip(*results)]
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+
+
+def test_multi_process_sweep_splits_chunks_and_resumes(tmp_path):
+    worker, processes = _load_worker(), 3
+    single = run_sweep(worker.fn, worker.GRID, chunk_size=worker.CHUNK_SIZE, devices=jax.local_devices()[:1],
+                       progress=False)
+    n_chunks = single.attrs["chunks_computed"]
+    assert n_chunks == 11 and single.attrs["process_count"] == 1 and single.attrs["process_index"] == 0
+    expected = {k: np.ascontiguousarray(single[k].values).tobytes().hex() for k in ("E", "x", "status")}
+    out = tmp_path / "shared"
+
+    first, again = _run_cluster(out, processes, runs=2)  # the second call: a restart after the finish
+    assert [r["process_index"] for r in first] == list(range(processes))
+    for p, r in enumerate(first):
+        mine = [i for i in range(n_chunks) if i % processes == p]  # round robin: chunk i belongs to i % P
+        assert r["process_count"] == processes and r["local_devices"] == 1 and r["devices"] == 1
+        assert r["chunk_size"] == single.attrs["chunk_size"]
+        assert sorted(r["written"]) == mine and r["chunks_computed"] == len(mine)  # only its own share
+        assert r["chunks_loaded"] == n_chunks - len(mine)  # the others' chunks, read from out_dir
+        assert r["outputs"] == expected  # every process returns the full dataset, bitwise the 1-process one
+        assert "out_dir is required" in r["missing_out_dir"]  # raised alike in every process
+        assert "other arguments" in r["other_arguments"] and "process(es) [1, 2]" in r["other_arguments"]
+        assert r["foreign_devices"].startswith("devices must be local")
+    assert sorted(i for r in first for i in r["written"]) == list(range(n_chunks))  # every chunk exactly once
+    assert sorted(p.name for p in out.glob("chunk_*")) == [f"chunk_{i:06d}.npz" for i in range(n_chunks)]
+    with xr.open_dataset(out / "result.nc", engine="h5netcdf") as written:  # by process 0
+        assert written.attrs["process_index"] == 0 and written.attrs["process_count"] == processes
+        for k in ("E", "x", "status"):
+            np.testing.assert_array_equal(written[k], single[k])
+
+    # the restart computes nothing, loads everything, and returns the same
+    assert [(r["chunks_computed"], r["chunks_loaded"], r["written"]) for r in again] == [(0, 11, [])] * 3
+    assert all(r["outputs"] == expected for r in again)
+
+    for i in (2, 3, 7):  # as if killed before these chunks were written; owners 2, 0, 1 of 3
+        (out / f"chunk_{i:06d}.npz").unlink()
+    (resumed,) = _run_cluster(out, 2)  # new processes resume on another process count: owners now 0, 1, 1
+    assert [sorted(r["written"]) for r in resumed] == [[2], [3, 7]]
+    assert [(r["chunks_computed"], r["chunks_loaded"]) for r in resumed] == [(1, 10), (2, 9)]
+    assert all(r["outputs"] == expected and r["process_count"] == 2 for r in resumed)

@@ -153,6 +153,13 @@ SPECS = [
         kink_distance=_quinn_distance,
     ),
     Spec(
+        jf.StaticKineticQuinn,
+        lambda c: static_kinetic(c, eps=SCALE),
+        lambda v, f, N, p: jf.quinn(v, f, N, jf.stribeck_coefficient(v, p["mu_s"], p["mu_k"], p["eps"], 2.0), p["eps"]),
+        lambda p: p["eps"],
+        _pm("eps"),
+    ),
+    Spec(
         jf.Threlfall,
         lambda c: st.fixed_dictionaries({"mu": c, "v0": SCALE, "viscous": VISCOUS}),
         lambda v, f, N, p: jf.threlfall(v, f, N, p["mu"], p["v0"], p["viscous"]),

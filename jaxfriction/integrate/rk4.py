@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -19,26 +21,85 @@ def rk4_step(vector_field, t, y, h, args=None):
     return y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
 
-def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None):
+#: States with at most this many elements are stepped component by component (see rk4_scan).
+ROW_STATE_LIMIT = 32
+
+
+def _rk4_rows_step(vector_field, t, rows, h, shape, args=None):
+    """:func:`rk4_step` on a state held as a tuple of its scalar components.
+
+    The vector field still sees the stacked array; stacking right before the call and
+    slicing right after it are removed by XLA's simplifier, so no concatenate is left in
+    the step and every RK4 stage is plain elementwise arithmetic (same operations, same
+    order, as :func:`rk4_step`).
+    """
+
+    def stage(t, r):
+        k = vector_field(t, jnp.stack(r).reshape(shape), args).reshape(-1)
+        return tuple(k[i] for i in range(len(r)))
+
+    def axpy(c, k):
+        return tuple(r + c * ki for r, ki in zip(rows, k))
+
+    k1 = stage(t, rows)
+    k2 = stage(t + 0.5 * h, axpy(0.5 * h, k1))
+    k3 = stage(t + 0.5 * h, axpy(0.5 * h, k2))
+    k4 = stage(t + h, axpy(h, k3))
+    return tuple(r + (h / 6.0) * (a + 2.0 * b + 2.0 * c + d) for r, a, b, c, d in zip(rows, k1, k2, k3, k4))
+
+
+def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint=False):
     """Integrate ``n_saves * save_every`` RK4 steps of size ``h`` from ``(t0, y0)``.
 
     Times are formed as ``t0 + k h`` from the integer step count ``k`` (no accumulated
     rounding). ``n_saves`` and ``save_every`` must be Python ints.
+
+    Small states (at most :data:`ROW_STATE_LIMIT` elements, e.g. every single-contact
+    oscillator with its energy integrals) are carried as a tuple of components. Under
+    ``vmap`` a stacked ``(batch, n)`` state makes XLA's CPU backend fuse each stage's
+    ``stack`` into a concatenate that it evaluates element by element, recomputing the
+    earlier stages for every component; component-wise the step compiles to a few
+    vectorized loops over the batch, 5-15x faster on CPU for the 1-dof oscillator
+    (``scripts/bench.py``). The arithmetic is that of :func:`rk4_step`.
+
+    ``checkpoint=True`` bounds the memory of reverse-mode differentiation: the steps
+    between two saves run as ``ceil(sqrt(save_every))``-step blocks under
+    ``jax.checkpoint``, so the backward pass stores one state per block and recomputes
+    the steps inside (memory O(sqrt(n)) states instead of every stage of every step, for
+    about one extra forward run). Results are unchanged.
 
     Returns:
         ``(ts, ys)`` with ``ts`` of shape ``(n_saves + 1,)`` and ``ys`` of shape
         ``(n_saves + 1,) + y0.shape``, including the initial point.
     """
 
-    offsets = jnp.arange(save_every)
+    shape = jnp.shape(y0)
+    by_rows = jnp.size(y0) <= ROW_STATE_LIMIT
+
+    def step(y, t):
+        if by_rows:
+            return _rk4_rows_step(vector_field, t, y, h, shape, args)
+        return rk4_step(vector_field, t, y, h, args)
+
+    def steps(y, first, count):
+        def one_step(y, j):
+            return step(y, t0 + (first + j) * h), None
+
+        return jax.lax.scan(one_step, y, jnp.arange(count))[0]
+
+    block = math.isqrt(save_every - 1) + 1 if checkpoint else save_every
+    n_blocks, rest = divmod(save_every, block)
 
     def one_save(y, i):
-        def one_step(y, j):
-            return rk4_step(vector_field, t0 + (i * save_every + j) * h, y, h, args), None
+        if checkpoint:
+            run_block = jax.checkpoint(lambda y, b: (steps(y, i * save_every + b * block, block), None))
+            y, _ = jax.lax.scan(run_block, y, jnp.arange(n_blocks))
+            y = steps(y, i * save_every + n_blocks * block, rest) if rest else y
+        else:
+            y = steps(y, i * save_every, save_every)
+        return y, (jnp.stack(y).reshape(shape) if by_rows else y)
 
-        y, _ = jax.lax.scan(one_step, y, offsets)
-        return y, y
-
-    _, ys = jax.lax.scan(one_save, y0, jnp.arange(n_saves))
+    start = tuple(jnp.ravel(y0)) if by_rows else y0
+    _, ys = jax.lax.scan(one_save, start, jnp.arange(n_saves))
     ks = jnp.arange(n_saves + 1) * save_every
     return t0 + ks * h, jnp.concatenate([y0[None], ys], axis=0)

@@ -27,6 +27,7 @@ def simulate(
     atol: float = 1e-10,
     max_steps: int = 1_000_000,
     args=None,
+    checkpoint: bool = False,
 ) -> Trajectory:
     """Integrate ``system`` from ``(t0, y0)`` to ``t1``.
 
@@ -56,6 +57,9 @@ def simulate(
         n_save: adaptive solvers save at ``n_save + 1`` equally spaced times.
         rtol, atol: adaptive tolerances. max_steps: diffrax step budget.
         args: passed to ``system.vector_field``.
+        checkpoint: RK4 scan only; bound the memory of reverse-mode gradients to
+            O(sqrt(steps)) states for about one extra forward run (see
+            :func:`~jaxfriction.integrate.rk4.rk4_scan`). Results are unchanged.
 
     Returns:
         A :class:`Trajectory`; its ``status`` flags non-finite states or solver failure
@@ -87,7 +91,7 @@ def simulate(
             raise ValueError("dt is required for fixed-step integration")
         n_saves, every, h = fixed_grid(t0, t1, dt, save_every)
         if solver is None:
-            ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args)
+            ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=checkpoint)
         else:
             ts = t0 + jnp.arange(n_saves + 1) * (every * h)
             step_ts = t0 + jnp.arange(n_saves * every + 1) * h

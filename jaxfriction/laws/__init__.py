@@ -14,7 +14,7 @@ from .coulomb import (
     viscous_coulomb,
 )
 from .karnopp import Karnopp, karnopp
-from .quinn import Quinn, quinn
+from .quinn import Quinn, StaticKineticQuinn, quinn
 from .stribeck import Stribeck, stribeck, stribeck_coefficient
 from .threlfall import Threlfall, threlfall
 from .velocity_limited import VelocityLimited, velocity_limited
@@ -26,6 +26,7 @@ __all__ = [
     "Karnopp",
     "Quinn",
     "StaticKineticCoulomb",
+    "StaticKineticQuinn",
     "Stribeck",
     "Threlfall",
     "VelocityLimited",

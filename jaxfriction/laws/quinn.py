@@ -6,6 +6,7 @@ import jax.numpy as jnp
 
 from .._checks import check_real
 from .base import AbstractFrictionLaw, safe_divide
+from .stribeck import stribeck_coefficient
 
 
 def quinn(v, f_eq, normal, mu, eps):
@@ -59,3 +60,47 @@ class Quinn(AbstractFrictionLaw):
 
     def static_limit(self, normal):
         return self.mu * normal
+
+
+class StaticKineticQuinn(AbstractFrictionLaw):
+    """Quinn's regularization with a static and a kinetic level (continuous in ``v``).
+
+    ``f = quinn(v, f_eq, N, mu(v), eps)`` with ``mu(v) = mu_k + (mu_s - mu_k) exp(-(v/eps)^2)``
+    (the Stribeck curve of :func:`~jaxfriction.stribeck_coefficient` with Stribeck velocity
+    ``eps``): at ``v = 0`` it is the force balance clipped to ``mu_s N`` (Quinn 2004 eq. 2,
+    so the contact sticks up to the static limit), inside the band the slip velocity relaxes
+    at rate ``mu N / (m eps)`` (Quinn 2004 eq. 4), and beyond a few ``eps`` it is kinetic
+    Coulomb ``-mu_k N sgn(v)``. It converges pointwise to static/kinetic Coulomb
+    (:class:`~jaxfriction.StaticKineticCoulomb`) as ``eps -> 0``. Continuous in ``v`` and in
+    both coefficients, so trajectories are differentiable in ``mu_s`` and ``mu_k`` through
+    stick-slip; Karnopp's switch is not (automatic differentiation misses the switch-time
+    term, see :mod:`jaxfriction.workflows.fit`).
+
+    Args:
+        mu_s: static coefficient >= 0. mu_k: kinetic coefficient >= 0 (``mu_k > mu_s`` is
+            allowed and means velocity strengthening). eps: band width > 0 (velocity units).
+
+    Raises: ValueError for negative or non-finite values, ``eps <= 0``.
+    """
+
+    mu_s: float = 0.6
+    mu_k: float = 0.4
+    eps: float = 0.02
+
+    def __check_init__(self):
+        check_real("mu_s", self.mu_s, nonnegative=True)
+        check_real("mu_k", self.mu_k, nonnegative=True)
+        check_real("eps", self.eps, positive=True)
+
+    def __call__(self, v, f_eq, normal):
+        mu = stribeck_coefficient(v, self.mu_s, self.mu_k, self.eps, 2.0)
+        return quinn(v, f_eq, normal, mu, self.eps)
+
+    def stick_band(self):
+        return self.eps
+
+    def static_limit(self, normal):
+        return self.mu_s * normal
+
+    def bound(self, v, normal):
+        return jnp.maximum(self.mu_s, self.mu_k) * normal + 0.0 * v

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -11,11 +12,11 @@ import numpy as np
 
 from .._checks import check_real
 from ..integrate.grid import fixed_grid
-from ..integrate.simulate import simulate
 from ..laws import Awrejcewicz, Coulomb, Karnopp, Quinn, Threlfall, VelocityLimited
-from ..observables.stick import stick_fraction
 from ..systems.oscillators import ForcedOscillator
 from .engine import run_sweep
+from .metrics import resolve_gradient, window_metrics
+from .sharding import lane_devices, sharded_vmap
 
 #: Laws selectable by name; ``eps`` is the law's regularization width (Karnopp's ``eta``,
 #: Threlfall's ``v0``), ignored by Coulomb.
@@ -39,6 +40,10 @@ def make_law(name: str, mu, eps):
     return LAWS[name](mu, eps)
 
 
+#: Parameters of :func:`cycle_metrics` that gradients can be taken with respect to.
+SWEPT = ("mu", "alpha")
+
+
 @dataclass(frozen=True)
 class SweepConfig:
     """Settings of the default sweep (hashable: it is a static argument of ``jit``).
@@ -47,7 +52,9 @@ class SweepConfig:
         law: law name (:data:`LAWS`). omega: forcing frequency (rad/time). dt: RK4 step.
         cycles: forcing cycles simulated; the last one is measured. eps: regularization
         width (Quinn: ``2 dt``). stick_tol: slip speed below which the contact counts as
-        stuck. Nondimensional units of Quinn eq. (5): ``m = k = N = 1``.
+        stuck. gradient: one of :data:`~jaxfriction.workflows.metrics.GRADIENT_MODES`. wrt: parameters (of
+        :data:`SWEPT`) to differentiate D with respect to. Nondimensional units of Quinn
+        eq. (5): ``m = k = N = 1``.
 
     Raises: ValueError for invalid values (named).
     """
@@ -58,6 +65,8 @@ class SweepConfig:
     cycles: int = 50
     eps: float = 0.02
     stick_tol: float = 1e-6
+    gradient: str | None = "forward"
+    wrt: tuple = ("mu",)
 
     def __post_init__(self):
         check_real("dt", self.dt, positive=True)
@@ -67,6 +76,11 @@ class SweepConfig:
         check_real("stick_tol", self.stick_tol, positive=True)
         if not isinstance(self.cycles, int) or self.cycles < 2:
             raise ValueError(f"cycles must be an int >= 2, got {self.cycles!r}")
+        resolve_gradient(self.gradient, len(self.wrt))
+        if not isinstance(self.wrt, tuple) or not set(self.wrt) <= set(SWEPT) or len(set(self.wrt)) != len(self.wrt):
+            raise ValueError(f"wrt must be a tuple of distinct names from {SWEPT}, got {self.wrt!r}")
+        if self.gradient is not None and not self.wrt:
+            raise ValueError("wrt must name at least one parameter when gradient is set")
 
     @property
     def period(self) -> float:
@@ -78,49 +92,96 @@ class SweepConfig:
         n_pre = fixed_grid(0.0, (self.cycles - 1) * self.period, self.dt, None)[1]
         return n_pre + fixed_grid(0.0, self.period, self.dt, None)[1]
 
+    @property
+    def gradient_mode(self) -> str | None:
+        """The mode actually used: ``"auto"`` resolved by the number of parameters."""
+        return resolve_gradient(self.gradient, len(self.wrt))
 
-def cycle_metrics(mu, alpha, config: SweepConfig):
+
+def cycle_metrics(mu, alpha, config: SweepConfig = SweepConfig()):
     """Last-cycle observables of Quinn's oscillator ``x'' + x = f + alpha sin(omega t)``.
 
     Starts at rest at the origin, integrates ``cycles - 1`` forcing cycles (transient), then
-    measures the last cycle. ``dD/dmu`` is forward-mode (``jax.jvp``): it carries the
-    tangent along the run and needs no stored trajectory.
+    measures the last cycle (:func:`~jaxfriction.workflows.metrics.window_metrics`).
+    Gradients of D follow ``config.gradient`` (forward: tangents carried along the run;
+    reverse: checkpointed scan).
 
     Args: ``mu`` (= mu N, N = 1) and ``alpha`` scalars; ``config`` a :class:`SweepConfig`.
     Returns: dict of scalars ``dissipation`` (D of the last cycle, Quinn Sec. 3.1.2),
-        ``dD_dmu``, ``stick_fraction`` (of the last cycle), ``status`` (0 ok, see
+        ``dD_d<name>`` for each name of ``config.wrt`` (when ``config.gradient`` is set),
+        ``stick_fraction`` (of the last cycle), ``status`` (0 ok, see
         :class:`~jaxfriction.Trajectory`).
     """
-    t_last = (config.cycles - 1) * config.period
+    def build(mu, alpha):
+        return ForcedOscillator(law=make_law(config.law, mu, config.eps), alpha=alpha, omega=config.omega)
 
-    def run(mu):
-        system = ForcedOscillator(law=make_law(config.law, mu, config.eps), alpha=alpha, omega=config.omega)
-        pre = simulate(system, jnp.zeros(2), 0.0, t_last, config.dt, save_every=None)
-        last = simulate(system, pre.ys[-1], t_last, t_last + config.period, config.dt)
-        d = last.friction_dissipation[-1] - last.friction_dissipation[0]
-        return d, (stick_fraction(last, config.stick_tol), jnp.maximum(pre.status, last.status))
-
-    d, dd, (sf, status) = jax.jvp(run, (mu,), (jnp.ones_like(mu),), has_aux=True)
-    return {"dissipation": d, "dD_dmu": dd, "stick_fraction": sf, "status": status}
+    out = window_metrics(build, {"mu": mu, "alpha": alpha}, config.wrt if config.gradient else (),
+                         t_measure=(config.cycles - 1) * config.period, window=config.period, dt=config.dt,
+                         gradient=config.gradient, stick_tol=config.stick_tol)
+    return {k: out[k] for k in ("dissipation", *(f"dD_d{k}" for k in config.wrt if config.gradient),
+                                "stick_fraction", "status")}
 
 
-def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig(), *, chunk_size=1024, progress=True):
+@functools.lru_cache(maxsize=16)
+def _batched(config, devices):
+    return sharded_vmap(lambda mu, alpha: cycle_metrics(mu, alpha, config), list(devices))
+
+
+def batch_dissipation(mu, alpha, config: SweepConfig = SweepConfig(), *, devices=None):
+    """:func:`cycle_metrics` for a batch of lanes in one compiled call, sharded over devices.
+
+    The library's fastest path for a batch of forced-oscillator runs (what ``dissipation_sweep``
+    and ``scripts/bench.py`` call): ``vmap`` over lanes, lanes split evenly over ``devices``
+    (all local devices by default; on CPU one per core when the host is split, see
+    :func:`~jaxfriction.workflows.sharding.lane_devices`). The compiled program is cached
+    per configuration, device set and batch size.
+
+    Args:
+        mu, alpha: 1-D arrays of equal length ``B`` (mu N >= 0; forcing amplitude).
+        config: :class:`SweepConfig` (its ``gradient``/``wrt`` choose the derivatives).
+        devices: devices to shard over; ``B`` is padded to a multiple of their number.
+
+    Returns: dict of ``(B,)`` numpy arrays, the keys of :func:`cycle_metrics`.
+
+    Raises: ValueError for arrays of other shapes or lengths, non-finite values, mu < 0.
+    """
+    mu = np.asarray(mu, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    for name, arr in (("mu", mu), ("alpha", alpha)):
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
+        check_real(name, arr)
+    if mu.shape != alpha.shape:
+        raise ValueError(f"mu and alpha must have one length, got {mu.size} and {alpha.size}")
+    check_real("mu", mu, nonnegative=True)
+    devices = tuple(lane_devices(devices))
+    pad = -mu.size % len(devices)
+    point = {k: jnp.asarray(np.concatenate([v, np.full(pad, v[-1])])) for k, v in (("mu", mu), ("alpha", alpha))}
+    out = jax.device_get(_batched(config, devices)(point))
+    return {k: np.asarray(v)[: mu.size] for k, v in out.items()}
+
+
+def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig(), *, chunk_size=1024,
+                      progress=True, devices=None, out_dir=None):
     """Evaluate :func:`cycle_metrics` on the grid ``mu_values x alpha_values``.
 
-    Runs on the general engine :func:`~jaxfriction.workflows.run_sweep` (``vmap`` in chunks of
-    ``chunk_size``, the last chunk padded so one compiled program serves all, progress bar),
-    on one device, in memory.
+    Runs on the general engine :func:`~jaxfriction.workflows.run_sweep`: ``vmap`` in chunks
+    of ``chunk_size`` lanes sharded over ``devices`` (all local devices by default), the
+    last chunk padded so one compiled program serves all, progress bar; with ``out_dir``
+    every chunk is saved as it finishes and a rerun resumes.
 
     Args:
         mu_values: 1-D array of mu N values (>= 0). alpha_values: 1-D array of amplitudes.
         config: :class:`SweepConfig`. chunk_size: lanes per compiled call (>= 1).
-        progress: show a tqdm bar.
+        progress: show a tqdm bar. devices: devices to shard each chunk over.
+        out_dir: folder for chunk files (resumable), or None (in memory).
 
     Returns:
         ``xarray.Dataset`` with dims ``(mu, alpha)``, variables ``dissipation``,
-        ``dD_dmu``, ``stick_fraction``, ``status``; attributes record the configuration,
-        ``compile_seconds``, ``run_seconds`` and ``steps_per_second`` (trajectory-steps of
-        the forward run per second of run time, compile excluded).
+        ``dD_d<name>`` per ``config.wrt``, ``stick_fraction``, ``status``; attributes
+        record the configuration, ``compile_seconds``, ``run_seconds``, ``devices`` and
+        ``steps_per_second`` (trajectory-steps of the forward run per second of run
+        time, compile excluded).
 
     Raises:
         ValueError: empty, non-1-D or non-finite grids, negative mu, bad chunk_size.
@@ -135,27 +196,23 @@ def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
 
-    ds = run_sweep(lambda mu, alpha: cycle_metrics(mu, alpha, config), {"mu": mu_values, "alpha": alpha_values},
-                   chunk_size=chunk_size, devices=jax.local_devices()[:1], progress=progress)
-    ds["status"] = ds["status"].astype(np.int8)
-    labels = {"dissipation": "dissipation in the last cycle D", "dD_dmu": "dD/dmu (forward mode)",
-              "stick_fraction": "stick fraction, last cycle", "status": "0 ok, 1 non-finite",
-              "mu": "friction coefficient times normal force, mu N", "alpha": "forcing amplitude"}
-    for name, label in labels.items():
-        ds[name].attrs["long_name"] = label
     steps = mu_values.size * alpha_values.size * config.steps_per_trajectory
-    ds.attrs = {
-        "system": "Quinn 2004 eq. 5: x'' + x = f + alpha sin(omega t), x(0) = x'(0) = 0",
-        "law": config.law,
-        "omega": config.omega,
-        "dt": config.dt,
-        "cycles": config.cycles,
-        "eps": config.eps,
-        "stick_tol": config.stick_tol,
-        "dtype": str(jnp.asarray(0.0).dtype),
-        "compile_seconds": ds.attrs["compile_seconds"],
-        "run_seconds": ds.attrs["run_seconds"],
-        "trajectory_steps": steps,
-        "steps_per_second": steps / ds.attrs["run_seconds"],
-    }
-    return ds
+
+    def finalize(ds):
+        ds["status"] = ds["status"].astype(np.int8)
+        labels = {"dissipation": "dissipation in the last cycle D", "stick_fraction": "stick fraction, last cycle",
+                  "status": "0 ok, 1 non-finite", "mu": "friction coefficient times normal force, mu N",
+                  "alpha": "forcing amplitude",
+                  **{f"dD_d{k}": f"dD/d{k} ({config.gradient_mode} mode)" for k in config.wrt if config.gradient}}
+        for name, label in labels.items():
+            ds[name].attrs["long_name"] = label
+        ds.attrs = {"system": "Quinn 2004 eq. 5: x'' + x = f + alpha sin(omega t), x(0) = x'(0) = 0",
+                    "law": config.law, "omega": config.omega, "dt": config.dt, "cycles": config.cycles,
+                    "eps": config.eps, "stick_tol": config.stick_tol, "gradient": str(config.gradient_mode),
+                    "dtype": str(jnp.asarray(0.0).dtype), **ds.attrs, "trajectory_steps": steps,
+                    "steps_per_second": steps / max(ds.attrs["run_seconds"], 1e-12)}
+        return ds
+
+    return run_sweep(lambda mu, alpha: cycle_metrics(mu, alpha, config), {"mu": mu_values, "alpha": alpha_values},
+                     chunk_size=chunk_size, devices=lane_devices(devices), progress=progress, out_dir=out_dir,
+                     tag=repr(config), finalize=finalize)
