@@ -44,6 +44,7 @@ from .systems import (
     MassUnderForce,
     SpringMassOnBelt,
 )
+from .workflows.fit import FIT_SYSTEMS, FitResult, Measurement, fit, load_measurement
 
 __version__ = "0.1.0"
 
@@ -93,4 +94,9 @@ __all__ = [
     "simulate_event_driven",
     "simulate_moreau_jean",
     "unforced_rest_position",
+    "FIT_SYSTEMS",
+    "FitResult",
+    "Measurement",
+    "fit",
+    "load_measurement",
 ]

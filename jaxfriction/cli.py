@@ -194,11 +194,79 @@ def _name_values(option, items, parse=float):
     return out
 
 
+def _number_or_text(text):
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def _bound(text):
     lo, sep, hi = text.partition(":")
     if not sep:
         raise ValueError(text)
     return None if not lo and not hi else (float(lo) if lo else None, float(hi) if hi else None)
+
+
+@main.command("fit")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--system", "system_name", type=click.Choice(["belt", "oscillator", "disc"]), required=True,
+              help="Named system (jaxfriction.FIT_SYSTEMS).")
+@click.option("--params", required=True, help="Comma-separated parameters to estimate, e.g. mu_s,mu_k.")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+              help="Fix a system parameter, or its law (law=karnopp); repeatable.")
+@click.option("--initial", "initials", multiple=True, metavar="NAME=VALUE",
+              help="Initial guess (repeatable) [default: the system's default value].")
+@click.option("--bound", "bound_specs", multiple=True, metavar="NAME=LO:HI",
+              help="Bounds of an estimated parameter; LO or HI may be empty, NAME=: is unbounded [default: > 0].")
+@click.option("--y0", default=None, metavar="Q0,V0", help="Known initial state [default: estimated with the parameters].")
+@click.option("--optimizer", type=click.Choice(["adam", "lbfgs", "lm"]), default="adam", show_default=True)
+@click.option("--steps", type=int, default=None, help="Maximum optimizer steps [default: adam 400, lbfgs 100, lm 50].")
+@click.option("--learning-rate", default=0.02, show_default=True, help="Adam's initial learning rate.")
+@click.option("--segments", default=1, show_default=True, help="Multiple-shooting segments.")
+@click.option("--dt", default=None, type=float, help="Largest RK4 step [default: the system's].")
+@click.option("--progress/--no-progress", default=False, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def fit_command(data, system_name, params, settings, initials, bound_specs, y0, optimizer, steps, learning_rate,
+                segments, dt, progress, as_json):
+    """Estimate parameters of a named system from a measured trajectory DATA (CSV: t,q[,v])."""
+    from .workflows.fit import FIT_SYSTEMS, builder_defaults, fit, load_measurement
+
+    with jax.enable_x64(True):
+        try:
+            build = FIT_SYSTEMS[system_name]
+            names = [n.strip() for n in params.split(",") if n.strip()]
+            if not names:
+                raise ValueError(f"--params must name at least one parameter, got {params!r}")
+            defaults = builder_defaults(build)
+            unknown = [n for n in names if n not in defaults]
+            if unknown:
+                raise ValueError(f"--params: unknown parameter(s) {unknown} of system {system_name!r} "
+                                 f"(it takes {', '.join(defaults)})")
+            guesses = _name_values("--initial", initials)
+            extra = sorted(set(guesses) - set(names))
+            if extra:
+                raise ValueError(f"--initial: {extra} are not in --params")
+            initial = {n: guesses.get(n, defaults[n]) for n in names}
+            fixed = _name_values("--set", settings, parse=_number_or_text)
+            bounds = _name_values("--bound", bound_specs, parse=_bound)
+            if y0 is not None:
+                try:
+                    y0 = [float(x) for x in y0.split(",")]
+                except ValueError:
+                    y0 = []
+                if len(y0) != 2:
+                    raise ValueError("--y0 expects Q0,V0 (two numbers)")
+            record = load_measurement(data, y0=y0)
+            result = fit(build, initial, record, fixed=fixed, bounds=bounds, optimizer=optimizer, steps=steps,
+                         learning_rate=learning_rate, shooting_segments=segments, dt=dt, progress=progress)
+        except (ValueError, FileNotFoundError) as exc:
+            _fail(exc)
+    if as_json:
+        click.echo(json.dumps({"system": system_name, "data": str(data), **result.to_dict()}, indent=2))
+    else:
+        click.echo(f"{system_name}: {len(names)} parameter(s) from {data} ({len(record)} samples)")
+        click.echo(result.summary())
 
 
 def _report(numbers, figure, as_json, plot, lines):

@@ -37,6 +37,12 @@ class Quinn(AbstractFrictionLaw):
     holds its position to round-off (Quinn Sec. 2); the rest position differs from exact
     Coulomb's by O(eps^2) (Quinn eq. 6).
 
+    Step size: inside the band the law is a damper of rate ``mu N / (m eps)``, and classical
+    RK4 is stable there only for ``h mu N / (m eps) < 2.78``; Quinn's ``eps = 2 dt`` (with
+    ``mu N = m = 1``) gives 0.5. Beyond the limit the clip keeps the trajectory bounded (it
+    chatters inside the band) but its derivatives grow without bound (measured 1e94 after
+    500 steps at 20), so gradients become meaningless before they become NaN.
+
     Args:
         mu: friction coefficient, >= 0.
         eps: regularization width, > 0 (units of velocity).

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from equinox import AbstractVar
 
 from .._checks import check_real, is_concrete
@@ -52,6 +53,8 @@ class AbstractFrictionSystem(eqx.Module):
 
         Raises: ValueError naming ``y0`` for a wrong shape or non-finite values.
         """
+        if is_concrete(y0) and not np.all(np.isfinite(np.asarray(y0, dtype=float))):
+            raise ValueError(f"y0 must be finite, got {y0}")
         y0 = jnp.asarray(y0)
         n = self.n_dof
         if y0.ndim != 1 or y0.shape[0] not in (2 * n, self.state_size):
@@ -59,8 +62,6 @@ class AbstractFrictionSystem(eqx.Module):
                 f"y0 must have shape ({2 * n},) (positions, velocities) or ({self.state_size},) "
                 f"(full state), got shape {y0.shape}"
             )
-        if is_concrete(y0) and not bool(jnp.all(jnp.isfinite(y0))):
-            raise ValueError(f"y0 must be finite, got {y0}")
         y0 = y0.astype(jnp.result_type(float))
         return self.initial_state(y0[:n], y0[n:]) if y0.shape[0] == 2 * n else y0
 

@@ -78,8 +78,12 @@ def window_metrics(build, params, wrt=(), *, t_measure, window, dt, gradient="au
     elif mode == "forward":
         eye = jnp.eye(len(varied), dtype=jnp.result_type(float))
         basis = {name: eye[i] for i, name in enumerate(varied)}
-        d, dd, aux = jax.vmap(lambda tangent: jax.jvp(run, (varied,), (tangent,), has_aux=True),
-                              out_axes=(None, 0, None))(basis)
+        if len(varied) == 1:  # one tangent: no batch axis
+            d, dd, aux = jax.jvp(run, (varied,), ({k: v[0] for k, v in basis.items()},), has_aux=True)
+            dd = dd[None]
+        else:
+            d, dd, aux = jax.vmap(lambda tangent: jax.jvp(run, (varied,), (tangent,), has_aux=True),
+                                  out_axes=(None, 0, None))(basis)
         grads = {name: dd[i] for i, name in enumerate(varied)}
     else:
         (d, aux), grads = jax.value_and_grad(run, has_aux=True)(varied)
