@@ -122,6 +122,12 @@ def cycle_metrics(mu, alpha, config: SweepConfig = SweepConfig()):
                                 "stick_fraction", "status")}
 
 
+#: Lanes per device in one compiled call: the RK4 step's working set of a block this size
+#: stays in the core's L2 cache; larger batches run as several blocks (8192 lanes in one
+#: call ran 2.5x slower per lane on the 2-core CI machine, scripts/bench.py).
+LANES_PER_DEVICE = 1024
+
+
 @functools.lru_cache(maxsize=16)
 def _batched(config, devices):
     return sharded_vmap(lambda mu, alpha: cycle_metrics(mu, alpha, config), list(devices))
@@ -130,8 +136,9 @@ def _batched(config, devices):
 def batch_dissipation(mu, alpha, config: SweepConfig = SweepConfig(), *, devices=None):
     """:func:`cycle_metrics` for a batch of lanes in one compiled call, sharded over devices.
 
-    The library's fastest path for a batch of forced-oscillator runs (what ``dissipation_sweep``
-    and ``scripts/bench.py`` call): ``vmap`` over lanes, lanes split evenly over ``devices``
+    The library's fastest path for a batch of forced-oscillator runs (what
+    ``scripts/bench.py`` calls): ``vmap`` over lanes in blocks of :data:`LANES_PER_DEVICE`
+    per device (dispatched back to back), each block's lanes split evenly over ``devices``
     (all local devices by default; on CPU one per core when the host is split, see
     :func:`~jaxfriction.workflows.sharding.lane_devices`). The compiled program is cached
     per configuration, device set and batch size.
@@ -155,10 +162,13 @@ def batch_dissipation(mu, alpha, config: SweepConfig = SweepConfig(), *, devices
         raise ValueError(f"mu and alpha must have one length, got {mu.size} and {alpha.size}")
     check_real("mu", mu, nonnegative=True)
     devices = tuple(lane_devices(devices))
-    pad = -mu.size % len(devices)
-    point = {k: jnp.asarray(np.concatenate([v, np.full(pad, v[-1])])) for k, v in (("mu", mu), ("alpha", alpha))}
-    out = jax.device_get(_batched(config, devices)(point))
-    return {k: np.asarray(v)[: mu.size] for k, v in out.items()}
+    block = len(devices) * (LANES_PER_DEVICE if mu.size > LANES_PER_DEVICE * len(devices) else -(-mu.size // len(devices)))
+    pad = -mu.size % block
+    lanes = {k: np.concatenate([v, np.full(pad, v[-1])]) for k, v in (("mu", mu), ("alpha", alpha))}
+    run = _batched(config, devices)
+    parts = [run({k: jnp.asarray(v[i : i + block]) for k, v in lanes.items()}) for i in range(0, mu.size + pad, block)]
+    out = jax.device_get(parts)  # blocks were dispatched asynchronously, one after another
+    return {k: np.concatenate([np.asarray(p[k]) for p in out])[: mu.size] for k in out[0]}
 
 
 def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig(), *, chunk_size=1024,
