@@ -310,3 +310,17 @@ def test_cli_fit(tmp_path, belt_data):
         assert bad.exit_code == 1
         lines = [line for line in bad.output.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("Error:") and match in lines[0], bad.output
+
+
+def test_lm_rejects_trial_points_where_the_simulation_is_not_finite(belt_data):
+    # the model is NaN for mu_s > 0.59, short of the optimum (0.5998): LM must reject the
+    # trial points there and stay on the finite side; a NaN at the initial guess is an error
+    def build(mu_s, mu_k):
+        traced = isinstance(mu_s, jax.core.Tracer)  # fit first builds the system eagerly, unharmed
+        return FIT_SYSTEMS["belt"](mu_s=mu_s, mu_k=mu_k * jnp.where(traced & (mu_s > 0.59), jnp.nan, 1.0))
+
+    r = fit(build, {"mu_s": 0.5, "mu_k": 0.3}, belt_data, dt=BELT["dt"], optimizer="lm", steps=10)
+    assert np.all(np.isfinite(r.loss_history)) and np.all(np.diff(r.loss_history) <= 0)
+    assert 0.58 < r.params["mu_s"] <= 0.59
+    with pytest.raises(ValueError, match="loss at the initial guess .* is not finite"):
+        fit(build, {"mu_s": 0.6, "mu_k": 0.3}, belt_data, dt=BELT["dt"], optimizer="lm")

@@ -9,9 +9,9 @@ from one or several measured trajectories by minimising the trajectory misfit
 (velocity terms only where velocity is measured; continuity defects ``d`` only with multiple
 shooting). The model is integrated with :func:`~jaxfriction.simulate` (classical RK4 in
 ``lax.scan``) on the measurement grid; the optimiser (``optax`` Adam by default, ``optax``
-L-BFGS with its zoom line search, or Levenberg-Marquardt on the forward-mode Jacobian) works
-on unconstrained variables mapped to each parameter's valid range; the report carries
-Gauss-Newton standard errors.
+L-BFGS with its zoom line search, or ``optimistix`` Levenberg-Marquardt on the forward-mode
+Jacobian) works on unconstrained variables mapped to each parameter's valid range; the report
+carries Gauss-Newton standard errors.
 
 Gradients through stick-slip: the trajectory of a fixed-step integrator is a continuous,
 piecewise smooth function of the parameters only if the friction law is continuous in the
@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import optimistix as optx
 
 from .._checks import check_real
 from ..integrate.rk4 import rk4_scan
@@ -548,43 +549,68 @@ def _run_lbfgs(u, problem, steps, mode, tol, bar):
     return u, history, steps, f"reached steps = {steps}"
 
 
+@jax.custom_jvp
+def _lm_residuals(u, problem):
+    return _stacked(_to_natural(u, problem), problem)
+
+
+@_lm_residuals.defjvp
+def _lm_residuals_jvp(primals, tangents):
+    # optimistix linearises the residuals and materialises the Jacobian from the linear map;
+    # this rule makes that one batched forward pass (the linear map is then a matrix product),
+    # and a trial point with a non-finite Jacobian gets NaN residuals, so it is rejected
+    r, jac = _residuals_jacobian(*primals)
+    return jnp.where(jnp.all(jnp.isfinite(jac)), r, jnp.nan), jac @ tangents[0]
+
+
+def _lm_fn(u, problem):
+    return _lm_residuals(u, problem), None
+
+
+# stopping is fit's own test on the loss (``tol``): the solver's Cauchy test is switched off
+_LM = optx.LevenbergMarquardt(rtol=0.0, atol=0.0)
+
+
+@eqx.filter_jit
+def _lm_init(u, problem):
+    return _LM.init(_lm_fn, u, problem, {}, jax.eval_shape(_lm_fn, u, problem)[0], None, frozenset())
+
+
+@eqx.filter_jit
+def _lm_step(u, state, problem):
+    """One solver step: a trial point is evaluated, accepted or rejected (trust-region ratio).
+
+    Returns the current iterate, the state, the number of trials rejected since the last
+    acceptance, the loss and ``(residuals, Jacobian)`` at the iterate (read from optimistix's
+    Gauss-Newton state).
+    """
+    u, state, _ = _LM.step(_lm_fn, u, problem, {}, state, frozenset())
+    r, jac = state.f_info.residual, state.f_info.jac.as_matrix()
+    return u, state, state.num_steps_since_acceptance, jnp.sum(r * r) / problem.n_data, (r, jac)
+
+
 def _run_lm(u, problem, steps, tol, bar):
-    """Levenberg-Marquardt on the forward-mode Jacobian (Marquardt 1963; Nocedal & Wright 2006 10.3)."""
-    value, _, r, jac = (np.asarray(x, dtype=float) for x in _forward_value_and_grad(u, problem))
-    history = [float(value)]
-    if not _finite(history[0], jac):
-        return u, history, 0, "non-finite loss at the initial guess"
-    lam, taken, message = 1e-3, 0, f"reached steps = {steps}"
-    for _ in range(steps):
-        with np.errstate(over="ignore", invalid="ignore"):
-            jtj, jtr = jac.T @ jac, jac.T @ r
-        scale = np.maximum(np.diag(jtj), 1e-12 * max(float(np.max(np.diag(jtj))), 1e-300))
-        while True:
-            try:
-                delta = -np.linalg.solve(jtj + lam * np.diag(scale), jtr)
-            except np.linalg.LinAlgError:
-                delta = None
-            if delta is not None:
-                u_try = u + jnp.asarray(delta, dtype=u.dtype)
-                v_try, _, r_try, jac_try = (
-                    np.asarray(x, dtype=float) for x in _forward_value_and_grad(u_try, problem)
-                )
-                if (
-                    math.isfinite(float(v_try))
-                    and float(v_try) <= history[-1]
-                    and np.all(np.isfinite(jac_try))
-                ):
-                    break
-            lam *= 10.0
-            if lam > 1e12:
-                return u, history, taken, "no decrease along the Levenberg-Marquardt direction (at a minimum)"
-        u, r, jac, lam = u_try, r_try, jac_try, max(lam / 10.0, 1e-9)
-        taken += 1
-        history.append(float(v_try))
-        bar(history[-1])
-        if abs(history[-2] - history[-1]) <= tol * abs(history[-1]):
-            return u, history, taken, f"loss changed by < {tol:g} (relative)"
-    return u, history, taken, message
+    """Levenberg-Marquardt: ``optimistix.LevenbergMarquardt`` stepped here to record the loss.
+
+    Also returns the residuals and Jacobian at the final iterate (for the covariance).
+    """
+    u, state, _, value, at_u = _lm_step(u, _lm_init(u, problem), problem)  # the initial guess
+    history, taken, message = [float(value)], 0, f"reached steps = {steps}"
+    if not math.isfinite(history[0]):
+        return u, history, 0, "non-finite loss at the initial guess", None
+    while taken < steps:
+        u, state, rejected, value, at_u = _lm_step(u, state, problem)
+        if int(rejected) >= 25:  # the trial step has shrunk by 4^25 ~ 1e15
+            message = "no decrease along the Levenberg-Marquardt direction (at a minimum)"
+            break
+        if int(rejected) == 0:
+            taken += 1
+            history.append(float(value))
+            bar(history[-1])
+            if abs(history[-2] - history[-1]) <= tol * abs(history[-1]):
+                message = f"loss changed by < {tol:g} (relative)"
+                break
+    return u, history, taken, message, at_u
 
 
 # ---------------------------------------------------------------------------------------------
@@ -604,10 +630,11 @@ class FitResult:
             standard deviation of the (weighted) data residuals (units of q).
         loss_history: ``(n_steps + 1,)`` loss at every iterate (mean squared residual plus
             the weighted continuity defects).
-        n_steps: optimiser steps taken. converged: the Gauss-Newton step from the final
-            point is below 0.1 standard error in every parameter (the optimiser's remaining
-            error is statistically negligible) and the loss is finite.
-        optimizer: ``"adam"`` or ``"lbfgs"``. gradient: ``"forward"`` or ``"reverse"``.
+        n_steps: optimiser steps taken (LM: accepted steps). converged: the Gauss-Newton step
+            from the final point is below 0.1 standard error in every parameter (the
+            optimiser's remaining error is statistically negligible) and the loss is finite.
+        optimizer: ``"adam"``, ``"lbfgs"`` or ``"lm"``. gradient: ``"forward"`` or
+            ``"reverse"``.
         n_residuals: data residuals (positions, plus velocities where measured).
         n_variables: free variables (parameters plus estimated segment initial states).
         initial_states: per record, ``(S, 2)`` estimated (or known) segment start states.
@@ -764,9 +791,11 @@ def fit(
             ``learning_rate`` to 1/1000 of it over ``steps``; ``u`` is a log or relative
             variable, so the rate is a relative change per step), ``"lbfgs"``
             (``optax.lbfgs`` with its zoom line search, values and gradients reused through
-            ``optax.value_and_grad_from_state``), or ``"lm"`` (Levenberg-Marquardt on the
-            Jacobian that the forward mode computes anyway; fastest for small problems).
-        steps: maximum optimiser steps (default 400 for Adam, 100 for L-BFGS, 50 for LM).
+            ``optax.value_and_grad_from_state``), or ``"lm"``
+            (``optimistix.LevenbergMarquardt``, trust-region damping, on the Jacobian that the
+            forward mode computes anyway; fastest for small problems).
+        steps: maximum optimiser steps (default 400 for Adam, 100 for L-BFGS, 50 accepted
+            steps for LM).
         learning_rate: Adam's initial learning rate (ignored by L-BFGS and LM).
         shooting_segments: ``S >= 1``; with ``S > 1`` every record is split into ``S``
             segments whose initial states ``(q, v)`` are free variables (initialised from a
@@ -787,7 +816,7 @@ def fit(
             (``jax.grad`` through the scan), or ``"auto"`` (forward up to 16 free
             variables, reverse beyond). The Jacobian for the covariance is always forward.
         tol: stop when the loss changes by less than ``tol`` (relative) over 5 steps (one
-            step for LM).
+            accepted step for LM).
         progress: show a progress bar (tqdm, on stderr).
 
     Returns:
@@ -938,7 +967,7 @@ def fit(
 
     # optimise
     u = jnp.zeros(n_vars, dtype=problem.p0.dtype)
-    tqdm_bar = None
+    tqdm_bar, at_u = None, None
     if progress:
         from tqdm.auto import tqdm
 
@@ -955,7 +984,7 @@ def fit(
         elif optimizer == "lbfgs":
             u, history, taken, message = _run_lbfgs(u, problem, steps, gradient, tol, bar)
         else:
-            u, history, taken, message = _run_lm(u, problem, steps, tol, bar)
+            u, history, taken, message, at_u = _run_lm(u, problem, steps, tol, bar)
     finally:
         if tqdm_bar is not None:
             tqdm_bar.close()
@@ -965,9 +994,10 @@ def fit(
             f"simulation diverged: reduce dt or start closer)"
         )
 
-    # Gauss-Newton covariance in the natural parametrisation: J_theta = J_u / (d theta / d u)
+    # Gauss-Newton covariance in the natural parametrisation: J_theta = J_u / (d theta / d u);
+    # LM has the residuals and J_u at u already
     theta, slope = (np.asarray(x, dtype=float) for x in _natural_and_slope(u, problem))
-    _, _, stacked, jac_u = _forward_value_and_grad(u, problem)
+    stacked, jac_u = at_u or _forward_value_and_grad(u, problem)[2:]
     stacked, jac = np.asarray(stacked, dtype=float), np.asarray(jac_u, dtype=float) / slope
     sigma2 = float(np.sum(stacked[:n_data] ** 2)) / (n_data - n_vars)
     try:
