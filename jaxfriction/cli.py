@@ -96,7 +96,7 @@ def _use_devices(n):
 @click.option("--dt", type=float, default=None, help="RK4 step [default: the system's paper].")
 @click.option("--wrt", default=None, help="Parameters for dD/dp, comma-separated [default: the first swept].")
 @click.option("--gradient", type=click.Choice(["auto", "forward", "reverse", "none"]), default=None,
-              help="Gradient mode [default: auto: forward for <= 3 parameters].")
+              help="Gradient mode [default: auto: forward for <= 8 parameters].")
 @click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
 @click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
 @click.option("--out", default=None, type=click.Path(file_okay=False),

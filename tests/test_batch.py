@@ -97,7 +97,7 @@ def test_bad_inputs_are_named():
         SweepConfig(wrt=("omega",))
     with pytest.raises(ValueError, match="gradient"):
         resolve_gradient("both", 2)
-    assert resolve_gradient("auto", 2) == "forward" and resolve_gradient("auto", 6) == "reverse"
+    assert resolve_gradient("auto", 2) == "forward" and resolve_gradient("auto", 9) == "reverse"
     with pytest.raises(ValueError, match="mu and alpha"):
         batch_dissipation(np.ones(3), np.ones(2))
     with pytest.raises(ValueError, match="mu"):
