@@ -1,0 +1,851 @@
+"""Contenders of ``scripts/bench.py``: what a user would write instead of jaxfriction.
+
+Every contender integrates the same equations on the same step-aligned grids with the same
+classical RK4 as jaxfriction, so their results agree with the library's to round-off:
+
+- **Workload A** (the default sweep): Quinn's forced oscillator ``x'' + x = f + alpha sin(omega t)``
+  with ``f = -mu N clip(v / eps - zeta, -1, 1)``, ``zeta = clip(f_eq / (mu N), -1, 1)``
+  (``sign(f_eq)`` when ``mu N = 0``), ``f_eq = x - alpha sin(omega t)``; from rest, a transient
+  of ``cycles - 1`` forcing periods on the grid ``h = span / ceil(span / dt)`` of
+  :func:`jaxfriction.integrate.grid.fixed_grid`, then the last period on its own grid. The
+  output ``D`` is the increase of ``E_friction = int -f v dt`` over the last period, with
+  ``E_friction`` integrated by RK4 as a third state (as the library does). ``E_damping`` and
+  ``W_input`` are dropped (they do not affect ``D``).
+- **Workload B**: the Burridge-Knopoff chain of :mod:`jaxfriction.systems.chain`, final state.
+- **Workload C**: ``dD/d(mu N)`` and ``dD/d alpha`` per trajectory.
+
+Kernels: numba (serial and ``prange``-parallel, hand-optimized), vectorized numpy, scipy
+``solve_ivp`` with a fixed-grid RK4 ``OdeSolver``, plain diffrax (RK4 from its Butcher
+tableau, ``StepTo`` grids), and the ceiling micro-benchmarks (FMA and division rates).
+
+Operation count of the numba forward kernel, per lane per RK4 step (from ``_stage`` and
+``_rk4_lane`` below; FMAs not contracted, i.e. each ``a * b + c`` counts as 1 mul + 1 add):
+
+    per stage (4 stages): F = a s (1 mul), f_eq = x - F (1 add), r = f_eq / (mu N) as
+        f_eq * (1 / mu N) (1 mul), zeta = clip (2 min/max), u = v / eps - zeta as
+        v * (1 / eps) - zeta (1 mul + 1 add), c = clip (2 min/max), f = (-mu N) c (1 mul),
+        v' = f - f_eq (1 add), -E' = f v (1 mul)                     ->  8 flops, 4 min/max
+    stage inputs (stages 2-4): x + (h/2) k, v + (h/2) k              -> 12 flops
+    update x, v, E: y + h/6 (k1 + 2 k2 + 2 k3 + k4), 7 flops each     -> 21 flops
+    total: 65 flops (adds + muls), 16 min/max, 0 divisions, 0 transcendentals per lane-step
+    (plus 3 sines per *step* shared by all lanes of the batch, precomputed in a table).
+
+The library's formula (``jaxfriction.laws.quinn``) has 2 divisions per stage (``f_eq / mu N``
+and ``v / eps``), i.e. 8 divisions per step, and integrates 5 states instead of 3.
+
+Gradient kernel (forward-mode tangents in mu N and alpha, ``_gstage``/``_grad_lane``):
+    per stage: primal 8 flops + tangents 23 flops (d f_eq_alpha 1, d zeta 5, d u 6, d f 4,
+    d v' 2, d(-E') 6 -- less the primal's 8 already counted: 31 in all), 4 min/max, 6 compares,
+    5 selects (clip derivatives, the mu N = 0 branch); stage inputs 3 x 6 x 2 = 36 flops;
+    update 9 states x 7 = 63 flops; total 4 x 31 + 36 + 63 = 223 flops per lane-step,
+    16 min/max, 0 divisions.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+import numpy as np
+from numba import njit, prange
+
+#: Lanes integrated together by the vectorized numba kernels (one SIMD-friendly block).
+LANES = 16
+LANES_GRAD = 16  # below 16, LLVM leaves the gradient loop scalar
+#: FMA contraction allowed in the numba kernels (checked to keep agreement with jaxfriction).
+FASTMATH = {"contract"}
+
+FLOPS_PER_STEP_A = 65
+MINMAX_PER_STEP_A = 16
+DIVS_PER_STEP_A_NUMBA = 0
+DIVS_PER_STEP_A_LIBRARY = 8
+SINES_PER_STEP_A = 3  # per step of the whole batch, not per lane
+FLOPS_PER_STEP_C = 223
+
+
+# --------------------------------------------------------------------------- grids, lanes
+
+
+def step_grid(t0, t1, dt):
+    """``(n, h)`` of :func:`jaxfriction.integrate.grid.fixed_grid` with ``save_every=None``."""
+    span = float(t1) - float(t0)
+    n = max(1, math.ceil(span / float(dt) * (1.0 - 1e-12)))
+    return n, span / n
+
+
+def sweep_segments(omega, dt, cycles):
+    """The two grids of ``cycle_metrics``: transient ``[0, (cycles-1) T]``, then the last period.
+
+    Returns ``[(t0, n, h), (t0, n, h)]``.
+    """
+    period = 2 * math.pi / omega
+    t_last = (cycles - 1) * period
+    n_pre, h_pre = step_grid(0.0, t_last, dt)
+    n_last, h_last = step_grid(t_last, t_last + period, dt)
+    return [(0.0, n_pre, h_pre), (t_last, n_last, h_last)]
+
+
+def sweep_lanes(batch):
+    """Parameters ``(mu N, alpha)`` of the first ``batch`` lanes of one fixed sequence.
+
+    A low-discrepancy (R2) sequence over ``mu N in [0, 1)``, ``alpha in [0.05, 2)``, so every
+    batch is a prefix of the larger ones (results of a smaller run check a larger one).
+    Lane 1 has ``mu N = 0`` exactly (the law's ``sign(f_eq)`` branch).
+    """
+    i = np.arange(batch, dtype=float)
+    mu = (0.5 + i * 0.7548776662466927) % 1.0
+    alpha = 0.05 + 1.95 * ((0.5 + i * 0.5698402909980532) % 1.0)
+    if batch > 1:
+        mu[1] = 0.0
+    return mu, alpha
+
+
+# --------------------------------------------------------------------------- numba, workload A
+
+
+def _forcing_table_py(t0, n, h, omega, anchor):
+    """``sin(omega t)`` at the three stage times ``t, t + h/2, t + h`` of every step, ``(n, 3)``.
+
+    ``t = t0 + k h`` as in ``rk4_scan``. ``anchor = 1``: every value from ``sin``; ``anchor > 1``:
+    a rotation recurrence by ``omega h / 2``, re-anchored with ``sin``/``cos`` every ``anchor`` steps.
+    """
+    tab = np.empty((n, 3))
+    hh = 0.5 * h
+    if anchor <= 1:
+        for k in prange(n):
+            t = t0 + k * h
+            tab[k, 0] = math.sin(omega * t)
+            tab[k, 1] = math.sin(omega * (t + hh))
+            tab[k, 2] = math.sin(omega * (t + h))
+        return tab
+    ch = math.cos(omega * hh)
+    sh = math.sin(omega * hh)
+    n_chunks = (n + anchor - 1) // anchor
+    for b in prange(n_chunks):
+        k0 = b * anchor
+        t = t0 + k0 * h
+        s = math.sin(omega * t)
+        c = math.cos(omega * t)
+        for k in range(k0, min(k0 + anchor, n)):
+            tab[k, 0] = s
+            s1 = s * ch + c * sh
+            c1 = c * ch - s * sh
+            tab[k, 1] = s1
+            s = s1 * ch + c1 * sh
+            c = c1 * ch - s1 * sh
+            tab[k, 2] = s
+    return tab
+
+
+_forcing_table_serial = njit(_forcing_table_py)
+_forcing_table_parallel = njit(parallel=True)(_forcing_table_py)
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def _stage(x, v, a, s, nm, im, ie):
+    """Quinn's oscillator at one stage: returns ``(v', f v)``; ``f v = -E_friction'``.
+
+    ``f_eq = x - F`` equals the library's ``0 - (F - x)`` exactly; ``v' = f - f_eq`` equals its
+    ``nonfriction + f``. With ``mu N = 0``, ``im = 0`` and ``nm = -0``: ``f = 0`` whatever zeta.
+    """
+    feq = x - a * s
+    z = min(max(feq * im, -1.0), 1.0)
+    c = min(max(v * ie - z, -1.0), 1.0)
+    f = nm * c
+    return f - feq, f * v
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def _rk4_lane(x, v, e, a, nm, im, ie, s1, s2, s4, hh, h, h6):
+    """One classical RK4 step of ``(x, v, e)``, ``e`` = E_friction, as ``rk4_step``.
+
+    The stages return ``f v = -E'``, so ``e - h/6 (sum)`` is exactly the library's
+    ``e + h/6 (sum of -f v)`` (negation is exact). The stage velocities are ``x'``.
+    """
+    k1v, k1e = _stage(x, v, a, s1, nm, im, ie)
+    x2 = x + hh * v
+    v2 = v + hh * k1v
+    k2v, k2e = _stage(x2, v2, a, s2, nm, im, ie)
+    x3 = x + hh * v2
+    v3 = v + hh * k2v
+    k3v, k3e = _stage(x3, v3, a, s2, nm, im, ie)
+    x4 = x + h * v3
+    v4 = v + h * k3v
+    k4v, k4e = _stage(x4, v4, a, s4, nm, im, ie)
+    return (x + h6 * (v + 2.0 * v2 + 2.0 * v3 + v4),
+            v + h6 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v),
+            e - h6 * (k1e + 2.0 * k2e + 2.0 * k3e + k4e))
+
+
+@njit(fastmath=FASTMATH)
+def _segment_block(S, ie, tab, h):
+    """``LANES`` lanes through one segment; ``S`` rows: x, v, E, alpha, -mu N, 1/(mu N)."""
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for k in range(tab.shape[0]):
+        s1 = tab[k, 0]
+        s2 = tab[k, 1]
+        s4 = tab[k, 2]
+        for j in range(LANES):  # vectorized by LLVM (constant trip count, one array)
+            S[0, j], S[1, j], S[2, j] = _rk4_lane(S[0, j], S[1, j], S[2, j], S[3, j], S[4, j], S[5, j],
+                                                  ie, s1, s2, s4, hh, h, h6)
+
+
+@njit(fastmath=FASTMATH)
+def _segment_scalar(x, v, e, a, nm, im, ie, tab, h):
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for k in range(tab.shape[0]):
+        x, v, e = _rk4_lane(x, v, e, a, nm, im, ie, tab[k, 0], tab[k, 1], tab[k, 2], hh, h, h6)
+    return x, v, e
+
+
+def _sweep_py(mu, alpha, ie, tab1, h1, tab2, h2):
+    batch = mu.shape[0]
+    out = np.empty(batch)
+    n_full = batch // LANES
+    n_blocks = n_full + (batch - n_full * LANES)  # full blocks, then one task per leftover lane
+    for b in prange(n_blocks):
+        if b < n_full:
+            lo = b * LANES
+            S = np.zeros((6, LANES))
+            for j in range(LANES):
+                m = mu[lo + j]
+                S[3, j] = alpha[lo + j]
+                S[4, j] = -m
+                S[5, j] = 1.0 / m if m > 0 else 0.0
+            _segment_block(S, ie, tab1, h1)
+            e0 = S[2].copy()
+            _segment_block(S, ie, tab2, h2)
+            for j in range(LANES):
+                out[lo + j] = S[2, j] - e0[j]
+        else:
+            i = n_full * LANES + (b - n_full)
+            m = mu[i]
+            im = 1.0 / m if m > 0 else 0.0
+            x, v, e = _segment_scalar(0.0, 0.0, 0.0, alpha[i], -m, im, ie, tab1, h1)
+            e0 = e
+            x, v, e = _segment_scalar(x, v, e, alpha[i], -m, im, ie, tab2, h2)
+            out[i] = e - e0
+    return out
+
+
+_sweep_serial = njit(fastmath=FASTMATH)(_sweep_py)
+_sweep_parallel = njit(parallel=True, fastmath=FASTMATH)(_sweep_py)
+
+
+def _tables(segments, omega, anchor, parallel):
+    """Forcing tables of both segments; in parallel only when every value is a ``sin``."""
+    table = _forcing_table_parallel if parallel and anchor <= 1 else _forcing_table_serial
+    (t1, n1, h1), (t2, n2, h2) = segments
+    return table(t1, n1, h1, omega, anchor), h1, table(t2, n2, h2, omega, anchor), h2
+
+
+def numba_sweep(mu, alpha, *, omega, eps, segments, parallel=False, anchor=1):
+    """Workload A with numba: ``D`` of the last cycle per lane, ``(B,)``.
+
+    ``anchor``: 1 computes the forcing with ``sin`` (3 per step, shared by all lanes); > 1 uses
+    the rotation recurrence re-anchored every ``anchor`` steps. ``parallel``: blocks of lanes
+    in ``prange`` (the serial kernel below two blocks, where threads cost more than they give).
+    """
+    tab1, h1, tab2, h2 = _tables(segments, omega, anchor, parallel)
+    # a parallel region costs thread wake-ups: below two blocks of lanes the serial kernel is faster
+    kernel = _sweep_parallel if parallel and len(mu) >= 2 * LANES else _sweep_serial
+    return kernel(np.ascontiguousarray(mu, dtype=np.float64), np.ascontiguousarray(alpha, dtype=np.float64),
+                  1.0 / eps, tab1, h1, tab2, h2)
+
+
+# --------------------------------------------------------------------------- numba, workload C
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def _gstage(x, v, xm, vm, xa, va, a, s, pos, nm, im, ie):
+    """Stage with tangents in ``mu N`` (suffix m) and ``alpha`` (suffix a): ``(v', f v)`` and theirs.
+
+    ``clip`` has derivative 1 strictly inside ``(-1, 1)``, 0 outside. ``mu N = 0`` (``pos``
+    false): ``zeta = sign(f_eq)``, and ``im = 0`` zeroes zeta's tangent, as in the library
+    (``d f/d mu N = -clip(v/eps - sign(f_eq))`` there, the one-sided derivative).
+    """
+    feq = x - a * s
+    feqm = xm
+    feqa = xa - s
+    r = feq * im
+    zc = min(max(r, -1.0), 1.0)
+    zd = 1.0 if (r > -1.0) & (r < 1.0) else 0.0
+    sg = 1.0 if feq > 0.0 else (-1.0 if feq < 0.0 else 0.0)
+    z = zc if pos else sg
+    zm = zd * ((feqm - r) * im)  # d(f_eq / mu N)/d mu N = (d f_eq - f_eq / mu N) / mu N
+    za = zd * (feqa * im)
+    u = v * ie - z
+    c = min(max(u, -1.0), 1.0)
+    cd = 1.0 if (u > -1.0) & (u < 1.0) else 0.0
+    cm = cd * (vm * ie - zm)
+    ca = cd * (va * ie - za)
+    f = nm * c
+    fm = nm * cm - c
+    fa = nm * ca
+    return f - feq, f * v, fm - feqm, fm * v + f * vm, fa - feqa, fa * v + f * va
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def _grad_lane(x, v, e, xm, vm, em, xa, va, ea, a, pos, nm, im, ie, s1, s2, s4, hh, h, h6):
+    """One RK4 step of ``(x, v, e)`` and its tangents ``(xm, vm, em)``, ``(xa, va, ea)``."""
+    k1v, k1e, k1vm, k1em, k1va, k1ea = _gstage(x, v, xm, vm, xa, va, a, s1, pos, nm, im, ie)
+    x2 = x + hh * v
+    v2 = v + hh * k1v
+    xm2 = xm + hh * vm
+    vm2 = vm + hh * k1vm
+    xa2 = xa + hh * va
+    va2 = va + hh * k1va
+    k2v, k2e, k2vm, k2em, k2va, k2ea = _gstage(x2, v2, xm2, vm2, xa2, va2, a, s2, pos, nm, im, ie)
+    x3 = x + hh * v2
+    v3 = v + hh * k2v
+    xm3 = xm + hh * vm2
+    vm3 = vm + hh * k2vm
+    xa3 = xa + hh * va2
+    va3 = va + hh * k2va
+    k3v, k3e, k3vm, k3em, k3va, k3ea = _gstage(x3, v3, xm3, vm3, xa3, va3, a, s2, pos, nm, im, ie)
+    x4 = x + h * v3
+    v4 = v + h * k3v
+    xm4 = xm + h * vm3
+    vm4 = vm + h * k3vm
+    xa4 = xa + h * va3
+    va4 = va + h * k3va
+    k4v, k4e, k4vm, k4em, k4va, k4ea = _gstage(x4, v4, xm4, vm4, xa4, va4, a, s4, pos, nm, im, ie)
+    return (x + h6 * (v + 2.0 * v2 + 2.0 * v3 + v4),
+            v + h6 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v),
+            e - h6 * (k1e + 2.0 * k2e + 2.0 * k3e + k4e),
+            xm + h6 * (vm + 2.0 * vm2 + 2.0 * vm3 + vm4),
+            vm + h6 * (k1vm + 2.0 * k2vm + 2.0 * k3vm + k4vm),
+            em - h6 * (k1em + 2.0 * k2em + 2.0 * k3em + k4em),
+            xa + h6 * (va + 2.0 * va2 + 2.0 * va3 + va4),
+            va + h6 * (k1va + 2.0 * k2va + 2.0 * k3va + k4va),
+            ea - h6 * (k1ea + 2.0 * k2ea + 2.0 * k3ea + k4ea))
+
+
+@njit(fastmath=FASTMATH)
+def _grad_block(S, P, ie, tab, h):
+    """``LANES_GRAD`` lanes through one segment; ``S`` (9, LANES_GRAD) states and tangents,
+    ``P`` rows: alpha, mu N, -mu N, 1/(mu N)."""
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for k in range(tab.shape[0]):
+        s1 = tab[k, 0]
+        s2 = tab[k, 1]
+        s4 = tab[k, 2]
+        for j in range(LANES_GRAD):  # vectorized by LLVM (constant trip count)
+            y = _grad_lane(S[0, j], S[1, j], S[2, j], S[3, j], S[4, j], S[5, j], S[6, j], S[7, j], S[8, j],
+                           P[0, j], P[1, j] > 0.0, P[2, j], P[3, j], ie, s1, s2, s4, hh, h, h6)
+            S[0, j], S[1, j], S[2, j], S[3, j], S[4, j], S[5, j], S[6, j], S[7, j], S[8, j] = y
+
+
+@njit(fastmath=FASTMATH)
+def _grad_scalar(y, a, m, ie, tab, h):
+    hh = 0.5 * h
+    h6 = h / 6.0
+    im = 1.0 / m if m > 0 else 0.0
+    x, v, e, xm, vm, em, xa, va, ea = y
+    for k in range(tab.shape[0]):
+        x, v, e, xm, vm, em, xa, va, ea = _grad_lane(x, v, e, xm, vm, em, xa, va, ea, a, m > 0.0, -m, im, ie,
+                                                     tab[k, 0], tab[k, 1], tab[k, 2], hh, h, h6)
+    return x, v, e, xm, vm, em, xa, va, ea
+
+
+def _sweep_grad_py(mu, alpha, ie, tab1, h1, tab2, h2):
+    batch = mu.shape[0]
+    out = np.empty((3, batch))
+    n_full = batch // LANES_GRAD
+    n_blocks = n_full + (batch - n_full * LANES_GRAD)  # full blocks, then one task per leftover lane
+    for b in prange(n_blocks):
+        if b < n_full:
+            lo = b * LANES_GRAD
+            S = np.zeros((9, LANES_GRAD))
+            P = np.zeros((4, LANES_GRAD))
+            for j in range(LANES_GRAD):
+                m = mu[lo + j]
+                P[0, j] = alpha[lo + j]
+                P[1, j] = m
+                P[2, j] = -m
+                P[3, j] = 1.0 / m if m > 0 else 0.0
+            _grad_block(S, P, ie, tab1, h1)
+            e0 = S[2].copy()
+            em0 = S[5].copy()
+            ea0 = S[8].copy()
+            _grad_block(S, P, ie, tab2, h2)
+            for j in range(LANES_GRAD):
+                out[0, lo + j] = S[2, j] - e0[j]
+                out[1, lo + j] = S[5, j] - em0[j]
+                out[2, lo + j] = S[8, j] - ea0[j]
+        else:
+            i = n_full * LANES_GRAD + (b - n_full)
+            y = _grad_scalar((0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), alpha[i], mu[i], ie, tab1, h1)
+            y2 = _grad_scalar(y, alpha[i], mu[i], ie, tab2, h2)
+            out[0, i] = y2[2] - y[2]
+            out[1, i] = y2[5] - y[5]
+            out[2, i] = y2[8] - y[8]
+    return out
+
+
+_sweep_grad_serial = njit(fastmath=FASTMATH)(_sweep_grad_py)
+_sweep_grad_parallel = njit(parallel=True, fastmath=FASTMATH)(_sweep_grad_py)
+
+
+def numba_sweep_grad(mu, alpha, *, omega, eps, segments, parallel=False, anchor=1):
+    """Workload C with numba: ``(D, dD/d mu N, dD/d alpha)``, each ``(B,)``, by forward tangents."""
+    tab1, h1, tab2, h2 = _tables(segments, omega, anchor, parallel)
+    kernel = _sweep_grad_parallel if parallel and len(mu) >= 2 * LANES_GRAD else _sweep_grad_serial
+    out = kernel(np.ascontiguousarray(mu, dtype=np.float64), np.ascontiguousarray(alpha, dtype=np.float64),
+                 1.0 / eps, tab1, h1, tab2, h2)
+    return out[0], out[1], out[2]
+
+
+# --------------------------------------------------------------------------- numpy / scipy, workload A
+
+
+def _numpy_rhs_factory(mu, alpha, omega, eps):
+    """The library's formula (divisions, ``where`` for mu N = 0) vectorized over lanes."""
+    mu = np.asarray(mu, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    pos = mu > 0
+    mu_safe = np.where(pos, mu, 1.0)
+    neg_mu = -mu
+
+    def rhs(t, x, v):
+        nonf = alpha * math.sin(omega * t) - x
+        feq = -nonf
+        zeta = np.where(pos, np.minimum(1.0, np.maximum(-1.0, feq / mu_safe)), np.sign(feq))
+        f = neg_mu * np.minimum(1.0, np.maximum(-1.0, v / eps - zeta))
+        return nonf + f, -f * v
+
+    return rhs
+
+
+def numpy_sweep(mu, alpha, *, omega, eps, segments):
+    """Workload A in vectorized numpy (one array op per lane-vector per operation)."""
+    rhs = _numpy_rhs_factory(mu, alpha, omega, eps)
+    x = np.zeros(len(mu))
+    v = np.zeros(len(mu))
+    e = np.zeros(len(mu))
+    e_start = None
+    for t0, n, h in segments:
+        e_start = e.copy()
+        hh = 0.5 * h
+        h6 = h / 6.0
+        for k in range(n):
+            t = t0 + k * h
+            k1v, k1e = rhs(t, x, v)
+            x2 = x + hh * v
+            v2 = v + hh * k1v
+            k2v, k2e = rhs(t + hh, x2, v2)
+            x3 = x + hh * v2
+            v3 = v + hh * k2v
+            k3v, k3e = rhs(t + hh, x3, v3)
+            x4 = x + h * v3
+            v4 = v + h * k3v
+            k4v, k4e = rhs(t + h, x4, v4)
+            x = x + h6 * (v + 2.0 * v2 + 2.0 * v3 + v4)
+            v = v + h6 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v)
+            e = e + h6 * (k1e + 2.0 * k2e + 2.0 * k3e + k4e)
+    return e - e_start
+
+
+def _rk4_grid_solver():
+    from scipy.integrate import OdeSolver
+    from scipy.integrate._ivp.base import ConstantDenseOutput
+
+    class RK4Grid(OdeSolver):
+        """Classical RK4 on the grid ``t0 + k h`` (``n`` steps), as ``rk4_scan``: scipy has no
+        fixed-step RK4, so this is what a ``solve_ivp`` user writes to get one."""
+
+        def __init__(self, fun, t0, y0, t_bound, vectorized=False, *, h, n, **extraneous):
+            super().__init__(fun, t0, y0, t_bound, vectorized)
+            self._t_start = t0
+            self._h = h
+            self._n = n
+            self._k = 0
+
+        def _step_impl(self):
+            h = self._h
+            t = self._t_start + self._k * h
+            y = self.y
+            f = self.fun
+            k1 = f(t, y)
+            k2 = f(t + 0.5 * h, y + (0.5 * h) * k1)
+            k3 = f(t + 0.5 * h, y + (0.5 * h) * k2)
+            k4 = f(t + h, y + h * k3)
+            self.y = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            self._k += 1
+            self.t = self.t_bound if self._k == self._n else self._t_start + self._k * h
+            return True, None
+
+        def _dense_output_impl(self):
+            return ConstantDenseOutput(self.t_old, self.t, self.y)
+
+    return RK4Grid
+
+
+def scipy_sweep(mu, alpha, *, omega, eps, segments):
+    """Workload A with ``scipy.integrate.solve_ivp`` (all lanes as one ODE of size 3B)."""
+    from scipy.integrate import solve_ivp
+
+    solver = _rk4_grid_solver()
+    rhs = _numpy_rhs_factory(mu, alpha, omega, eps)
+    batch = len(mu)
+
+    def fun(t, y):
+        x, v = y[:batch], y[batch : 2 * batch]
+        kv, ke = rhs(t, x, v)
+        return np.concatenate([v, kv, ke])
+
+    y = np.zeros(3 * batch)
+    e_start = None
+    for t0, n, h in segments:
+        e_start = y[2 * batch :].copy()
+        sol = solve_ivp(fun, (t0, t0 + n * h), y, method=solver, h=h, n=n)
+        if sol.status != 0 or sol.t.size != n + 1:
+            raise RuntimeError(f"solve_ivp: {sol.message}, {sol.t.size - 1} steps instead of {n}")
+        y = sol.y[:, -1]
+    return y[2 * batch :] - e_start
+
+
+# --------------------------------------------------------------------------- plain diffrax, workloads A and C
+
+
+def diffrax_sweep_fns(*, omega, eps, segments):
+    """Plain diffrax (no jaxfriction): jitted ``forward(mu, alpha) -> D``, ``jacfwd`` and ``grad``
+    ``(mu, alpha) -> (dD/dmu, dD/dalpha)``, all ``vmap``-ed over lanes.
+
+    RK4 is defined from its Butcher tableau (diffrax 0.7 ships none); every segment steps through
+    ``StepTo(ts)`` with ``ts = t0 + h arange(n + 1)`` (the constant controller drifts the grid).
+    ``jacfwd`` uses ``diffrax.ForwardMode()`` (forward mode needs it); ``grad`` the default adjoint,
+    ``RecursiveCheckpointAdjoint``.
+    """
+    import diffrax
+    import jax
+    import jax.numpy as jnp
+
+    class RK4(diffrax.AbstractERK):
+        tableau: ClassVar[diffrax.ButcherTableau] = diffrax.ButcherTableau(
+            c=np.array([0.5, 0.5, 1.0]),
+            b_sol=np.array([1 / 6, 1 / 3, 1 / 3, 1 / 6]),
+            b_error=np.zeros(4),
+            a_lower=(np.array([0.5]), np.array([0.0, 0.5]), np.array([0.0, 0.0, 1.0])),
+        )
+        interpolation_cls: ClassVar[Callable] = diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
+
+        def order(self, terms):
+            return 4
+
+    def vector_field(t, y, args):
+        mu, alpha = args
+        x, v = y[0], y[1]
+        nonf = alpha * jnp.sin(omega * t) - x
+        feq = -nonf
+        pos = mu > 0
+        zeta = jnp.where(pos, jnp.clip(feq / jnp.where(pos, mu, 1.0), -1.0, 1.0), jnp.sign(feq))
+        f = -mu * jnp.clip(v / eps - zeta, -1.0, 1.0)
+        return jnp.stack([v, nonf + f, -f * v])
+
+    term = diffrax.ODETerm(vector_field)
+    grids = [(t0 + h * np.arange(n + 1), n) for t0, n, h in segments]
+
+    def dissipation(mu, alpha, adjoint):
+        y = jnp.zeros(3, dtype=jnp.result_type(float))
+        ends = []
+        for ts, n in grids:
+            sol = diffrax.diffeqsolve(term, RK4(), float(ts[0]), float(ts[-1]), None, y, args=(mu, alpha),
+                                      saveat=diffrax.SaveAt(t1=True), stepsize_controller=diffrax.StepTo(ts=jnp.asarray(ts)),
+                                      max_steps=n, adjoint=adjoint)
+            y = sol.ys[-1]
+            ends.append(y[2])
+        return ends[1] - ends[0]
+
+    default = diffrax.RecursiveCheckpointAdjoint()
+    forward = jax.jit(jax.vmap(lambda mu, alpha: dissipation(mu, alpha, default)))
+    jacfwd = jax.jit(jax.vmap(jax.jacfwd(lambda mu, alpha: dissipation(mu, alpha, diffrax.ForwardMode()), argnums=(0, 1))))
+    grad = jax.jit(jax.vmap(jax.grad(lambda mu, alpha: dissipation(mu, alpha, default), argnums=(0, 1))))
+    return forward, jacfwd, grad
+
+
+# --------------------------------------------------------------------------- workload B: the chain
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def _chain_contact(nonf, vj, inv_m, inv_dd, inv_lim, nlim, ie):
+    """``acc`` and ``f v`` of one block; the library's divisions as products by reciprocals."""
+    feq = -(nonf * inv_m) * inv_dd
+    z = min(max(feq * inv_lim, -1.0), 1.0)
+    c = min(max(vj * ie - z, -1.0), 1.0)
+    f = nlim * c
+    return (nonf + f) * inv_m, f * vj
+
+
+@njit(fastmath=FASTMATH)
+def _chain_eval(q, v, s, alpha, nf, two_n, inv_m, inv_dd, inv_lim, nlim, ie, cd, acc, fv):
+    """Accelerations of the chain into ``acc``; returns ``sum f v`` (= -E_friction').
+
+    Spring forces as the library's ``-grad V``: ``cd_j = n (q_{j+1} - q_j)``, interior
+    ``cd_j - cd_{j-1}``, first ``cd_0 - alpha sin``, last ``-(cd_{n-2} + 2 n q_{n-1})``.
+    """
+    n = q.shape[0]
+    for j in range(n - 1):
+        cd[j] = nf * (q[j + 1] - q[j])
+    a0, p0 = _chain_contact(cd[0] + (-alpha) * s, v[0], inv_m[0], inv_dd[0], inv_lim[0], nlim[0], ie)
+    acc[0] = a0
+    fv[0] = p0
+    for j in range(1, n - 1):
+        aj, pj = _chain_contact(cd[j] - cd[j - 1], v[j], inv_m[j], inv_dd[j], inv_lim[j], nlim[j], ie)
+        acc[j] = aj
+        fv[j] = pj
+    al, pl = _chain_contact(-(cd[n - 2] + two_n * q[n - 1]), v[n - 1], inv_m[n - 1], inv_dd[n - 1],
+                            inv_lim[n - 1], nlim[n - 1], ie)
+    acc[n - 1] = al
+    fv[n - 1] = pl
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    n4 = n - n % 4
+    for j in range(0, n4, 4):
+        s0 += fv[j]
+        s1 += fv[j + 1]
+        s2 += fv[j + 2]
+        s3 += fv[j + 3]
+    for j in range(n4, n):
+        s0 += fv[j]
+    return (s0 + s1) + (s2 + s3)
+
+
+def _chain_py(alpha, n, steps, h, omega, eps, mu):
+    batch = alpha.shape[0]
+    out = np.empty((batch, 2 * n + 1))
+    masses = np.ones(n) / n
+    masses[n - 1] = 0.75 / n
+    inv_m = 1.0 / masses
+    inv_dd = 1.0 / inv_m  # 1 / (1 / m): the library divides by the Delassus diagonal 1 / m
+    lim = mu * masses
+    inv_lim = 1.0 / lim
+    nlim = -lim
+    nf = float(n)  # the library's (0.5 n)(2 d) is n d rounded once
+    two_n = 2.0 * n  # and (0.5 (2 n))(2 q) is 2 n q rounded once
+    ie = 1.0 / eps
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for b in prange(batch):
+        q = np.zeros(n)
+        v = np.zeros(n)
+        qs = np.empty(n)
+        vs = np.empty(n)
+        acc = np.empty(n)
+        sq = np.empty(n)
+        sv = np.empty(n)
+        cd = np.empty(n)
+        fv = np.empty(n)
+        e = 0.0
+        a = alpha[b]
+        for k in range(steps):
+            t = k * h
+            p1 = _chain_eval(q, v, math.sin(omega * t), a, nf, two_n, inv_m, inv_dd, inv_lim, nlim, ie, cd, acc, fv)
+            for j in range(n):
+                sq[j] = v[j]
+                sv[j] = acc[j]
+                qs[j] = q[j] + hh * v[j]
+                vs[j] = v[j] + hh * acc[j]
+            p2 = _chain_eval(qs, vs, math.sin(omega * (t + hh)), a, nf, two_n, inv_m, inv_dd, inv_lim, nlim, ie,
+                             cd, acc, fv)
+            for j in range(n):
+                sq[j] = sq[j] + 2.0 * vs[j]
+                sv[j] = sv[j] + 2.0 * acc[j]
+                qs[j] = q[j] + hh * vs[j]
+                vs[j] = v[j] + hh * acc[j]
+            p3 = _chain_eval(qs, vs, math.sin(omega * (t + hh)), a, nf, two_n, inv_m, inv_dd, inv_lim, nlim, ie,
+                             cd, acc, fv)
+            for j in range(n):
+                sq[j] = sq[j] + 2.0 * vs[j]
+                sv[j] = sv[j] + 2.0 * acc[j]
+                qs[j] = q[j] + h * vs[j]
+                vs[j] = v[j] + h * acc[j]
+            p4 = _chain_eval(qs, vs, math.sin(omega * (t + h)), a, nf, two_n, inv_m, inv_dd, inv_lim, nlim, ie,
+                             cd, acc, fv)
+            for j in range(n):
+                q[j] = q[j] + h6 * (sq[j] + vs[j])
+                v[j] = v[j] + h6 * (sv[j] + acc[j])
+            e = e - h6 * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+        for j in range(n):
+            out[b, j] = q[j]
+            out[b, n + j] = v[j]
+        out[b, 2 * n] = e
+    return out
+
+
+_chain_serial = njit(fastmath=FASTMATH)(_chain_py)
+_chain_parallel = njit(parallel=True, fastmath=FASTMATH)(_chain_py)
+
+
+def numba_chain(alpha, *, n, steps, h, omega, eps, mu=1.0, parallel=False):
+    """Workload B with numba: final ``[q (n), v (n), E_friction]`` per lane, ``(B, 2n + 1)``."""
+    kernel = _chain_parallel if parallel and len(alpha) >= 2 else _chain_serial
+    return kernel(np.ascontiguousarray(alpha, dtype=np.float64), n, steps, h, omega, eps, mu)
+
+
+def numpy_chain(alpha, *, n, steps, h, omega, eps, mu=1.0):
+    """Workload B in numpy, vectorized over the batch (arrays ``(B, n)``), the library's formula."""
+    alpha = np.asarray(alpha, dtype=float)
+    batch = alpha.size
+    masses = np.ones(n) / n
+    masses[-1] = 0.75 / n
+    dd = 1.0 / masses
+    lim = mu * masses
+
+    def rhs(t, q, v):
+        cd = (0.5 * n) * (2.0 * np.diff(q, axis=1))
+        nonf = np.empty_like(q)
+        nonf[:, 0] = cd[:, 0] + (-alpha) * math.sin(omega * t)
+        nonf[:, 1:-1] = cd[:, 1:] - cd[:, :-1]
+        nonf[:, -1] = -(cd[:, -1] + (0.5 * (2 * n) * 2.0) * q[:, -1])
+        feq = -(nonf / masses) / dd
+        zeta = np.minimum(1.0, np.maximum(-1.0, feq / lim))
+        f = -lim * np.minimum(1.0, np.maximum(-1.0, v / eps - zeta))
+        return (nonf + f) / masses, -np.sum(f * v, axis=1)
+
+    q = np.zeros((batch, n))
+    v = np.zeros((batch, n))
+    e = np.zeros(batch)
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for k in range(steps):
+        t = k * h
+        a1, p1 = rhs(t, q, v)
+        q2 = q + hh * v
+        v2 = v + hh * a1
+        a2, p2 = rhs(t + hh, q2, v2)
+        q3 = q + hh * v2
+        v3 = v + hh * a2
+        a3, p3 = rhs(t + hh, q3, v3)
+        q4 = q + h * v3
+        v4 = v + h * a3
+        a4, p4 = rhs(t + h, q4, v4)
+        q = q + h6 * (v + 2.0 * v2 + 2.0 * v3 + v4)
+        v = v + h6 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+        e = e + h6 * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+    return np.concatenate([q, v, e[:, None]], axis=1)
+
+
+# --------------------------------------------------------------------------- ceiling micro-benchmarks
+
+
+def _fma_py(reps, m, c, threads):
+    """``threads`` x 64 independent FMA chains (8 dependent FMAs per load/store), LLVM-vectorized."""
+    total = 0.0
+    for tid in prange(threads):
+        acc = np.arange(64) * 1e-3 + tid
+        for _ in range(reps):
+            for i in range(64):
+                u = acc[i]
+                u = u * m + c
+                u = u * m + c
+                u = u * m + c
+                u = u * m + c
+                u = u * m + c
+                u = u * m + c
+                u = u * m + c
+                u = u * m + c
+                acc[i] = u
+        total += acc.sum()
+    return total
+
+
+_fma_serial = njit(fastmath={"contract"})(_fma_py)
+_fma_parallel = njit(parallel=True, fastmath={"contract"})(_fma_py)
+
+
+def _div_py(reps, threads):
+    """``threads`` x 8 independent chains of divisions ``y = x / y`` (bounded, no denormals)."""
+    total = 0.0
+    for tid in prange(threads):
+        x = 1.3 + tid * 1e-3
+        y0 = 1.1
+        y1 = 1.2
+        y2 = 1.3
+        y3 = 1.4
+        y4 = 1.5
+        y5 = 1.6
+        y6 = 1.7
+        y7 = 1.8
+        for _ in range(reps):
+            y0 = x / y0
+            y1 = x / y1
+            y2 = x / y2
+            y3 = x / y3
+            y4 = x / y4
+            y5 = x / y5
+            y6 = x / y6
+            y7 = x / y7
+        total += y0 + y1 + y2 + y3 + y4 + y5 + y6 + y7
+    return total
+
+
+_div_serial = njit(_div_py)
+_div_parallel = njit(parallel=True)(_div_py)
+
+
+def _best_rate(fn, ops, repeats):
+    fn()
+    best = math.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return ops / best
+
+
+def fma_rate(threads, seconds=0.3, repeats=5):
+    """Measured FMA rate (scalar FMA operations per second; 1 FMA = 2 flops), ``threads`` cores."""
+    fn = _fma_parallel if threads > 1 else _fma_serial
+    fn(10, 0.999999, 1e-6, threads)
+    t = time.perf_counter()
+    fn(20000, 0.999999, 1e-6, threads)
+    reps = max(1000, int(20000 * seconds / max(time.perf_counter() - t, 1e-6)))
+    return _best_rate(lambda: fn(reps, 0.999999, 1e-6, threads), reps * 64 * 8 * threads, repeats)
+
+
+def div_rate_scalar(threads, seconds=0.3, repeats=5):
+    """Measured rate of scalar double divisions (``vdivsd``, what LLVM emits for these loops)."""
+    fn = _div_parallel if threads > 1 else _div_serial
+    fn(10, threads)
+    t = time.perf_counter()
+    fn(200000, threads)
+    reps = max(10000, int(200000 * seconds / max(time.perf_counter() - t, 1e-6)))
+    return _best_rate(lambda: fn(reps, threads), reps * 8 * threads, repeats)
+
+
+def div_rate_packed(threads, seconds=0.3, repeats=5):
+    """Measured rate of packed (SIMD) double divisions: numpy's ``np.divide`` on L2-resident arrays,
+    one Python thread per core (the ufunc loop releases the GIL)."""
+    size = 4096
+    xs = [1.0 + np.arange(size) * 1e-6 + i for i in range(threads)]
+    ys = [np.full(size, 1.5) for _ in range(threads)]
+    t = time.perf_counter()
+    for _ in range(200):
+        np.divide(xs[0], ys[0], out=ys[0])
+    reps = max(200, int(200 * seconds / max(time.perf_counter() - t, 1e-6)))
+
+    def work(i):
+        x, y = xs[i], ys[i]
+        for _ in range(reps):
+            np.divide(x, y, out=y)
+
+    def run():
+        if threads == 1:
+            work(0)
+            return
+        pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+
+    return _best_rate(run, reps * size * threads, repeats)
