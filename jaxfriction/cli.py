@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 PRECISIONS = click.Choice(["float64", "float32"])
+SYSTEM_NAMES = ("belt", "disc", "oscillator")  # jaxfriction.workflows.SYSTEMS (not imported here: it is slow)
 
 
 def _fail(exc: Exception):
@@ -24,14 +25,17 @@ def main():
     """Differentiable dry-friction and stick-slip simulation (JAX)."""
 
 
-def _parse_assignments(items, option):
-    """``NAME=VALUE`` strings to a dict (values kept as strings)."""
+def _name_values(option, items, parse=float):
+    """``NAME=VALUE`` items of a repeatable option -> dict (a ValueError names the option)."""
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ValueError(f"{option} takes NAME=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
+        if not sep or not name.strip():
+            raise ValueError(f"{option} expects NAME=VALUE, got {item!r}")
+        try:
+            out[name.strip()] = parse(value.strip())
+        except ValueError:
+            raise ValueError(f"{option} {name.strip()}: {value.strip()!r} is not valid") from None
     return out
 
 
@@ -124,16 +128,21 @@ def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, 
         pick = {k: v for k, v in dict(system=system, law=law, cycles=cycles, duration=duration, window=window, dt=dt,
                                       wrt=wrt, gradient=gradient, chunk_size=chunk_size, devices=devices, out=out,
                                       figure=figure, precision=precision).items() if v is not None}
+        if {"duration", "window"} & set(pick):
+            cfg.pop("cycles", None)
+        if "cycles" in pick:
+            cfg.pop("duration", None)
+            cfg.pop("window", None)
         cfg = {**cfg, **pick}
         system = cfg.get("system", "oscillator")
         spec = system_spec(system)
-        grid_spec = {**cfg.get("param", {}), **_parse_assignments(params, "--param")}
+        grid_spec = {**cfg.get("param", {}), **_name_values("--param", params, str)}
         if not grid_spec:
             if system != "oscillator":
                 raise ValueError(f"--param is required for system {system!r} (parameters: {spec.parameters})")
             grid_spec = DEFAULT_GRID
         grid = {name: _grid_axis(name, value) for name, value in grid_spec.items()}
-        fixed = {**cfg.get("set", {}), **_parse_assignments(sets, "--set")}
+        fixed = {**cfg.get("set", {}), **_name_values("--set", sets, str)}
         try:
             fixed = {k: float(v) for k, v in fixed.items()}
         except (TypeError, ValueError):
@@ -143,7 +152,7 @@ def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, 
             raise ValueError(f"--dt must be > 0, got {dt}")
         if system == "oscillator" and "eps" not in fixed and "eps" not in grid:
             fixed["eps"] = 2 * dt  # Quinn's choice
-        if "cycles" not in cfg and "duration" not in cfg and spec.frequency is not None:
+        if not {"cycles", "duration", "window"} & set(cfg) and spec.frequency is not None:
             cfg["cycles"] = 50
         wrt = cfg.get("wrt", next(iter(grid)))
         wrt = [w.strip() for w in wrt.split(",") if w.strip()] if isinstance(wrt, str) else list(wrt)
@@ -158,6 +167,8 @@ def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, 
                               wrt=wrt if mode != "none" else (), gradient=None if mode == "none" else mode,
                               chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out,
                               progress=progress)
+            if ds.attrs["chunks_computed"] == 0:
+                ds.attrs["steps_per_second"] = float("nan")
     except ValueError as exc:
         _fail(exc)
     figure = cfg.get("figure", str(out / "sweep.png"))
@@ -180,20 +191,6 @@ def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, 
     click.echo(f"wrote {out / 'result.nc'} and {figure}")
 
 
-def _name_values(option, items, parse=float):
-    """``NAME=VALUE`` items of a repeatable option -> dict (a ValueError names the option)."""
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"{option} expects NAME=VALUE, got {item!r}")
-        try:
-            out[name.strip()] = parse(value.strip())
-        except ValueError:
-            raise ValueError(f"{option} {name.strip()}: {value.strip()!r} is not valid") from None
-    return out
-
-
 def _number_or_text(text):
     try:
         return float(text)
@@ -210,7 +207,7 @@ def _bound(text):
 
 @main.command("fit")
 @click.argument("data", type=click.Path(dir_okay=False))
-@click.option("--system", "system_name", type=click.Choice(["belt", "oscillator", "disc"]), required=True,
+@click.option("--system", "system_name", type=click.Choice(sorted(SYSTEM_NAMES)), required=True,
               help="Named system (jaxfriction.FIT_SYSTEMS).")
 @click.option("--params", required=True, help="Comma-separated parameters to estimate, e.g. mu_s,mu_k.")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",

@@ -10,8 +10,8 @@ Workloads (float64, classical RK4, the library's step-aligned grids):
 - **C**, the gradient ``(dD/d mu N, dD/d alpha)`` per trajectory.
 
 Contenders, in the same run and on the same RK4 arithmetic: jaxfriction (its batch entry
-point ``jaxfriction.workflows.batch_dissipation`` when it exists, else ``jit(vmap(...))``
-over ``simulate`` as ``cycle_metrics`` does; the chain through ``simulate``), a
+point ``jaxfriction.workflows.batch_dissipation``, sharded over one CPU device per core;
+the chain through ``simulate``), a
 hand-written numba loop over lanes (serial and ``prange``), vectorized numpy, scipy
 ``solve_ivp`` (fixed-grid RK4 ``OdeSolver``, small batches) and plain diffrax (RK4 from its
 Butcher tableau, ``StepTo`` grids). Kernels live in ``scripts/contenders.py``.

@@ -7,7 +7,7 @@ import pytest
 
 import jaxfriction as jf
 import jaxfriction.integrate.rk4 as rk4
-from jaxfriction.workflows import SweepConfig, batch_dissipation, cycle_metrics
+from jaxfriction.workflows import SweepConfig, batch_dissipation, cycle_metrics, system_sweep
 from jaxfriction.workflows.metrics import resolve_gradient, window_metrics
 
 
@@ -27,7 +27,8 @@ def test_componentwise_rk4_equals_array_rk4(monkeypatch):
     np.testing.assert_allclose(rows, arrays, rtol=1e-13, atol=1e-15)
 
 
-def test_checkpointed_scan_same_values_and_gradients(save_every=None):
+def test_checkpointed_scan_same_values_and_gradients():
+    save_every = None
     def final(mu, checkpoint):
         traj = jf.simulate(oscillator(mu, 1.3), jnp.zeros(2), 0.0, 30.0, 0.01, save_every=save_every,
                            checkpoint=checkpoint)
@@ -52,11 +53,14 @@ def test_gradient_modes_agree_with_each_other_and_finite_differences():
     for name in ("dD_dmu", "dD_dalpha"):
         np.testing.assert_allclose(out["reverse"][name], out["forward"][name], rtol=1e-10, atol=1e-13)
     h = 1e-6
-    up = batch_dissipation(mu, alpha + h, SweepConfig(cycles=4, gradient=None))["dissipation"]
-    down = batch_dissipation(mu, alpha - h, SweepConfig(cycles=4, gradient=None))["dissipation"]
-    np.testing.assert_allclose(out["forward"]["dD_dalpha"], (up - down) / (2 * h), rtol=1e-5, atol=1e-8)
+    plain_config = SweepConfig(cycles=4, gradient=None)
+    for name, step in (("alpha", (0.0, h)), ("mu", (h, 0.0))):
+        up = batch_dissipation(mu + step[0], alpha + step[1], plain_config)["dissipation"]
+        down = batch_dissipation(mu - step[0], alpha - step[1], plain_config)["dissipation"]
+        np.testing.assert_allclose(out["forward"][f"dD_d{name}"], (up - down) / (2 * h), rtol=1e-5, atol=1e-8)
     # alpha < mu N: the block never leaves the stick band, D and its gradient vanish
     assert abs(plain["dissipation"][2]) < 1e-15 and plain["stick_fraction"][2] == 1.0
+    assert abs(out["forward"]["dD_dmu"][2]) < 1e-12 and abs(out["forward"]["dD_dalpha"][2]) < 1e-12
 
 
 def test_batch_matches_single_lane_and_pads_to_devices():
@@ -88,6 +92,45 @@ def test_window_metrics_on_the_belt_steady_cycle():
     assert abs(float(out["dissipation"]) - 0.2 * 20.0) <= 0.4 + 1e-3
     fd = (metrics(0.2 + 1e-6, ())["dissipation"] - metrics(0.2 - 1e-6, ())["dissipation"]) / 2e-6
     np.testing.assert_allclose(out["dD_dv0"], fd, rtol=1e-5)
+
+
+def test_left_out_zero_terms_change_nothing():
+    # a literal 0 damping and a fixed floor drop exactly-zero terms from the vector field; an
+    # array damping of 0 and an overridden (zero) surface velocity/acceleration keep them
+    class Floor(jf.ForcedOscillator):
+        def surface_velocity(self, t):
+            return 0.0 * t
+
+        def surface_acceleration(self, t):
+            return 0.0 * t
+
+    law = jf.Quinn(mu=0.6, eps=0.02)
+    y = jnp.array([0.3, -0.2, 0.0, 0.0, 0.0])
+    lean = jf.ForcedOscillator(law=law, alpha=1.1, omega=0.5)
+    full = Floor(law=law, alpha=1.1, omega=0.5, damping=jnp.asarray(0.0))
+    for t in (0.0, 0.7, 2.3):
+        np.testing.assert_array_equal(lean.vector_field(t, y), full.vector_field(t, y))
+    # a moving, accelerating surface keeps its terms: f_eq = m a_s + k x - F(t)
+    class Shaken(jf.ForcedOscillator):
+        def surface_acceleration(self, t):
+            return 0.5 * jnp.cos(t)
+
+    shaken = Shaken(law=law, alpha=1.1, omega=0.5, mass=2.0)
+    expected = 2.0 * 0.5 * jnp.cos(0.7) + 0.3 - 1.1 * jnp.sin(0.35)
+    np.testing.assert_allclose(shaken.f_eq(0.7, y), expected, rtol=1e-15)
+
+
+def test_system_sweep_without_gradient_and_all_defaults():
+    ds = system_sweep("oscillator", {"alpha": np.array([0.5, 2.0])}, cycles=2, wrt=["muN"], gradient=None,
+                      progress=False)
+    assert "dD_dmuN" not in ds and ds.attrs["gradient"] == "None"
+    with pytest.raises(ValueError, match="not both"):
+        system_sweep("oscillator", {"alpha": np.array([0.5])}, cycles=2, duration=10.0, window=2.0)
+    with pytest.raises(ValueError, match="law"):
+        system_sweep("oscillator", {"alpha": np.array([0.5])}, cycles=2, wrt=["law"])
+    # a wrt parameter left at its default is differentiated too
+    ds = system_sweep("oscillator", {"alpha": np.array([2.0])}, cycles=2, wrt=["k"], progress=False)
+    assert np.isfinite(ds["dD_dk"]).all() and float(abs(ds["dD_dk"]).max()) > 0
 
 
 def test_bad_inputs_are_named():

@@ -48,6 +48,15 @@ def test_sweep_of_the_belt_from_a_toml_file(tmp_path):
     assert np.all(np.isfinite(ds["dD_dmu_s"])) and int(ds["status"].max()) == 0
 
 
+def test_sweep_command_line_options_win_over_the_toml_file(tmp_path):
+    config = tmp_path / "osc.toml"
+    config.write_text('cycles = 20\n[param]\nalpha = [1.5]\n[set]\nmuN = 0.5\n')
+    result = sweep(tmp_path, "--config", str(config), "--duration", "12.0", "--window", "3.0", "--gradient", "none")
+    assert result.exit_code == 0, result.output
+    ds = xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")
+    assert ds.attrs["t_measure"] == 9.0 and ds.attrs["window"] == 3.0 and "dD_dalpha" not in ds
+
+
 def test_sweep_bad_input_names_the_option(tmp_path):
     config = tmp_path / "bad.toml"
     config.write_text('sytem = "belt"\n')

@@ -65,7 +65,7 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
     ``checkpoint=True`` bounds the memory of reverse-mode differentiation: the steps
     between two saves run as ``ceil(sqrt(save_every))``-step blocks under
     ``jax.checkpoint``, so the backward pass stores one state per block and recomputes
-    the steps inside (memory O(sqrt(n)) states instead of every stage of every step, for
+    the steps inside (memory O(n_saves sqrt(save_every)) states instead of every stage of every step, for
     about one extra forward run). Results are unchanged.
 
     Returns:

@@ -58,7 +58,7 @@ def simulate(
         rtol, atol: adaptive tolerances. max_steps: diffrax step budget.
         args: passed to ``system.vector_field``.
         checkpoint: RK4 scan only; bound the memory of reverse-mode gradients to
-            O(sqrt(steps)) states for about one extra forward run (see
+            O(n_saves sqrt(save_every)) states for about one extra forward run (see
             :func:`~jaxfriction.integrate.rk4.rk4_scan`). Results are unchanged.
 
     Returns:

@@ -14,6 +14,8 @@ from .stribeck import stribeck_coefficient
 def unit_clip(x):
     """``clip(x, -1, 1)`` with the derivative ``1`` inside ``(-1, 1)`` and ``0`` outside.
 
+    Args: ``x`` array (any shape, dimensionless). Returns: ``x`` clipped to ``[-1, 1]``.
+
     The same values as ``jnp.clip``; its derivative costs one compare and one select instead
     of the max/min tie rules (which split ties in half), and made forward-mode sweeps 2-3x
     faster. At ``x = +-1`` exactly the derivative is 0 (the saturated side).
@@ -42,13 +44,13 @@ def quinn(v, f_eq, normal, mu, eps):
     Returns: friction force on the body (N).
     """
     limit = mu * normal
-    positive = limit > 0
+    huge = jnp.sqrt(jnp.finfo(jnp.result_type(limit, f_eq, float)).max)
+    positive = limit > 1.0 / huge  # a subnormal mu N would overflow its reciprocal
     # zeta -> sgn(f_eq) as mu N -> 0+, so d/dmu at mu = 0 is the one-sided derivative: with
     # mu N = 0 the reciprocal is a huge finite number, so clip(f_eq * inv) = sgn(f_eq) for
     # |f_eq| > 1/huge (1e-154 in float64) and f_eq * 0 tangents stay finite. Reciprocals
     # depend on the parameters only, so a scan hoists them out of its loop; a per-stage
     # where/sign and divisions made a sweep step 2x slower (scripts/bench.py).
-    huge = jnp.sqrt(jnp.finfo(jnp.result_type(limit, f_eq, float)).max)
     inv_limit = jnp.where(positive, 1.0 / jnp.where(positive, limit, 1.0), huge)
     zeta = unit_clip(f_eq * inv_limit)
     return -limit * unit_clip(v * (1.0 / eps) - zeta)

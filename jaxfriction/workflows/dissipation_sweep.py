@@ -12,33 +12,11 @@ import numpy as np
 
 from .._checks import check_real
 from ..integrate.grid import fixed_grid
-from ..laws import Awrejcewicz, Coulomb, Karnopp, Quinn, Threlfall, VelocityLimited
-from ..systems.oscillators import ForcedOscillator
 from .engine import run_sweep
+from .system_sweep import _computed_lanes
 from .metrics import resolve_gradient, window_metrics
+from .registry import LAWS, make_law, oscillator_system  # noqa: F401  (LAWS, make_law: public here too)
 from .sharding import lane_devices, sharded_vmap
-
-#: Laws selectable by name; ``eps`` is the law's regularization width (Karnopp's ``eta``,
-#: Threlfall's ``v0``), ignored by Coulomb.
-LAWS = {
-    "quinn": lambda mu, eps: Quinn(mu=mu, eps=eps),
-    "coulomb": lambda mu, eps: Coulomb(mu=mu),
-    "velocity-limited": lambda mu, eps: VelocityLimited(mu=mu, eps=eps),
-    "karnopp": lambda mu, eps: Karnopp(mu_s=mu, eta=eps),
-    "threlfall": lambda mu, eps: Threlfall(mu=mu, v0=eps),
-    "awrejcewicz": lambda mu, eps: Awrejcewicz(mu_s=mu, delta=0.0, eps=eps),
-}
-
-
-def make_law(name: str, mu, eps):
-    """Build the law called ``name`` (a key of :data:`LAWS`) with coefficient ``mu`` and width ``eps``.
-
-    Raises: ValueError for an unknown name (the message lists the known ones).
-    """
-    if name not in LAWS:
-        raise ValueError(f"law must be one of {sorted(LAWS)}, got {name!r}")
-    return LAWS[name](mu, eps)
-
 
 #: Parameters of :func:`cycle_metrics` that gradients can be taken with respect to.
 SWEPT = ("mu", "alpha")
@@ -84,6 +62,7 @@ class SweepConfig:
 
     @property
     def period(self) -> float:
+        """Forcing period ``2 pi / omega`` (time units)."""
         return 2 * math.pi / self.omega
 
     @property
@@ -113,7 +92,7 @@ def cycle_metrics(mu, alpha, config: SweepConfig = SweepConfig()):
         :class:`~jaxfriction.Trajectory`).
     """
     def build(mu, alpha):
-        return ForcedOscillator(law=make_law(config.law, mu, config.eps), alpha=alpha, omega=config.omega)
+        return oscillator_system(muN=mu, alpha=alpha, omega=config.omega, eps=config.eps, law=config.law)
 
     out = window_metrics(build, {"mu": mu, "alpha": alpha}, config.wrt if config.gradient else (),
                          t_measure=(config.cycles - 1) * config.period, window=config.period, dt=config.dt,
@@ -220,9 +199,10 @@ def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig
                     "law": config.law, "omega": config.omega, "dt": config.dt, "cycles": config.cycles,
                     "eps": config.eps, "stick_tol": config.stick_tol, "gradient": str(config.gradient_mode),
                     "dtype": str(jnp.asarray(0.0).dtype), **ds.attrs, "trajectory_steps": steps,
-                    "steps_per_second": steps / max(ds.attrs["run_seconds"], 1e-12)}
+                    "steps_per_second": _computed_lanes(ds, steps // config.steps_per_trajectory)
+                    * config.steps_per_trajectory / max(ds.attrs["run_seconds"], 1e-12)}
         return ds
 
     return run_sweep(lambda mu, alpha: cycle_metrics(mu, alpha, config), {"mu": mu_values, "alpha": alpha_values},
                      chunk_size=chunk_size, devices=lane_devices(devices), progress=progress, out_dir=out_dir,
-                     tag=repr(config), finalize=finalize)
+                     tag=repr((config, str(jnp.asarray(0.0).dtype))), finalize=finalize)

@@ -3,7 +3,7 @@
 ``run_sweep(fn, grid)`` evaluates ``fn(**point)`` (a dict of scalar outputs) at every point
 of a labelled grid. Lanes run in chunks of ``chunk_size``: ``vmap`` inside a chunk, the
 chunk's lanes sharded over the given devices (on CPU, split the host with
-``XLA_FLAGS=--xla_force_host_platform_device_count=N`` before JAX starts). With ``out_dir``
+``jax.config.update("jax_num_cpu_devices", N)`` before JAX starts computing). With ``out_dir``
 every finished chunk is written atomically (temporary file, then rename), next to a
 manifest of the sweep's arguments; a run interrupted at any point (Ctrl-C, ``kill -9``) and
 started again with the same arguments loads the finished chunks and computes only the rest,
@@ -126,7 +126,8 @@ def _check_processes(folder, manifest, devices):
                          f"everywhere")
     verdict = int(gathered[:, -1].max())
     if verdict == 2:
-        raise ValueError(f"out_dir {folder} holds a sweep with other arguments; use another folder")
+        raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or "
+                         f"chunk_size {manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
     if verdict == 3:
         raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
     # 2. Process 0 writes it; every process must then see it, else out_dir is not shared.
@@ -218,7 +219,8 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
             path = folder / "manifest.json"
             state = _read_manifest(path, manifest)
             if state == 2:
-                raise ValueError(f"out_dir {folder} holds a sweep with other arguments; use another folder")
+                raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or "
+                         f"chunk_size {manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
             if state == 3:
                 raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
             if state == 0:

@@ -948,6 +948,9 @@ def fit(
     if gradient == "auto":
         gradient = "forward" if n_vars <= 16 else "reverse"
     if optimizer == "lm":
+        if gradient == "reverse":
+            raise ValueError("gradient='reverse' cannot be used with optimizer='lm', which needs the forward-mode "
+                             "Jacobian; use 'auto' or 'forward'")
         gradient = "forward"
     problem = _Problem(
         build=build,

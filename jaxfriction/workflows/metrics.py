@@ -10,7 +10,8 @@ from ..observables.stick import stick_fraction
 
 #: Gradient modes: None (no gradient), forward (``jax.jvp``: one tangent per parameter
 #: carried along the run, primal computed once, no stored trajectory) or reverse
-#: (``jax.vjp`` through a checkpointed scan, memory O(sqrt(steps))). ``"auto"`` picks
+#: (``jax.vjp`` through the transient as a checkpointed scan, memory O(sqrt(steps)) there;
+#: the measured window is saved at every step anyway). ``"auto"`` picks
 #: forward for up to :data:`FORWARD_MAX` parameters and reverse beyond. Measured on the
 #: default sweep (1024 lanes, 2 CPU devices, ``scripts/bench.py``): forward costs 2.5
 #: forward runs for one parameter and 4.2 for two, reverse 17 whatever their number.

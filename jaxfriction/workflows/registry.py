@@ -13,10 +13,40 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ..laws import Awrejcewicz, Karnopp, StaticKineticCoulomb, StaticKineticQuinn
+from ..laws import (
+    Awrejcewicz,
+    Coulomb,
+    Karnopp,
+    Quinn,
+    StaticKineticCoulomb,
+    StaticKineticQuinn,
+    Threlfall,
+    VelocityLimited,
+)
 from ..systems.disc import DiscOnDrivingDisc
 from ..systems.oscillators import ForcedOscillator, SpringMassOnBelt
-from .dissipation_sweep import LAWS, make_law
+
+#: Laws selectable by name; ``eps`` is the law's regularization width (Karnopp's ``eta``,
+#: Threlfall's ``v0``), ignored by Coulomb.
+LAWS = {
+    "quinn": lambda mu, eps: Quinn(mu=mu, eps=eps),
+    "coulomb": lambda mu, eps: Coulomb(mu=mu),
+    "velocity-limited": lambda mu, eps: VelocityLimited(mu=mu, eps=eps),
+    "karnopp": lambda mu, eps: Karnopp(mu_s=mu, eta=eps),
+    "threlfall": lambda mu, eps: Threlfall(mu=mu, v0=eps),
+    "awrejcewicz": lambda mu, eps: Awrejcewicz(mu_s=mu, delta=0.0, eps=eps),
+}
+
+
+def make_law(name: str, mu, eps):
+    """Build the law called ``name`` (a key of :data:`LAWS`) with coefficient ``mu`` and width ``eps``.
+
+    Raises: ValueError for an unknown name (the message lists the known ones).
+    """
+    if name not in LAWS:
+        raise ValueError(f"law must be one of {sorted(LAWS)}, got {name!r}")
+    return LAWS[name](mu, eps)
+
 
 #: Laws of the belt, built from ``(mu_s, mu_k, eps)``.
 BELT_LAWS = {
@@ -37,13 +67,13 @@ def oscillator_system(muN=1.0, alpha=1.2, omega=0.5, k=1.0, m=1.0, eps=0.02, c=0
 
     ``m x'' + c x' + k x = f + alpha sin(omega t)``, ``|f| <= mu N``. Defaults: Quinn 2004
     Fig. 7 case (a), sustained sticking: ``mu N = 1``, ``alpha = 1.2``, ``omega = 0.5``,
-    ``m = k = 1``, ``eps = 0.02`` (``2 dt``, ``dt = 0.01``). ``law``: a name of
-    :data:`~jaxfriction.workflows.dissipation_sweep.LAWS` built with ``(muN, eps)``.
+    ``m = k = 1``, ``eps = 0.02`` (``2 dt``, ``dt = 0.01``), all nondimensional (Quinn's
+    units: time in 1/natural frequency). ``law``: a name of :data:`LAWS` built with
+    ``(muN, eps)``.
 
     Returns: a :class:`~jaxfriction.ForcedOscillator` (``normal = 1``: the law's ``mu`` is mu N).
     Raises: ValueError for an unknown law or invalid values (named).
     """
-    _choose(LAWS, law)
     return ForcedOscillator(law=make_law(law, muN, eps), alpha=alpha, omega=omega, mass=m, stiffness=k, damping=c,
                             normal=1.0)
 
@@ -125,7 +155,11 @@ def system_spec(name) -> SystemSpec:
 
 
 def check_parameters(spec_name, names, what="parameter"):
-    """Raise ValueError naming any of ``names`` that the system ``spec_name`` does not have."""
+    """Raise ValueError naming any of ``names`` that the system ``spec_name`` does not have.
+
+    Args: ``spec_name`` a name of :data:`SYSTEMS`; ``names`` parameter names; ``what`` how
+        the message calls them (e.g. ``"swept parameter"``).
+    """
     known = system_spec(spec_name).defaults
     unknown = [n for n in names if n not in known]
     if unknown:

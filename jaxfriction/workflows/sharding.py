@@ -19,7 +19,7 @@ def lane_devices(devices=None):
     ``jax.config.update("jax_num_cpu_devices", os.cpu_count())`` (the ``jaxfriction`` CLI
     does this; ``--devices`` sets the count).
 
-    Raises: ValueError for an empty list.
+    Returns: a list of devices. Raises: ValueError for an empty list.
     """
     devices = list(jax.local_devices() if devices is None else devices)
     if not devices:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_real
@@ -66,8 +67,14 @@ def system_sweep(system="oscillator", grid=None, *, fixed=None, law=None, cycles
         raise ValueError(f"parameters {both or ['law']} are both swept and fixed; pass law= for the law")
     for name, value in fixed.items():
         check_real(f"fixed[{name!r}]", value)
+    fixed = {name: float(value) for name, value in fixed.items()}
+    defaults = {k: float(v) for k, v in spec.defaults.items() if k != "law" and k not in grid and k not in fixed}
+    if "law" in wrt:
+        raise ValueError("wrt cannot name law (not a number)")
     law = spec.defaults["law"] if law is None else law
     spec.build(**fixed, law=law)  # validates the law name and the fixed values early
+    if cycles is not None and (duration is not None or window is not None):
+        raise ValueError("give cycles, or duration and window, not both")
     if cycles is not None:
         if spec.frequency is None:
             raise ValueError(f"cycles needs a periodically forced system; {system!r} is not: give duration and window")
@@ -93,26 +100,31 @@ def system_sweep(system="oscillator", grid=None, *, fixed=None, law=None, cycles
         return spec.build(**params, law=law)
 
     def lane(**point):
-        return window_metrics(build, {**fixed, **point}, tuple(wrt), t_measure=t_measure, window=window, dt=dt,
+        return window_metrics(build, {**defaults, **fixed, **point}, tuple(wrt), t_measure=t_measure, window=window, dt=dt,
                               gradient=mode, stick_tol=stick_tol)
 
-    settings = dict(system=system, law=law, fixed=fixed, t_measure=t_measure, window=window, dt=dt, wrt=list(wrt),
-                    gradient=str(mode), stick_tol=stick_tol)
+    settings = dict(system=system, law=law, fixed=sorted(fixed.items()), t_measure=t_measure, window=window, dt=dt,
+                    wrt=list(wrt), gradient=str(mode), stick_tol=stick_tol, dtype=str(jnp.asarray(0.0).dtype))
     steps_per_lane = _steps(t_measure, dt) + _steps(window, dt)
 
     def finalize(ds):
         ds["status"] = ds["status"].astype(np.int8)
-        for name, label in {**LABELS, **{f"dD_d{k}": f"dD/d{k} ({mode} mode)" for k in wrt}}.items():
+        for name, label in {**LABELS, **{f"dD_d{k}": f"dD/d{k} ({mode} mode)" for k in wrt if mode}}.items():
             ds[name].attrs["long_name"] = label
         n_lanes = int(np.prod([ds.sizes[d] for d in ds["dissipation"].dims]))
         ds.attrs = {"system": system, "law": law, "fixed": repr(fixed), "t_measure": t_measure, "window": window,
                     "dt": dt, "gradient": str(mode), "wrt": ",".join(wrt), "stick_tol": stick_tol, **ds.attrs,
                     "trajectory_steps": n_lanes * steps_per_lane,
-                    "steps_per_second": n_lanes * steps_per_lane / max(ds.attrs["run_seconds"], 1e-12)}
+                    "steps_per_second": _computed_lanes(ds, n_lanes) * steps_per_lane / max(ds.attrs["run_seconds"], 1e-12)}
         return ds
 
     return run_sweep(lane, grid, samples=samples, out_dir=out_dir, chunk_size=chunk_size, devices=devices,
                      progress=progress, tag=repr(sorted(settings.items())), finalize=finalize)
+
+
+def _computed_lanes(ds, n_lanes):
+    """Lanes this call computed (not loaded from chunk files), for its throughput."""
+    return min(n_lanes, ds.attrs["chunks_computed"] * ds.attrs["chunk_size"])
 
 
 def _steps(span, dt):
