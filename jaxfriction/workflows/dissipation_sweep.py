@@ -112,6 +112,14 @@ def _batched(config, devices):
     return sharded_vmap(lambda mu, alpha: cycle_metrics(mu, alpha, config), list(devices))
 
 
+def _values(name, values, nonnegative=False):
+    """A non-empty 1-D float array of finite values (ValueError naming ``name`` otherwise)."""
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
+    return check_real(name, arr, nonnegative=nonnegative)
+
+
 def batch_dissipation(mu, alpha, config: SweepConfig = SweepConfig(), *, devices=None):
     """:func:`cycle_metrics` for a batch of lanes in one compiled call, sharded over devices.
 
@@ -131,15 +139,9 @@ def batch_dissipation(mu, alpha, config: SweepConfig = SweepConfig(), *, devices
 
     Raises: ValueError for arrays of other shapes or lengths, non-finite values, mu < 0.
     """
-    mu = np.asarray(mu, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
-    for name, arr in (("mu", mu), ("alpha", alpha)):
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
-        check_real(name, arr)
+    mu, alpha = _values("mu", mu, nonnegative=True), _values("alpha", alpha)
     if mu.shape != alpha.shape:
         raise ValueError(f"mu and alpha must have one length, got {mu.size} and {alpha.size}")
-    check_real("mu", mu, nonnegative=True)
     devices = tuple(lane_devices(devices))
     block = len(devices) * (LANES_PER_DEVICE if mu.size > LANES_PER_DEVICE * len(devices) else -(-mu.size // len(devices)))
     pad = -mu.size % block
@@ -175,13 +177,8 @@ def dissipation_sweep(mu_values, alpha_values, config: SweepConfig = SweepConfig
     Raises:
         ValueError: empty, non-1-D or non-finite grids, negative mu, bad chunk_size.
     """
-    mu_values = np.asarray(mu_values, dtype=float)
-    alpha_values = np.asarray(alpha_values, dtype=float)
-    for name, arr in (("mu_values", mu_values), ("alpha_values", alpha_values)):
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
-        check_real(name, arr)
-    check_real("mu_values", mu_values, nonnegative=True)
+    mu_values = _values("mu_values", mu_values, nonnegative=True)
+    alpha_values = _values("alpha_values", alpha_values)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
 
