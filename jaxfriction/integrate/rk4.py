@@ -11,41 +11,38 @@ import jax.numpy as jnp
 def rk4_step(vector_field, t, y, h, args=None):
     """One classical RK4 step; the friction law is evaluated at all four stages.
 
-    Args: ``vector_field(t, y, args)``, time ``t``, state ``y`` (any shape), step ``h``.
-    Returns: the state at ``t + h``.
+    Args: ``vector_field(t, y, args)``, time ``t``, state ``y`` (an array of any shape, or
+        any pytree of arrays that ``vector_field`` takes and returns), step ``h``.
+    Returns: the state at ``t + h``, shaped like ``y``.
     """
+
+    def axpy(c, k):
+        return jax.tree.map(lambda y, k: y + c * k, y, k)
+
     k1 = vector_field(t, y, args)
-    k2 = vector_field(t + 0.5 * h, y + (0.5 * h) * k1, args)
-    k3 = vector_field(t + 0.5 * h, y + (0.5 * h) * k2, args)
-    k4 = vector_field(t + h, y + h * k3, args)
-    return y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    k2 = vector_field(t + 0.5 * h, axpy(0.5 * h, k1), args)
+    k3 = vector_field(t + 0.5 * h, axpy(0.5 * h, k2), args)
+    k4 = vector_field(t + h, axpy(h, k3), args)
+    return jax.tree.map(lambda y, a, b, c, d: y + (h / 6.0) * (a + 2.0 * b + 2.0 * c + d), y, k1, k2, k3, k4)
 
 
 #: States with at most this many elements are stepped component by component (see rk4_scan).
 ROW_STATE_LIMIT = 32
 
 
-def _rk4_rows_step(vector_field, t, rows, h, shape, args=None):
-    """:func:`rk4_step` on a state held as a tuple of its scalar components.
+def _by_components(vector_field, shape):
+    """``vector_field`` on a state held as a tuple of its scalar components.
 
     The vector field still sees the stacked array; stacking right before the call and
-    slicing right after it are removed by XLA's simplifier, so no concatenate is left in
-    the step and every RK4 stage is plain elementwise arithmetic (same operations, same
-    order, as :func:`rk4_step`).
+    slicing right after it are removed by XLA's simplifier, so :func:`rk4_step` on the
+    tuple leaves no concatenate in the step: every stage is plain elementwise arithmetic.
     """
 
-    def stage(t, r):
-        k = vector_field(t, jnp.stack(r).reshape(shape), args).reshape(-1)
-        return tuple(k[i] for i in range(len(r)))
+    def field(t, rows, args):
+        k = vector_field(t, jnp.stack(rows).reshape(shape), args).reshape(-1)
+        return tuple(k[i] for i in range(len(rows)))
 
-    def axpy(c, k):
-        return tuple(r + c * ki for r, ki in zip(rows, k))
-
-    k1 = stage(t, rows)
-    k2 = stage(t + 0.5 * h, axpy(0.5 * h, k1))
-    k3 = stage(t + 0.5 * h, axpy(0.5 * h, k2))
-    k4 = stage(t + h, axpy(h, k3))
-    return tuple(r + (h / 6.0) * (a + 2.0 * b + 2.0 * c + d) for r, a, b, c, d in zip(rows, k1, k2, k3, k4))
+    return field
 
 
 def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint=False):
@@ -65,8 +62,8 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
     ``checkpoint=True`` bounds the memory of reverse-mode differentiation: the steps
     between two saves run as ``ceil(sqrt(save_every))``-step blocks under
     ``jax.checkpoint``, so the backward pass stores one state per block and recomputes
-    the steps inside (memory O(n_saves sqrt(save_every)) states instead of every stage of every step, for
-    about one extra forward run). Results are unchanged.
+    the steps inside (memory O(n_saves sqrt(save_every)) states instead of every stage of
+    every step, for about one extra forward run). Results are unchanged.
 
     Returns:
         ``(ts, ys)`` with ``ts`` of shape ``(n_saves + 1,)`` and ``ys`` of shape
@@ -76,14 +73,11 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
     shape = jnp.shape(y0)
     by_rows = jnp.size(y0) <= ROW_STATE_LIMIT
 
-    def step(y, t):
-        if by_rows:
-            return _rk4_rows_step(vector_field, t, y, h, shape, args)
-        return rk4_step(vector_field, t, y, h, args)
+    field = _by_components(vector_field, shape) if by_rows else vector_field
 
     def steps(y, first, count):
         def one_step(y, j):
-            return step(y, t0 + (first + j) * h), None
+            return rk4_step(field, t0 + (first + j) * h, y, h, args), None
 
         return jax.lax.scan(one_step, y, jnp.arange(count))[0]
 
