@@ -44,7 +44,8 @@ from .systems import (
     MassUnderForce,
     SpringMassOnBelt,
 )
-from .workflows.fit import FIT_SYSTEMS, FitResult, Measurement, fit, load_measurement
+from .workflows.fit import FIT_SYSTEMS, FitResult, fit
+from .workflows.measurement import Measurement, load_measurement
 
 __version__ = "0.1.0"
 

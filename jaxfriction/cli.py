@@ -227,7 +227,9 @@ def _bound(text):
 def fit_command(data, system_name, params, settings, initials, bound_specs, y0, optimizer, steps, learning_rate,
                 segments, dt, progress, as_json):
     """Estimate parameters of a named system from a measured trajectory DATA (CSV: t,q[,v])."""
-    from .workflows.fit import FIT_SYSTEMS, builder_defaults, fit, load_measurement
+    from .workflows.fit import FIT_SYSTEMS, fit
+    from .workflows.measurement import load_measurement
+    from .workflows.registry import builder_defaults
 
     with jax.enable_x64(True):
         try:

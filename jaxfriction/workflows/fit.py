@@ -29,224 +29,19 @@ default (Quinn's, Awrejcewicz's and :class:`~jaxfriction.StaticKineticQuinn`).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import math
 import time
-from pathlib import Path
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
-import optimistix as optx
 
 from .._checks import check_real
-from ..integrate.rk4 import rk4_scan
-from ..integrate.simulate import simulate
 from ..systems.base import AbstractFrictionSystem
-from .registry import SYSTEMS
-
-#: Relative tolerance on the spacing of measurement times (text files round them).
-UNIFORM_RTOL = 1e-4
-
-# ---------------------------------------------------------------------------------------------
-# measurements
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Measurement:
-    """One measured trajectory of a one-degree-of-freedom system.
-
-    Args:
-        t: ``(n,)`` sample times (time units of the system), ``n >= 3``, strictly increasing
-            and uniformly spaced (to a relative ``1e-4`` of the interval, for rounded files).
-        q: ``(n,)`` measured positions (length or angle units of the system).
-        v: optional ``(n,)`` measured velocities; when given they enter the misfit.
-        y0: optional known initial state ``(q(t0), v(t0))``, shape ``(2,)``; when None the
-            initial state is estimated with the parameters (from a local quadratic fit of the
-            first samples).
-        name: a label (file name) used in messages.
-
-    Raises:
-        ValueError: naming the argument (``t``, ``q``, ``v``, ``y0``) for wrong shapes,
-            non-finite values, too few samples, or times not strictly increasing or not
-            uniform.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray | None = None
-    y0: np.ndarray | None = None
-    name: str = ""
-
-    def __post_init__(self):
-        t = _as_vector("t", self.t)
-        if t.shape[0] < 3:
-            raise ValueError(f"t must have at least 3 samples, got {t.shape[0]}")
-        steps = np.diff(t)
-        if not np.all(steps > 0):
-            i = int(np.argmin(steps > 0))
-            raise ValueError(
-                f"t must be strictly increasing, but t[{i + 1}] = {float(t[i + 1])} <= t[{i}] = {float(t[i])}"
-            )
-        interval = (t[-1] - t[0]) / (t.shape[0] - 1)
-        bad = np.abs(steps - interval) > UNIFORM_RTOL * interval
-        if np.any(bad):
-            i = int(np.argmax(bad))
-            raise ValueError(
-                f"t must be uniformly spaced (interval {interval:.6g}), but t[{i + 1}] - t[{i}] = "
-                f"{steps[i]:.6g}"
-            )
-        object.__setattr__(self, "t", t)
-        for name in ("q", "v"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            value = _as_vector(name, value)
-            if value.shape != t.shape:
-                raise ValueError(f"{name} must have the shape of t {t.shape}, got {value.shape}")
-            object.__setattr__(self, name, value)
-        if self.y0 is not None:
-            y0 = np.asarray(self.y0, dtype=float)
-            if y0.shape != (2,):
-                raise ValueError(f"y0 must have shape (2,) (position, velocity), got {y0.shape}")
-            check_real("y0", y0)
-            object.__setattr__(self, "y0", y0)
-
-    @property
-    def interval(self) -> float:
-        """Sample interval (time units): ``(t[-1] - t[0]) / (n - 1)``."""
-        return float((self.t[-1] - self.t[0]) / (self.t.shape[0] - 1))
-
-    def __len__(self):
-        return int(self.t.shape[0])
-
-    @classmethod
-    def from_trajectory(
-        cls,
-        trajectory,
-        noise=0.0,
-        velocity_noise=None,
-        seed=0,
-        with_velocity=False,
-        known_y0=False,
-        name="synthetic",
-    ):
-        """Synthetic measurement from a simulated :class:`~jaxfriction.Trajectory`.
-
-        Args:
-            trajectory: a one-dof trajectory (its ``ts`` must be uniform: save with
-                ``save_every``).
-            noise: standard deviation of the Gaussian noise added to positions (units of q).
-            velocity_noise: the same for velocities (default ``noise``).
-            seed: seed of ``numpy.random.default_rng``.
-            with_velocity: also record (noisy) velocities.
-            known_y0: record the exact initial state as ``y0``.
-
-        Returns: a :class:`Measurement`.
-        """
-        rng = np.random.default_rng(seed)
-        t = np.asarray(trajectory.ts, dtype=float)
-        q = np.asarray(trajectory.position, dtype=float)
-        v = np.asarray(trajectory.velocity, dtype=float)
-        if q.ndim != 1:
-            raise ValueError(f"trajectory must be of a one-degree-of-freedom system, got positions {q.shape}")
-        y0 = np.array([q[0], v[0]]) if known_y0 else None
-        q_meas = q + noise * rng.standard_normal(q.shape)
-        sigma_v = noise if velocity_noise is None else velocity_noise
-        v_meas = v + sigma_v * rng.standard_normal(v.shape) if with_velocity else None
-        return cls(t=t, q=q_meas, v=v_meas, y0=y0, name=name)
-
-    def to_csv(self, path):
-        """Write ``t,q[,v]`` with a header line (17 significant digits, lossless)."""
-        cols = [self.t, self.q] + ([self.v] if self.v is not None else [])
-        header = "t,q" + (",v" if self.v is not None else "")
-        np.savetxt(path, np.column_stack(cols), delimiter=",", header=header, comments="", fmt="%.17g")
-
-
-def _as_vector(name, value):
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of real numbers, got {type(value).__name__}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if np.any(bad):
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} must be finite, got {float(arr[i])} at index {i}")
-    return arr
-
-
-def load_measurement(path, y0=None):
-    """Read a measured trajectory from a CSV file with a header line.
-
-    Format: optional ``#`` comment lines and blank lines, then a header naming the columns
-    ``t`` and ``q`` and optionally ``v`` (any order, comma separated), then one row of numbers
-    per sample. Times must be uniform (see :class:`Measurement`).
-
-    Args:
-        path: file path.
-        y0: optional known initial state ``(q0, v0)``.
-
-    Returns: a :class:`Measurement` named after the file.
-
-    Raises:
-        FileNotFoundError: no such file.
-        ValueError: ``path:line: ...`` for a malformed header or row (unknown or missing
-            column, wrong number of values, a value that is not a number), ``path: ...`` for
-            invalid data (non-uniform times, NaN...).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    columns, rows = None, []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            text = line.strip()
-            if not text or text.startswith("#"):
-                continue
-            fields = [f.strip() for f in text.split(",")]
-            if columns is None:
-                columns = [f.lower() for f in fields]
-                unknown = [c for c in columns if c not in ("t", "q", "v")]
-                if unknown or "t" not in columns or "q" not in columns or len(set(columns)) != len(columns):
-                    raise ValueError(
-                        f"{path}:{lineno}: the header must name the columns t,q and optionally v "
-                        f"(once each), got {text!r}"
-                    )
-                continue
-            if len(fields) != len(columns):
-                raise ValueError(
-                    f"{path}:{lineno}: expected {len(columns)} values ({','.join(columns)}), "
-                    f"got {len(fields)}"
-                )
-            try:
-                rows.append([float(f) for f in fields])
-            except ValueError:
-                bad = next(f for f in fields if not _is_float(f))
-                raise ValueError(f"{path}:{lineno}: {bad!r} is not a number") from None
-    if columns is None:
-        raise ValueError(f"{path}: empty file (expected a header t,q[,v] and data rows)")
-    if not rows:
-        raise ValueError(f"{path}: no data rows after the header")
-    data = np.asarray(rows, dtype=float)
-    col = {c: data[:, i] for i, c in enumerate(columns)}
-    try:
-        return Measurement(t=col["t"], q=col["q"], v=col.get("v"), y0=y0, name=path.name)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-
-
-def _is_float(text):
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
+from .fit_problem import Problem, Record, forward_value_and_grad, natural_and_slope, run_adam, run_lbfgs, run_lm
+from .measurement import Measurement
+from .registry import SYSTEMS, builder_defaults
 
 # ---------------------------------------------------------------------------------------------
 # named systems
@@ -276,341 +71,6 @@ def _default_dt(build):
         if spec.build is build:
             return spec.dt
     return getattr(build, "default_dt", None)
-
-
-def builder_defaults(build):
-    """Keyword parameters of a builder with their defaults (``inspect.Parameter.empty`` if none)."""
-    return {
-        n: p.default
-        for n, p in inspect.signature(build).parameters.items()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# the problem as a pytree: data arrays are dynamic leaves, the grid structure is static, so a
-# second fit with the same builder and record shapes reuses the compiled code
-
-
-class _Record(eqx.Module):
-    q: jax.Array
-    v: jax.Array | None
-    y0: jax.Array | None
-    weight: jax.Array
-    t_bounds: tuple = eqx.field(static=True)  # segment start times (S Python floats) and the end time
-    i_bounds: tuple = eqx.field(static=True)  # segment boundary sample indices, S + 1 ints
-    h: float = eqx.field(static=True)  # RK4 step
-    n_sub: int = eqx.field(static=True)  # RK4 steps per sample interval
-
-    @property
-    def n_segments(self):
-        return len(self.i_bounds) - 1
-
-    @property
-    def n_free_states(self):
-        return self.n_segments - (self.y0 is not None)
-
-
-class _Problem(eqx.Module):
-    build: object = eqx.field(static=True)
-    names: tuple = eqx.field(static=True)
-    kinds: tuple = eqx.field(static=True)  # per parameter: "free", "lower", "upper", "interval"
-    fixed: tuple = eqx.field(static=True)  # ((name, value), ...)
-    n_data: int = eqx.field(static=True)
-    lo: jax.Array
-    hi: jax.Array
-    p0: jax.Array
-    state0: jax.Array  # natural initial values of the free segment states, flat
-    state_scale: jax.Array
-    records: tuple
-    velocity_weight: jax.Array
-    continuity_weight: jax.Array
-
-    @property
-    def n_params(self):
-        return len(self.names)
-
-
-def _to_natural(u, problem):
-    """Natural variables ``theta`` (parameters, then segment states) from unconstrained ``u``."""
-    out = []
-    for i, kind in enumerate(problem.kinds):
-        lo, hi, p0, x = problem.lo[i], problem.hi[i], problem.p0[i], u[i]
-        if kind == "lower":
-            out.append(lo + (p0 - lo) * jnp.exp(x))
-        elif kind == "upper":
-            out.append(hi - (hi - p0) * jnp.exp(x))
-        elif kind == "interval":
-            out.append(lo + (hi - lo) * jax.nn.sigmoid(x + jnp.log((p0 - lo) / (hi - p0))))
-        else:
-            out.append(p0 + jnp.where(p0 != 0, jnp.abs(p0), 1.0) * x)
-    states = problem.state0 + problem.state_scale * u[problem.n_params :]
-    return jnp.concatenate([jnp.stack(out), states])
-
-
-def _simulate_record(system, rec, starts):
-    """Predicted ``(q, v)`` at every sample of ``rec`` and the continuity defects.
-
-    One segment: :func:`~jaxfriction.simulate` (RK4 in ``lax.scan``). Several: the same RK4
-    scan (:func:`~jaxfriction.rk4_scan`, which ``simulate`` runs) vmapped over the segments
-    (``simulate`` needs concrete start times; one vmapped scan keeps the compiled program, and
-    its compile time, independent of the number of segments); every segment runs the longest
-    segment's length and the surplus samples are dropped.
-    """
-    if rec.n_segments == 1:
-        traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], rec.h, save_every=rec.n_sub)
-        return traj.ys[:, 0], traj.ys[:, 1], jnp.zeros((0,), dtype=traj.ys.dtype)
-    lengths = np.diff(rec.i_bounds)
-    y0s = jax.vmap(system.initial_state)(starts[:, 0], starts[:, 1])
-    t0s = jnp.asarray(rec.t_bounds[:-1], dtype=y0s.dtype)
-    _, ys = jax.vmap(
-        lambda y0, t0: rk4_scan(system.vector_field, y0, t0, rec.h, int(lengths.max()), rec.n_sub)
-    )(y0s, t0s)
-    seg = np.concatenate([np.full(n, s) for s, n in enumerate(lengths)] + [[len(lengths) - 1]])
-    step = np.concatenate([np.arange(n) for n in lengths] + [[lengths[-1]]])
-    ends = ys[np.arange(len(lengths) - 1), lengths[:-1], :2]
-    return ys[seg, step, 0], ys[seg, step, 1], (ends - starts[1:]).ravel()
-
-
-def _residuals(theta, problem):
-    """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``."""
-    params = {name: theta[i] for i, name in enumerate(problem.names)}
-    system = problem.build(**params, **dict(problem.fixed))
-    data, defects, offset = [], [], problem.n_params
-    for rec in problem.records:
-        k = rec.n_free_states
-        free = theta[offset : offset + 2 * k].reshape(k, 2)
-        offset += 2 * k
-        starts = free if rec.y0 is None else jnp.concatenate([rec.y0[None].astype(free.dtype), free])
-        q, v, d = _simulate_record(system, rec, starts)
-        w = jnp.sqrt(rec.weight)
-        data.append(w * (q - rec.q))
-        if rec.v is not None:
-            data.append(w * problem.velocity_weight * (v - rec.v))
-        defects.append(d)
-    return jnp.concatenate(data), jnp.concatenate(defects)
-
-
-def _stacked(theta, problem):
-    """All residuals: data, then ``sqrt(continuity_weight)`` times the defects."""
-    r, d = _residuals(theta, problem)
-    return jnp.concatenate([r, jnp.sqrt(problem.continuity_weight) * d])
-
-
-def _loss_plain(u, problem):
-    r = _stacked(_to_natural(u, problem), problem)
-    return jnp.sum(r * r) / problem.n_data
-
-
-def _residuals_jacobian(u, problem):
-    """Stacked residuals at ``u`` and their Jacobian ``d r / d u`` (forward mode, batched JVP)."""
-
-    def f(x):
-        r = _stacked(_to_natural(x, problem), problem)
-        return r, r
-
-    jac, r = jax.jacfwd(f, has_aux=True)(u)
-    return r, jac
-
-
-@eqx.filter_jit
-def _forward_value_and_grad(u, problem):
-    r, jac = _residuals_jacobian(u, problem)
-    return jnp.sum(r * r) / problem.n_data, 2.0 * (r @ jac) / problem.n_data, r, jac
-
-
-@eqx.filter_jit
-def _reverse_value_and_grad(u, problem):
-    return jax.value_and_grad(_loss_plain)(u, problem)
-
-
-@jax.custom_vjp
-def _loss_forward(u, problem):
-    """The loss, with a custom VJP that computes the gradient in forward mode."""
-    return _loss_plain(u, problem)
-
-
-def _loss_forward_fwd(u, problem):
-    r, jac = _residuals_jacobian(u, problem)
-    return jnp.sum(r * r) / problem.n_data, (2.0 * (r @ jac) / problem.n_data, problem)
-
-
-def _loss_forward_bwd(res, ct):
-    grad, problem = res
-    return ct * grad, jax.tree_util.tree_map(jnp.zeros_like, problem)
-
-
-_loss_forward.defvjp(_loss_forward_fwd, _loss_forward_bwd)
-
-
-@functools.lru_cache(maxsize=32)
-def _optimizer(name, learning_rate, steps):
-    # cached so that repeated fits see the same (static) optimizer object: no recompilation
-    if name == "adam":
-        return optax.adam(optax.cosine_decay_schedule(learning_rate, max(steps, 1), alpha=1e-3))
-    return optax.lbfgs()
-
-
-@eqx.filter_jit
-def _update(grad, state, u, opt):
-    updates, state = opt.update(grad, state, u)
-    return optax.apply_updates(u, updates), state
-
-
-@eqx.filter_jit
-def _lbfgs_step(u, state, problem, opt, mode):
-    loss = _loss_forward if mode == "forward" else _loss_plain
-
-    def f(x):
-        return loss(x, problem)
-
-    value, grad = optax.value_and_grad_from_state(f)(u, state=state)
-    updates, state = opt.update(grad, state, u, value=value, grad=grad, value_fn=f)
-    return optax.apply_updates(u, updates), state, value, grad
-
-
-@eqx.filter_jit
-def _natural_and_slope(u, problem):
-    """``theta = T(u)`` and the diagonal ``d theta / d u`` (the transforms are elementwise)."""
-    return jax.jvp(lambda x: _to_natural(x, problem), (u,), (jnp.ones_like(u),))
-
-
-def _value_and_grad(u, problem, mode):
-    if mode == "forward":
-        return _forward_value_and_grad(u, problem)[:2]
-    return _reverse_value_and_grad(u, problem)
-
-
-def _finite(value, grad):
-    return math.isfinite(value) and bool(np.all(np.isfinite(np.asarray(grad))))
-
-
-def _stalled(history, tol):
-    return len(history) > 5 and abs(history[-6] - history[-1]) <= tol * abs(history[-1])
-
-
-def _run_adam(u, problem, steps, learning_rate, mode, tol, bar):
-    opt = _optimizer("adam", float(learning_rate), steps)
-    state = opt.init(u)
-    value, grad = _value_and_grad(u, problem, mode)
-    history, message = [float(value)], f"reached steps = {steps}"
-    if not _finite(history[0], grad):
-        return u, history, 0, "non-finite loss at the initial guess"
-    for k in range(steps):
-        u_new, state = _update(grad, state, u, opt)
-        value, grad = _value_and_grad(u_new, problem, mode)
-        if not _finite(float(value), grad):
-            return (
-                u,
-                history,
-                k,
-                f"stopped at step {k + 1}: non-finite loss or gradient; kept the last finite iterate",
-            )
-        u = u_new
-        history.append(float(value))
-        bar(history[-1])
-        if _stalled(history, tol):
-            return u, history, k + 1, f"loss changed by < {tol:g} (relative) over 5 steps"
-    return u, history, steps, message
-
-
-def _run_lbfgs(u, problem, steps, mode, tol, bar):
-    opt = _optimizer("lbfgs", 0.0, 0)
-    state = opt.init(u)
-    history, u_prev = [], u
-    for k in range(steps):
-        u_new, state_new, value, grad = _lbfgs_step(u, state, problem, opt, mode)
-        value = float(value)  # the loss at u, the iterate after k steps
-        if not _finite(value, grad):
-            if k == 0:
-                return u, [value], 0, "non-finite loss at the initial guess"
-            return (
-                u_prev,
-                history,
-                k - 1,
-                f"stopped at step {k}: non-finite loss or gradient; kept the last finite iterate",
-            )
-        if k > 0:
-            bar(value)
-        history.append(value)
-        if _stalled(history, tol):
-            return u, history, k, f"loss changed by < {tol:g} (relative) over 5 steps"
-        u_prev, u, state = u, u_new, state_new
-    value, grad = _value_and_grad(u, problem, mode)
-    if not _finite(float(value), grad):
-        return (
-            u_prev,
-            history,
-            steps - 1,
-            "non-finite loss or gradient after the last step; kept the last finite iterate",
-        )
-    history.append(float(value))
-    bar(history[-1])
-    return u, history, steps, f"reached steps = {steps}"
-
-
-@jax.custom_jvp
-def _lm_residuals(u, problem):
-    return _stacked(_to_natural(u, problem), problem)
-
-
-@_lm_residuals.defjvp
-def _lm_residuals_jvp(primals, tangents):
-    # optimistix linearises the residuals and materialises the Jacobian from the linear map;
-    # this rule makes that one batched forward pass (the linear map is then a matrix product),
-    # and a trial point with a non-finite Jacobian gets NaN residuals, so it is rejected
-    r, jac = _residuals_jacobian(*primals)
-    return jnp.where(jnp.all(jnp.isfinite(jac)), r, jnp.nan), jac @ tangents[0]
-
-
-def _lm_fn(u, problem):
-    return _lm_residuals(u, problem), None
-
-
-# stopping is fit's own test on the loss (``tol``): the solver's Cauchy test is switched off
-_LM = optx.LevenbergMarquardt(rtol=0.0, atol=0.0)
-
-
-@eqx.filter_jit
-def _lm_init(u, problem):
-    return _LM.init(_lm_fn, u, problem, {}, jax.eval_shape(_lm_fn, u, problem)[0], None, frozenset())
-
-
-@eqx.filter_jit
-def _lm_step(u, state, problem):
-    """One solver step: a trial point is evaluated, accepted or rejected (trust-region ratio).
-
-    Returns the current iterate, the state, the number of trials rejected since the last
-    acceptance, the loss and ``(residuals, Jacobian)`` at the iterate (read from optimistix's
-    Gauss-Newton state).
-    """
-    u, state, _ = _LM.step(_lm_fn, u, problem, {}, state, frozenset())
-    r, jac = state.f_info.residual, state.f_info.jac.as_matrix()
-    return u, state, state.num_steps_since_acceptance, jnp.sum(r * r) / problem.n_data, (r, jac)
-
-
-def _run_lm(u, problem, steps, tol, bar):
-    """Levenberg-Marquardt: ``optimistix.LevenbergMarquardt`` stepped here to record the loss.
-
-    Also returns the residuals and Jacobian at the final iterate (for the covariance).
-    """
-    u, state, _, value, at_u = _lm_step(u, _lm_init(u, problem), problem)  # the initial guess
-    history, taken, message = [float(value)], 0, f"reached steps = {steps}"
-    if not math.isfinite(history[0]):
-        return u, history, 0, "non-finite loss at the initial guess", None
-    while taken < steps:
-        u, state, rejected, value, at_u = _lm_step(u, state, problem)
-        if int(rejected) >= 25:  # the trial step has shrunk by 4^25 ~ 1e15
-            message = "no decrease along the Levenberg-Marquardt direction (at a minimum)"
-            break
-        if int(rejected) == 0:
-            taken += 1
-            history.append(float(value))
-            bar(history[-1])
-            if abs(history[-2] - history[-1]) <= tol * abs(history[-1]):
-                message = f"loss changed by < {tol:g} (relative)"
-                break
-    return u, history, taken, message, at_u
 
 
 # ---------------------------------------------------------------------------------------------
@@ -930,7 +390,7 @@ def fit(
             state0 += [q_i, v_i if m.v is None else float(m.v[i])]
             scale += [q_scale, v_scale]
         records.append(
-            _Record(
+            Record(
                 q=jnp.asarray(m.q),
                 v=None if m.v is None else jnp.asarray(m.v),
                 y0=None if m.y0 is None else jnp.asarray(m.y0),
@@ -952,7 +412,7 @@ def fit(
             raise ValueError("gradient='reverse' cannot be used with optimizer='lm', which needs the forward-mode "
                              "Jacobian; use 'auto' or 'forward'")
         gradient = "forward"
-    problem = _Problem(
+    problem = Problem(
         build=build,
         names=names,
         kinds=tuple(k for k, _, _ in parsed),
@@ -983,11 +443,11 @@ def fit(
 
     try:
         if optimizer == "adam":
-            u, history, taken, message = _run_adam(u, problem, steps, learning_rate, gradient, tol, bar)
+            u, history, taken, message = run_adam(u, problem, steps, learning_rate, gradient, tol, bar)
         elif optimizer == "lbfgs":
-            u, history, taken, message = _run_lbfgs(u, problem, steps, gradient, tol, bar)
+            u, history, taken, message = run_lbfgs(u, problem, steps, gradient, tol, bar)
         else:
-            u, history, taken, message, at_u = _run_lm(u, problem, steps, tol, bar)
+            u, history, taken, message, at_u = run_lm(u, problem, steps, tol, bar)
     finally:
         if tqdm_bar is not None:
             tqdm_bar.close()
@@ -999,8 +459,8 @@ def fit(
 
     # Gauss-Newton covariance in the natural parametrisation: J_theta = J_u / (d theta / d u);
     # LM has the residuals and J_u at u already
-    theta, slope = (np.asarray(x, dtype=float) for x in _natural_and_slope(u, problem))
-    stacked, jac_u = at_u or _forward_value_and_grad(u, problem)[2:]
+    theta, slope = (np.asarray(x, dtype=float) for x in natural_and_slope(u, problem))
+    stacked, jac_u = at_u or forward_value_and_grad(u, problem)[2:]
     stacked, jac = np.asarray(stacked, dtype=float), np.asarray(jac_u, dtype=float) / slope
     sigma2 = float(np.sum(stacked[:n_data] ** 2)) / (n_data - n_vars)
     try:

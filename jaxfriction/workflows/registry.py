@@ -111,6 +111,12 @@ def disc_system(F_s=20.0, delta=3.0, omega_dr=0.3, M0=0.5, Omega=2.0, I=2.0, k=1
                              inertia=I, stiffness=k, radius=r)
 
 
+def builder_defaults(build):
+    """Keyword parameters of a builder with their defaults (``inspect.Parameter.empty`` if none)."""
+    return {n: p.default for n, p in inspect.signature(build).parameters.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
 @dataclass(frozen=True)
 class SystemSpec:
     """A named system: ``build(**params)``, the paper's RK4 step, the forcing-frequency parameter."""
@@ -122,7 +128,7 @@ class SystemSpec:
     @property
     def defaults(self) -> dict:
         """The builder's keyword parameters with their defaults."""
-        return {n: p.default for n, p in inspect.signature(self.build).parameters.items()}
+        return builder_defaults(self.build)
 
     @property
     def parameters(self) -> list:
