@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
-from jaxfriction.workflows import sensitivity_map  # noqa: E402
+from jaxfriction._workflows import sensitivity_map  # noqa: E402
 
 T, CYCLES, DT = 4 * math.pi, 10, 0.01
 

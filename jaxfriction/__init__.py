@@ -10,9 +10,9 @@ The library never switches JAX to 64-bit floats itself; turn JAX's x64 flag on i
 script (tests, examples and scripts do) before comparing with published numbers.
 """
 
-from .exact import STATUS_EVENT_BUDGET, EventLog, moreau_jean_step, simulate_event_driven, simulate_moreau_jean
-from .forcing import AbstractDrive, Constant, GroundMotion, Harmonic, load_at2, load_ground_motion, load_two_column
-from .integrate import (
+from ._exact import STATUS_EVENT_BUDGET, EventLog, moreau_jean_step, simulate_event_driven, simulate_moreau_jean
+from ._forcing import AbstractDrive, Constant, GroundMotion, Harmonic, load_at2, load_ground_motion, load_two_column
+from ._integrate import (
     STATUS_NONFINITE,
     STATUS_OK,
     STATUS_SOLVER_FAILED,
@@ -23,13 +23,13 @@ from .integrate import (
     rk4_step,
     simulate,
 )
-from .laws import *  # noqa: F403
-from .laws import __all__ as _laws_all
-from .observables import *  # noqa: F403
-from .observables import __all__ as _observables_all
-from .reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
-from .dynamics import LyapunovResult, lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
-from .systems import (
+from ._laws import *  # noqa: F403
+from ._laws import __all__ as _laws_all
+from ._observables import *  # noqa: F403
+from ._observables import __all__ as _observables_all
+from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
+from ._dynamics import LyapunovResult, lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
+from ._systems import (
     AbstractContactSystem,
     BlockOnShakingFloor,
     GriffinSpringBlock,
@@ -44,8 +44,8 @@ from .systems import (
     MassUnderForce,
     SpringMassOnBelt,
 )
-from .workflows.fit import FIT_SYSTEMS, FitResult, fit
-from .workflows.measurement import Measurement, load_measurement
+from ._workflows.fit import FIT_SYSTEMS, FitResult, fit
+from ._workflows.measurement import Measurement, load_measurement
 
 __version__ = "0.1.0"
 

@@ -116,9 +116,9 @@ def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, 
     With no options: Quinn's forced oscillator (Quinn 2004 eq. 5, Quinn's law, eps = 2 dt),
     64 x 64 (mu N, alpha) grid, 50 cycles at omega = 0.5, dt = 0.01, the last cycle measured.
     """
-    from .plots import plot_sweep
-    from .workflows import system_sweep
-    from .workflows.registry import system_spec
+    from ._plots import plot_sweep
+    from ._workflows import system_sweep
+    from ._workflows.registry import system_spec
 
     try:
         cfg = _load_toml(config_file) if config_file else {}
@@ -227,9 +227,9 @@ def _bound(text):
 def fit_command(data, system_name, params, settings, initials, bound_specs, y0, optimizer, steps, learning_rate,
                 segments, dt, progress, as_json):
     """Estimate parameters of a named system from a measured trajectory DATA (CSV: t,q[,v])."""
-    from .workflows.fit import FIT_SYSTEMS, fit
-    from .workflows.measurement import load_measurement
-    from .workflows.registry import builder_defaults
+    from ._workflows.fit import FIT_SYSTEMS, fit
+    from ._workflows.measurement import load_measurement
+    from ._workflows.registry import builder_defaults
 
     with jax.enable_x64(True):
         try:
@@ -297,9 +297,9 @@ def quake(record, mu, eps, exact, scale, rotation, dt, figure, as_json):
 
     import equinox as eqx
 
-    from .forcing import load_ground_motion
-    from .plots import plot_quake
-    from .workflows import find_record, quake_response
+    from ._forcing import load_ground_motion
+    from ._plots import plot_quake
+    from ._applications.quake import find_record, quake_response
 
     with jax.enable_x64(True):
         try:
@@ -334,8 +334,8 @@ def reproduce():
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
     """Quinn 2004 Fig. 5: unforced oscillator from (2.75, 0) with three laws."""
-    from .plots import plot_quinn_fig5
-    from .reproduce import quinn_fig5
+    from ._plots import plot_quinn_fig5
+    from ._reproduce import quinn_fig5
 
     with jax.enable_x64(True):
         try:
@@ -357,9 +357,9 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig7_command(dts, cycles, figure, as_json):
     """Quinn 2004 Fig. 7: dissipation error vs RK4 step against the exact event-driven solution."""
-    from .plots import plot_quinn_fig7
-    from .reproduce import quinn_fig7
-    from .reproduce.quinn_fig7 import DTS
+    from ._plots import plot_quinn_fig7
+    from ._reproduce import quinn_fig7
+    from ._reproduce.quinn_fig7 import DTS
 
     with jax.enable_x64(True):
         try:
@@ -380,9 +380,9 @@ def quinn_fig7_command(dts, cycles, figure, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig9_command(dts, figure, as_json):
     """Quinn 2004 Fig. 9: n = 32 chain, dissipation vs RK4 step for three laws, Moreau-Jean D0."""
-    from .plots import plot_quinn_fig9
-    from .reproduce import quinn_fig9
-    from .reproduce.quinn_fig9 import DTS
+    from ._plots import plot_quinn_fig9
+    from ._reproduce import quinn_fig9
+    from ._reproduce.quinn_fig9 import DTS
 
     with jax.enable_x64(True):
         try:
@@ -404,8 +404,8 @@ def quinn_fig9_command(dts, figure, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig11_command(dt, t1, figure, as_json):
     """Quinn 2004 Fig. 11: two blocks on a belt (coupled contacts) vs exact Moreau-Jean."""
-    from .plots import plot_quinn_fig11
-    from .reproduce import quinn_fig11
+    from ._plots import plot_quinn_fig11
+    from ._reproduce import quinn_fig11
 
     with jax.enable_x64(True):
         try:
@@ -428,8 +428,8 @@ def quinn_fig11_command(dt, t1, figure, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def awrejcewicz_command(n_params, omega_range, dt, figure, as_json):
     """Paper 002 Figs. 3-5: disc on a driving disc, phase portraits, bifurcation, Lyapunov exponent."""
-    from .plots import plot_awrejcewicz
-    from .reproduce import awrejcewicz
+    from ._plots import plot_awrejcewicz
+    from ._reproduce import awrejcewicz
 
     with jax.enable_x64(True):
         try:

@@ -10,7 +10,7 @@ Workloads (float64, classical RK4, the library's step-aligned grids):
 - **C**, the gradient ``(dD/d mu N, dD/d alpha)`` per trajectory.
 
 Contenders, in the same run and on the same RK4 arithmetic: jaxfriction (its batch entry
-point ``jaxfriction.workflows.batch_dissipation``, sharded over one CPU device per core;
+point ``jaxfriction._workflows.batch_dissipation``, sharded over one CPU device per core;
 the chain through ``simulate``), a
 hand-written numba loop over lanes (serial and ``prange``), vectorized numpy, scipy
 ``solve_ivp`` (fixed-grid RK4 ``OdeSolver``, small batches) and plain diffrax (RK4 from its
@@ -117,7 +117,7 @@ import numba
 import numpy as np
 
 import jaxfriction as jf
-from jaxfriction.workflows import SweepConfig, batch_dissipation
+from jaxfriction._workflows import SweepConfig, batch_dissipation
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contenders as C

@@ -16,7 +16,7 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from jaxfriction.reproduce.awrejcewicz import bifurcation_samples, disc_lyapunov  # noqa: E402
+from jaxfriction._reproduce.awrejcewicz import bifurcation_samples, disc_lyapunov  # noqa: E402
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)

@@ -14,7 +14,7 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from jaxfriction.workflows import SweepConfig, dissipation_sweep  # noqa: E402
+from jaxfriction._workflows import SweepConfig, dissipation_sweep  # noqa: E402
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)

@@ -27,7 +27,7 @@ jax.config.update("jax_num_cpu_devices", os.cpu_count())
 
 import numpy as np  # noqa: E402
 
-from jaxfriction.workflows import SweepConfig, batch_dissipation, dissipation_sweep  # noqa: E402
+from jaxfriction._workflows import SweepConfig, batch_dissipation, dissipation_sweep  # noqa: E402
 
 
 def timed(fn, repeats):

@@ -7,11 +7,11 @@ classical RK4 as jaxfriction, so their results agree with the library's to round
   with ``f = -mu N clip(v / eps - zeta, -1, 1)``, ``zeta = clip(f_eq / (mu N), -1, 1)``
   (``sign(f_eq)`` when ``mu N = 0``), ``f_eq = x - alpha sin(omega t)``; from rest, a transient
   of ``cycles - 1`` forcing periods on the grid ``h = span / ceil(span / dt)`` of
-  :func:`jaxfriction.integrate.grid.fixed_grid`, then the last period on its own grid. The
+  :func:`jaxfriction._integrate.grid.fixed_grid`, then the last period on its own grid. The
   output ``D`` is the increase of ``E_friction = int -f v dt`` over the last period, with
   ``E_friction`` integrated by RK4 as a third state (as the library does). ``E_damping`` and
   ``W_input`` are dropped (they do not affect ``D``).
-- **Workload B**: the Burridge-Knopoff chain of :mod:`jaxfriction.systems.chain`, final state.
+- **Workload B**: the Burridge-Knopoff chain of :mod:`jaxfriction._systems.chain`, final state.
 - **Workload C**: ``dD/d(mu N)`` and ``dD/d alpha`` per trajectory.
 
 Kernels: numba (serial and ``prange``-parallel, hand-optimized), vectorized numpy, scipy
@@ -30,7 +30,7 @@ Operation count of the numba forward kernel, per lane per RK4 step (from ``_stag
     total: 65 flops (adds + muls), 16 min/max, 0 divisions, 0 transcendentals per lane-step
     (plus 3 sines per *step* shared by all lanes of the batch, precomputed in a table).
 
-The library's formula (``jaxfriction.laws.quinn``) has 2 divisions per stage (``f_eq / mu N``
+The library's formula (``jaxfriction._laws.quinn``) has 2 divisions per stage (``f_eq / mu N``
 and ``v / eps``), i.e. 8 divisions per step, and integrates 5 states instead of 3.
 
 Gradient kernel (forward-mode tangents in mu N and alpha, ``_gstage``/``_grad_lane``):
@@ -70,7 +70,7 @@ FLOPS_PER_STEP_C = 223
 
 
 def step_grid(t0, t1, dt):
-    """``(n, h)`` of :func:`jaxfriction.integrate.grid.fixed_grid` with ``save_every=None``."""
+    """``(n, h)`` of :func:`jaxfriction._integrate.grid.fixed_grid` with ``save_every=None``."""
     span = float(t1) - float(t0)
     n = max(1, math.ceil(span / float(dt) * (1.0 - 1e-12)))
     return n, span / n

@@ -41,7 +41,7 @@ def main(port, num_processes, process_id, out_dir, runs=1):
     jax.distributed.initialize(coordinator_address=f"localhost:{port}", num_processes=num_processes,
                                process_id=process_id, initialization_timeout=60)
     jax.config.update("jax_enable_x64", True)
-    from jaxfriction.workflows import run_sweep
+    from jaxfriction._workflows import run_sweep
 
     try:  # checked before any collective, so every process raises alike
         run_sweep(fn, GRID, chunk_size=CHUNK_SIZE, progress=False)

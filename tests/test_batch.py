@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import jaxfriction as jf
-import jaxfriction.integrate.rk4 as rk4
-from jaxfriction.workflows import SweepConfig, batch_dissipation, cycle_metrics, system_sweep
-from jaxfriction.workflows.metrics import resolve_gradient, window_metrics
+import jaxfriction._integrate.rk4 as rk4
+from jaxfriction._workflows import SweepConfig, batch_dissipation, cycle_metrics, system_sweep
+from jaxfriction._workflows.metrics import resolve_gradient, window_metrics
 
 
 def oscillator(mu, alpha):

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 import jaxfriction as jf
 from jaxfriction.cli import main
-from jaxfriction.exact import simulate_moreau_jean
-from jaxfriction.workflows import default_eps, fragility_sweep, quake_response
+from jaxfriction._exact import simulate_moreau_jean
+from jaxfriction._workflows import default_eps, fragility_sweep, quake_response
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ground_motions"
 needs_data = pytest.mark.skipif(not DATA.exists(), reason="shared ground-motion data not present")

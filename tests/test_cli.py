@@ -5,7 +5,7 @@ import xarray as xr
 from click.testing import CliRunner
 
 from jaxfriction.cli import main
-from jaxfriction.workflows import SweepConfig, dissipation_sweep
+from jaxfriction._workflows import SweepConfig, dissipation_sweep
 
 
 def sweep(tmp_path, *args):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxfriction as jf
-import jaxfriction.reproduce
+import jaxfriction._reproduce
 
 OMEGA = 0.5
 T = 2 * math.pi / OMEGA

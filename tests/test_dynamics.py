@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 import jaxfriction as jf
 from jaxfriction.cli import main
-from jaxfriction.dynamics import lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
-from jaxfriction.reproduce.awrejcewicz import disc_lyapunov
+from jaxfriction._dynamics import lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
+from jaxfriction._reproduce.awrejcewicz import disc_lyapunov
 
 
 def lorenz(t, x, args=None):

@@ -18,7 +18,7 @@ import pytest
 import xarray as xr
 
 import jaxfriction as jf
-from jaxfriction.workflows import run_sweep
+from jaxfriction._workflows import run_sweep
 
 GRID = {"mu": np.linspace(0.1, 1.0, 5), "alpha": np.linspace(0.2, 2.0, 4)}
 
@@ -62,7 +62,7 @@ SCRIPT = textwrap.dedent("""
     import sys, jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp, numpy as np, jaxfriction as jf
-    from jaxfriction.workflows import run_sweep
+    from jaxfriction._workflows import run_sweep
     def fn(mu, alpha):  # long enough per chunk to be killed in the middle of the sweep
         traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2), 0.0,
                            float(sys.argv[2]), 0.01, save_every=None)
@@ -105,7 +105,7 @@ def test_two_host_devices_give_the_same_result(tmp_path):
         import json, jax
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp, numpy as np, jaxfriction as jf
-        from jaxfriction.workflows import run_sweep
+        from jaxfriction._workflows import run_sweep
         def fn(mu, alpha):
             traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2),
                                0.0, 20.0, 0.01, save_every=None)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import jaxfriction as jf
-from jaxfriction.exact import STATUS_EVENT_BUDGET, simulate_event_driven, simulate_moreau_jean
-from jaxfriction.reference import belt_limit_cycle, den_hartog_response
+from jaxfriction._exact import STATUS_EVENT_BUDGET, simulate_event_driven, simulate_moreau_jean
+from jaxfriction._reference import belt_limit_cycle, den_hartog_response
 
 T = 4 * math.pi  # forcing period at omega = 0.5
 

@@ -4,8 +4,8 @@ jax.config.update("jax_enable_x64", True)
 
 import pytest
 
-from jaxfriction.reference import den_hartog_response
-from jaxfriction.reproduce import quinn_fig7
+from jaxfriction._reference import den_hartog_response
+from jaxfriction._reproduce import quinn_fig7
 
 
 @pytest.mark.slow

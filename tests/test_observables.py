@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jaxfriction as jf
-from jaxfriction.workflows import SweepConfig, cycle_metrics, dissipation_sweep
+from jaxfriction._workflows import SweepConfig, cycle_metrics, dissipation_sweep
 
 OMEGA = 0.5
 PERIOD = 2 * np.pi / OMEGA

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxfriction as jf
-from jaxfriction.workflows import finite_difference_gradient, parameter_names, sensitivity, sensitivity_map
+from jaxfriction._workflows import finite_difference_gradient, parameter_names, sensitivity, sensitivity_map
 
 T = 4 * math.pi
 

@@ -1,0 +1,58 @@
+"""Stroboscopic (Poincare) and peak samples for bifurcation diagrams, and stick-slip periods."""
+
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import check_real
+from .._integrate.grid import fixed_grid
+from .._integrate.rk4 import rk4_scan
+from .._observables.stick import stick_intervals
+from .lyapunov import system_dynamics
+
+
+def stroboscopic_samples(system, y0, period, *, dt, transient_periods, n_samples, coordinate=0):
+    """Position ``coordinate`` once per forcing period after a transient (Poincare section).
+
+    The RK4 grid is aligned to the period (``h = T / ceil(T / dt)``), so samples fall exactly
+    at ``t = (transient_periods + k) T``, ``k = 1..n_samples``.
+
+    Args: ``system``, ``y0`` (2 n_dof or full state), ``period`` T > 0, ``dt`` > 0,
+        ``transient_periods`` >= 0 and ``n_samples`` >= 1 (ints), ``coordinate`` index.
+    Returns: ``(n_samples,)`` array. ``vmap`` over systems for a bifurcation diagram.
+    """
+    check_real("period", period, positive=True)
+    if not (isinstance(n_samples, int) and n_samples >= 1 and isinstance(transient_periods, int)
+            and transient_periods >= 0):
+        raise ValueError("n_samples must be an int >= 1 and transient_periods an int >= 0")
+    _, per, h = fixed_grid(0.0, period, dt, None)
+    f, d = system_dynamics(system)  # the energy integrals are not needed here
+    x0 = jnp.asarray(y0, dtype=jnp.result_type(float))[:d]
+    _, xs = rk4_scan(f, x0, 0.0, h, transient_periods + n_samples, per)
+    return xs[transient_periods + 1 :, coordinate]
+
+
+def peak_samples(values, n_peaks):
+    """The last ``n_peaks`` local maxima of a series (for autonomous systems), NaN-padded.
+
+    Args: ``values`` ``(n,)`` samples; ``n_peaks`` static int. Returns ``(n_peaks,)``.
+    """
+    mid = values[1:-1]
+    is_peak = (mid > values[:-2]) & (mid >= values[2:])
+    order = jnp.argsort(jnp.where(is_peak, -jnp.arange(mid.shape[0]), 1))  # peaks, latest first
+    idx = order[:n_peaks]
+    return jnp.where(is_peak[idx], mid[idx], jnp.nan)
+
+
+def stick_slip_period(traj, v_tol=1e-3, skip=1):
+    """Period of a periodic stick-slip motion from the spacing of its stick onsets.
+
+    Host-side. ``skip`` first onsets are dropped as transient. Returns ``(period,
+    spread)``: mean and standard deviation of the onset spacings (time units); NaN when
+    fewer than two onsets remain.
+    """
+    starts = stick_intervals(traj, v_tol)[skip:, 0]
+    if starts.size < 3:
+        return float("nan"), float("nan")
+    gaps = np.diff(starts)
+    return float(gaps.mean()), float(gaps.std())

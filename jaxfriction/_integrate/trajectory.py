@@ -1,0 +1,91 @@
+"""The result of an integration."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array
+
+from .._systems.base import AbstractFrictionSystem
+
+#: ``Trajectory.status`` codes.
+STATUS_OK = 0
+STATUS_NONFINITE = 1
+STATUS_SOLVER_FAILED = 2
+
+
+class Trajectory(eqx.Module):
+    """Saved states of one run, with the system that produced them.
+
+    Attributes:
+        ts: save times, shape ``(n,)``.
+        ys: states, shape ``(n, state_size)`` (layout: :mod:`jaxfriction.systems.base`).
+        system: the system integrated.
+        status: int array, ``0`` ok, ``1`` non-finite state, ``2`` the diffrax solver failed
+            (e.g. ``max_steps`` reached). A batch (``vmap``) reports one per trajectory.
+
+    Derived series (positions, friction forces, ...) are recomputed from ``(ts, ys)``; they
+    are exact functions of the state, so nothing is stored twice. Methods act on one
+    trajectory; ``jax.vmap`` them for a batch.
+    """
+
+    ts: Array
+    ys: Array
+    system: AbstractFrictionSystem
+    status: Array
+
+    def _map(self, fn):
+        return jax.vmap(fn)(self.ts, self.ys)
+
+    @property
+    def position(self):
+        """Positions, ``(n,)`` for one dof, ``(n, n_dof)`` otherwise."""
+        return self.system.positions(self.ys)
+
+    @property
+    def velocity(self):
+        """Velocities, shaped like :attr:`position`."""
+        return self.system.velocities(self.ys)
+
+    @property
+    def friction_dissipation(self):
+        """Running friction dissipation ``E_friction(t)`` (J), ``(n,)``."""
+        return self.system.friction_dissipation(self.ys)
+
+    @property
+    def damping_dissipation(self):
+        """Running viscous dissipation ``E_damping(t)`` (J), ``(n,)``."""
+        return self.system.damping_dissipation(self.ys)
+
+    @property
+    def input_work(self):
+        """Running work of the drives ``W_input(t)`` (J), ``(n,)``."""
+        return self.system.input_work(self.ys)
+
+    @property
+    def mechanical_energy(self):
+        """Kinetic plus potential energy (J), ``(n,)``."""
+        return jax.vmap(self.system.mechanical_energy)(self.ys)
+
+    @property
+    def friction_force(self):
+        """Friction force(s) at the saved points (N)."""
+        return self._map(self.system.friction_force)
+
+    @property
+    def slip_velocity(self):
+        """Contact slip velocity(ies) at the saved points."""
+        return self._map(self.system.slip_velocity)
+
+    @property
+    def f_eq(self):
+        """Force balance at the saved points (N)."""
+        return self._map(self.system.f_eq)
+
+    @property
+    def friction_power(self):
+        """Friction dissipation rate ``-f . v_slip`` (W) at the saved points."""
+        return -jnp.sum(
+            jnp.reshape(self.friction_force * self.slip_velocity, (self.ts.shape[0], -1)), axis=-1
+        )

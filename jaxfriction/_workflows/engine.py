@@ -1,0 +1,296 @@
+"""A general sweep engine: chunked, sharded over local devices, saved chunk by chunk, resumable.
+
+``run_sweep(fn, grid)`` evaluates ``fn(**point)`` (a dict of scalar outputs) at every point
+of a labelled grid. Lanes run in chunks of ``chunk_size``: ``vmap`` inside a chunk, the
+chunk's lanes sharded over the given devices (on CPU, split the host with
+``jax.config.update("jax_num_cpu_devices", N)`` before JAX starts computing). With ``out_dir``
+every finished chunk is written atomically (temporary file, then rename), next to a
+manifest of the sweep's arguments; a run interrupted at any point (Ctrl-C, ``kill -9``) and
+started again with the same arguments loads the finished chunks and computes only the rest,
+ending with exactly the dataset an uninterrupted run gives.
+
+Several processes (one per host, or several on one host) share a sweep without code
+changes: start the same script in every process and call ``jax.distributed.initialize(...)``
+before anything else touches JAX. ``run_sweep`` then sees ``jax.process_count() > 1``, and
+process ``p`` of ``P`` computes the chunks ``i`` with ``i % P == p`` on its own local devices,
+writing them into ``out_dir``, which must be a folder every process sees (a shared
+filesystem). After a barrier every process assembles, and returns, the full dataset from the
+chunk files; process 0 alone writes ``result.nc``.
+"""
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+from jax.experimental import multihost_utils
+from tqdm.auto import tqdm
+
+from .sharding import sharded_vmap
+from .._integrate.trajectory import STATUS_NONFINITE, STATUS_OK
+
+SHARED_FILE_TIMEOUT = 60.0
+"""Seconds a process waits for a file written by another process to appear in ``out_dir``
+(a shared filesystem may show a new file to other hosts with a delay)."""
+
+
+def _lanes(grid, samples):
+    if not grid:
+        raise ValueError("grid must name at least one parameter")
+    axes = {k: np.asarray(v, dtype=float) for k, v in grid.items()}
+    for name, values in axes.items():
+        if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
+            raise ValueError(f"grid[{name!r}] must be a non-empty 1-D array of finite values")
+    if samples:
+        sizes = {v.size for v in axes.values()}
+        if len(sizes) != 1:
+            raise ValueError(f"samples need grid arrays of one length, got {sorted(sizes)}")
+        return axes, {k: v for k, v in axes.items()}, ("sample",)
+    mesh = np.meshgrid(*axes.values(), indexing="ij")
+    return axes, {k: m.ravel() for k, m in zip(axes, mesh)}, tuple(axes)
+
+
+def _manifest(axes, samples, chunk_size, tag):
+    digest = hashlib.sha256()
+    for name, values in axes.items():
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(values).tobytes())
+    return {"grid_sha256": digest.hexdigest(), "samples": bool(samples), "chunk_size": int(chunk_size), "tag": tag}
+
+
+def chunk_owner(index, process_count):
+    """The process that computes chunk ``index`` in a sweep over ``process_count`` processes.
+
+    Round robin (``index % process_count``) rather than contiguous blocks: neighbouring chunks
+    cost about the same, so when the cost drifts along the grid (e.g. with the first axis)
+    every process still gets a fair mix of cheap and dear chunks.
+    """
+    return index % process_count
+
+
+def _read_manifest(path, manifest):
+    """0: no manifest yet; 1: the same sweep; 2: another sweep; 3: not a readable manifest."""
+    if not path.exists():
+        return 0
+    try:
+        return 1 if json.loads(path.read_text()) == manifest else 2
+    except (OSError, ValueError):
+        return 3
+
+
+def _write_atomic(path, text):
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _wait_for(path, timeout):
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _check_processes(folder, manifest, devices):
+    """Multi-process set-up: validate arguments across processes, write the manifest once.
+
+    Every step ends in a collective, so all processes reach the same verdict and raise together
+    rather than leaving the others waiting at a barrier.
+    """
+    count, index = jax.process_count(), jax.process_index()
+    per_process = np.bincount([d.process_index for d in jax.devices()], minlength=count)
+    if np.any(per_process != per_process[0]):
+        raise ValueError(f"every process needs the same number of local devices for the sweep's barriers; "
+                         f"got {per_process.tolist()} devices in processes 0..{count - 1}")
+    path = folder / "manifest.json"
+    words = np.frombuffer(hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).digest(), np.uint32)
+    # 1. Every process reads the manifest before anyone writes it, and they compare arguments.
+    foreign = any(d.process_index != index for d in devices)
+    state = np.concatenate([words, [foreign, _read_manifest(path, manifest)]]).astype(np.uint32)
+    gathered = np.asarray(multihost_utils.process_allgather(state))
+    if gathered[:, -2].any():
+        raise ValueError(f"devices must be local to their process (jax.local_devices()) when "
+                         f"jax.process_count() > 1; process(es) {np.flatnonzero(gathered[:, -2]).tolist()} "
+                         f"got others")
+    differ = [p for p in range(count) if not np.array_equal(gathered[p, :-2], gathered[0, :-2])]
+    if differ:
+        raise ValueError(f"run_sweep got other arguments (grid, samples, tag, or chunk_size rounded to the "
+                         f"local device count) in process(es) {differ} than in process 0; run the same sweep "
+                         f"everywhere")
+    verdict = int(gathered[:, -1].max())
+    if verdict == 2:
+        raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or "
+                         f"chunk_size {manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
+    if verdict == 3:
+        raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
+    # 2. Process 0 writes it; every process must then see it, else out_dir is not shared.
+    if index == 0 and verdict == 0:
+        _write_atomic(path, json.dumps(manifest))
+    seen = np.asarray(multihost_utils.process_allgather(np.uint32(
+        _wait_for(path, SHARED_FILE_TIMEOUT if index else 0.0))))
+    blind = [p for p in range(count) if not seen[p]]
+    if blind:
+        raise ValueError(f"out_dir {folder} must be a folder shared by all processes: process(es) {blind} "
+                         f"do not see the manifest.json written by process 0")
+    return words
+
+
+def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices=None, progress=True, tag="",
+              finalize=None):
+    """Evaluate ``fn`` over a labelled grid (see module docstring).
+
+    Args:
+        fn: ``fn(**point) -> dict`` of scalar JAX outputs; must be ``vmap``-able. An output
+            named ``status`` (int) is kept per lane; otherwise lanes with a non-finite output
+            get status 1.
+        grid: dict name -> 1-D array. By default the outer product of the axes; with
+            ``samples=True`` the arrays are equal-length lists of points (e.g. a Latin
+            hypercube), along a ``sample`` dimension.
+        out_dir: folder for the chunk files, manifest and ``result.nc`` (netCDF); None keeps
+            everything in memory (not resumable). Required with several processes, where it
+            must be a folder all of them see (shared filesystem).
+        chunk_size: lanes per compiled call (rounded up to a multiple of the device count).
+        devices: devices to shard each chunk over (default ``jax.local_devices()``); with
+            several processes they must be local to the calling process.
+        progress: tqdm bar (chunks, lanes per second, time left).
+        tag: free text that must match on resume (e.g. a hash of ``fn``'s settings).
+        finalize: optional ``finalize(ds) -> ds`` applied before ``result.nc`` is written
+            (labels, attributes of the calling workflow).
+
+    Several processes: after ``jax.distributed.initialize(...)`` in every process (e.g. the
+    same script started N times with ``coordinator_address``, ``num_processes`` and its
+    ``process_id``, or with no arguments under SLURM / Open MPI, which are detected), every
+    process calls ``run_sweep`` with the same arguments. Process ``p`` of ``P`` computes the
+    chunks ``i`` with ``i % P == p`` (:func:`chunk_owner`), compiled for and sharded over its
+    own local devices only (no cross-process collective inside the sweep), and writes them to
+    ``out_dir``; process 0 writes the manifest. Small collectives (``process_allgather`` /
+    ``sync_global_devices``, gloo on CPU) check that all processes got the same arguments
+    and see the same ``out_dir``, and, once every process has written its chunks, act as the
+    barrier after which every process reads the others' chunks and returns the full dataset.
+    Process 0 alone writes ``result.nc``, before the last barrier, so it exists once any
+    process returns. Every process needs the same number of local devices. Resume works as
+    with one process, also with another process count: finished chunk files are loaded. If a
+    process dies, the others fail at their next barrier (on CPU, gloo reports the lost peer at
+    once) and JAX's coordination service ends them after its heartbeat timeout (100 s by
+    default); every finished chunk is on disk, so start all again to resume.
+
+    Returns: ``xarray.Dataset`` over the grid (or ``sample``) with every output and ``status``;
+        attributes ``chunks_computed`` and ``chunks_loaded`` say what this call did in this
+        process (computed here, or read from chunk files: finished in an earlier run or, with
+        several processes, by another process; they add up to the number of chunks),
+        ``process_index`` / ``process_count`` say which process of how many returned it, and
+        ``compile_seconds`` / ``run_seconds`` time the compilation and this process's chunks
+        apart (compilation is skipped, 0 s, when this process has nothing to compute).
+
+    Raises: ValueError for a bad grid or ``chunk_size``, an ``out_dir`` holding a sweep
+        with other arguments, and with several processes: no ``out_dir``, an ``out_dir`` not
+        shared by all of them, ``devices`` of another process, or arguments that differ
+        between processes (raised in every process alike).
+    """
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    axes, lanes, dims = _lanes(grid, samples)
+    process_count, process_index = jax.process_count(), jax.process_index()
+    if process_count > 1 and out_dir is None:
+        raise ValueError(f"out_dir is required when jax.process_count() > 1 (here {process_count}): the "
+                         f"processes exchange their chunks through files in a folder they all see")
+    devices = list(jax.local_devices() if devices is None else devices)
+    total = next(iter(lanes.values())).size
+    chunk = -(-min(chunk_size, total) // len(devices)) * len(devices)
+    n_chunks = -(-total // chunk)
+    padded = {k: np.concatenate([v, np.full(n_chunks * chunk - total, v[-1])]) for k, v in lanes.items()}
+    mine = [i for i in range(n_chunks) if chunk_owner(i, process_count) == process_index]
+
+    folder = None
+    if out_dir is not None:
+        folder = Path(out_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = _manifest(axes, samples, chunk, tag)
+        if process_count > 1:
+            words = _check_processes(folder, manifest, devices)
+        else:
+            path = folder / "manifest.json"
+            state = _read_manifest(path, manifest)
+            if state == 2:
+                raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or "
+                         f"chunk_size {manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
+            if state == 3:
+                raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
+            if state == 0:
+                _write_atomic(path, json.dumps(manifest))
+        for i in mine:  # a chunk being written when the run was killed; only the owner touches its files
+            folder.joinpath(f"chunk_{i:06d}.tmp.npz").unlink(missing_ok=True)
+
+    jitted = sharded_vmap(fn, devices)
+
+    def chunk_points(i):
+        return {k: jnp.asarray(v[i * chunk : (i + 1) * chunk]) for k, v in padded.items()}
+
+    def load(file):
+        with np.load(file) as data:
+            return {k: data[k] for k in data.files}
+
+    compiled, compile_seconds = None, 0.0
+    parts, computed = {}, 0
+    start = time.perf_counter()
+    desc = "sweep" if process_count == 1 else f"sweep [process {process_index}/{process_count}]"
+    with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
+        for done, i in enumerate(mine, 1):
+            file = None if folder is None else folder / f"chunk_{i:06d}.npz"
+            if file is not None and file.exists():
+                parts[i] = load(file)
+            else:
+                if compiled is None:  # compile only when there is something to compute
+                    began = time.perf_counter()
+                    compiled = jitted.lower(chunk_points(0)).compile()
+                    compile_seconds = time.perf_counter() - began
+                out = {k: np.asarray(v) for k, v in jax.device_get(compiled(chunk_points(i))).items()}
+                if file is not None:
+                    tmp = file.with_suffix(".tmp.npz")
+                    np.savez(tmp, **out)
+                    os.replace(tmp, file)
+                parts[i] = out
+                computed += 1
+            bar.update(1)
+            elapsed = time.perf_counter() - start - compile_seconds
+            bar.set_postfix(lanes_per_s=f"{done * chunk / elapsed:.3g}")
+    run_seconds = time.perf_counter() - start - compile_seconds
+
+    if process_count > 1:
+        barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"
+        multihost_utils.sync_global_devices(f"{barrier}:chunks written")
+        for i in range(n_chunks):
+            if i not in parts:
+                file = folder / f"chunk_{i:06d}.npz"
+                if not _wait_for(file, SHARED_FILE_TIMEOUT):
+                    owner = chunk_owner(i, process_count)
+                    raise RuntimeError(f"{file} (chunk of process {owner}) is missing after all processes "
+                                       f"finished; is out_dir {folder} shared by all of them?")
+                parts[i] = load(file)
+
+    shape = tuple(a.size for a in axes.values()) if not samples else (total,)
+    ordered = [parts[i] for i in range(n_chunks)]
+    data = {k: np.concatenate([p[k] for p in ordered])[:total].reshape(shape) for k in ordered[0]}
+    if "status" not in data:
+        finite = np.all([np.isfinite(v) for v in data.values()], axis=0)
+        data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
+    coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
+    ds = xr.Dataset({k: (dims, v) for k, v in data.items()}, coords=coords,
+                    attrs={"chunks_computed": computed, "chunks_loaded": n_chunks - computed,
+                           "chunk_size": chunk, "devices": len(devices), "tag": tag,
+                           "compile_seconds": compile_seconds, "run_seconds": run_seconds,
+                           "process_index": process_index, "process_count": process_count})
+    if finalize is not None:
+        ds = finalize(ds)
+    if folder is not None and process_index == 0:
+        ds.to_netcdf(folder / "result.nc", engine="h5netcdf")
+    if process_count > 1:
+        multihost_utils.sync_global_devices(f"{barrier}:result written")
+    return ds
