@@ -27,7 +27,7 @@ LAWS = {
 if __name__ == "__main__":
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True, constrained_layout=True)
     for name, law in LAWS.items():
-        system = jf.SpringMassOnBelt(law=law, belt_velocity=0.2)
+        system = jf.Oscillator(law=law, surface=jf.Constant(0.2))
         traj = jf.simulate(system, jnp.array([0.0, 0.2]), 0.0, 40.0, 0.01)
         print(f"{name:24s} stick fraction {float(jf.stick_fraction(traj, 1e-4)):.3f}  "
               f"energy residual {float(jf.relative_energy_residual(traj)):.1e}")

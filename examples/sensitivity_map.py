@@ -20,7 +20,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
-from jaxfriction._workflows import sensitivity_map  # noqa: E402
 
 T, CYCLES, DT = 4 * math.pi, 10, 0.01
 
@@ -31,18 +30,17 @@ def dissipation(system):
     return jf.dissipation_per_cycle(traj, T, CYCLES)[-1]
 
 
-def make(mu, alpha):
-    return jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5)
-
+SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, 0.02), force=jf.Harmonic(1.0, 0.5))
 
 if __name__ == "__main__":
-    ds = sensitivity_map(dissipation, make, {"mu": np.linspace(0.1, 1.0, 24), "alpha": np.linspace(0.1, 2.0, 24)},
-                         ["law.mu", "law.eps"])
-    elasticity_eps = np.where(ds["value"] > 0, 0.02 * ds["d_law_eps"] / np.where(ds["value"] > 0, ds["value"], 1), 0)
+    grid = {"law.mu": np.linspace(0.1, 1.0, 24), "force.amplitude": np.linspace(0.1, 2.0, 24)}
+    ds = jf.sensitivity_map(dissipation, SYSTEM, grid, ["law.mu", "law.eps"])
+    d_mu, d_eps = ds["grad_value"].sel(wrt="law.mu"), ds["grad_value"].sel(wrt="law.eps")
+    elasticity_eps = np.where(ds["value"] > 0, 0.02 * d_eps / np.where(ds["value"] > 0, ds["value"], 1), 0)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
-    for ax, (data, title) in zip(axes, [(ds["value"], "D (cycle 10)"), (ds["d_law_mu"], "dD/dmu"),
+    for ax, (data, title) in zip(axes, [(ds["value"], "D (cycle 10)"), (d_mu, "dD/dmu"),
                                         (elasticity_eps, "eps dD/deps / D")]):
-        mesh = ax.pcolormesh(ds["mu"], ds["alpha"], np.asarray(data).T, shading="auto")
+        mesh = ax.pcolormesh(ds["law.mu"], ds["force.amplitude"], np.asarray(data).T, shading="auto")
         fig.colorbar(mesh, ax=ax)
         ax.set(xlabel="mu N", ylabel="alpha", title=title)
     fig.savefig("sensitivity_map.png", dpi=110)

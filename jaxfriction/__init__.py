@@ -1,103 +1,190 @@
 """jaxfriction: differentiable simulation of dry friction and stick-slip in JAX.
 
-Friction laws (:mod:`jaxfriction.laws`) are pure functions ``law(v, f_eq, normal)`` wrapped
-in equinox modules; systems (:mod:`jaxfriction.systems`) compose them into a diffrax-ready
-``vector_field``; :func:`simulate` integrates them (RK4 in ``lax.scan`` or any diffrax
-solver); observables read the resulting :class:`Trajectory`. Everything is a pytree, so
-``jax.vmap``, ``jax.grad`` and ``jax.jvp`` apply directly.
+Friction laws are pure functions ``law(v, f_eq, normal)`` wrapped in equinox modules;
+systems compose them into a diffrax-ready ``vector_field``; :func:`simulate` integrates them
+with a solver object (RK4 in ``lax.scan``, any diffrax solver, Moreau-Jean, event-driven);
+observables read the resulting :class:`Trajectory`. Everything is a pytree, so ``jax.vmap``,
+``jax.grad`` and ``jax.jvp`` apply directly, and a parameter is named by its leaf path in
+the system (``"law.mu"``, ``"force.amplitude"``, ``"masses[3]"``): the one vocabulary of
+:func:`sweep`, :func:`fit`, :func:`sensitivity` and the command line.
 
-The library never switches JAX to 64-bit floats itself; turn JAX's x64 flag on in your
-script (tests, examples and scripts do) before comparing with published numbers.
+The physics core is imported here; the workflows (``sweep``, ``fit``, ``sensitivity``, the
+earthquake application) and everything that needs diffrax, optax, optimistix, xarray or
+tqdm are loaded on first use. The library never switches JAX to 64-bit floats itself; turn
+JAX's x64 flag on in your script (tests, examples and scripts do) before comparing with
+published numbers.
 """
 
-from ._exact import STATUS_EVENT_BUDGET, EventLog, moreau_jean_step, simulate_event_driven, simulate_moreau_jean
-from ._forcing import AbstractDrive, Constant, GroundMotion, Harmonic, load_at2, load_ground_motion, load_two_column
+import importlib
+
+from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real
+from ._dynamics import (
+    LyapunovResult,
+    lyapunov_spectrum,
+    peak_samples,
+    stick_slip_period,
+    stroboscopic_samples,
+    system_dynamics,
+)
+from ._exact import EventDriven, MoreauJean, moreau_jean_step
+from ._forcing import (
+    AbstractDrive,
+    Constant,
+    GroundMotion,
+    Harmonic,
+    load_at2,
+    load_ground_motion,
+    load_two_column,
+)
 from ._integrate import (
+    RK4,
+    RK4_STABILITY_LIMIT,
+    STATUS_EVENT_BUDGET,
+    STATUS_INVALID_PARAMETER,
+    STATUS_MEANINGS,
     STATUS_NONFINITE,
+    STATUS_NONFINITE_GRADIENT,
     STATUS_OK,
     STATUS_SOLVER_FAILED,
-    ClassicRK4,
+    STATUS_UNSTABLE_STEP,
+    AbstractSolver,
+    Diffrax,
+    SaveAt,
     Trajectory,
     fixed_grid,
     rk4_scan,
     rk4_step,
     simulate,
+    stick_band_rate,
 )
 from ._laws import *  # noqa: F403
 from ._laws import __all__ as _laws_all
 from ._observables import *  # noqa: F403
 from ._observables import __all__ as _observables_all
+from ._paths import get_parameter, parameter_paths, set_parameters
 from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
-from ._dynamics import LyapunovResult, lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
 from ._systems import (
     AbstractContactSystem,
+    AbstractFrictionSystem,
     BlockOnShakingFloor,
-    GriffinSpringBlock,
-    DiscOnDrivingDisc,
-    LeineSwitchDisc,
     BurridgeKnopoffChain,
+    GriffinSpringBlock,
+    LeineSwitchDisc,
+    Oscillator,
+    Rates,
     TwoBlocksOnBelt,
     coupled_force_balance,
-    AbstractFrictionSystem,
-    AbstractOscillator,
-    ForcedOscillator,
-    MassUnderForce,
-    SpringMassOnBelt,
+    disc_on_driving_disc,
 )
-from ._workflows.fit import FIT_SYSTEMS, FitResult, fit
-from ._workflows.measurement import Measurement, load_measurement
+from ._templates import TEMPLATES, Template, template
+from ._workflows.gradient import (
+    AbstractGradientMode,
+    AutoMode,
+    ForwardMode,
+    ReverseMode,
+)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+#: Public names defined in modules that load heavy dependencies: name -> module.
+_LAZY = {
+    "sweep": "._workflows.sweep.sweep",
+    "sensitivity_map": "._workflows.sweep.sweep",
+    "fit": "._workflows.fit.fit",
+    "FitResult": "._workflows.fit.fit",
+    "Measurement": "._workflows.fit.measurement",
+    "load_measurement": "._workflows.fit.measurement",
+    "sensitivity": "._workflows.sensitivity",
+    "finite_difference_gradient": "._workflows.sensitivity",
+    "quake_response": "._applications.quake",
+    "fragility_sweep": "._applications.quake",
+    "find_record": "._applications.quake",
+    "default_eps": "._applications.quake",
+    "ClassicRK4": "._integrate.diffrax_solvers",
+    "simulate_event_driven": "._exact.event_driven",
+    "EventLog": "._exact.event_driven",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'jaxfriction' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     *_laws_all,
     *_observables_all,
+    *_LAZY,
+    "RK4",
+    "RK4_STABILITY_LIMIT",
     "STATUS_EVENT_BUDGET",
+    "STATUS_INVALID_PARAMETER",
+    "STATUS_MEANINGS",
     "STATUS_NONFINITE",
+    "STATUS_NONFINITE_GRADIENT",
     "STATUS_OK",
     "STATUS_SOLVER_FAILED",
+    "STATUS_UNSTABLE_STEP",
+    "TEMPLATES",
     "AbstractContactSystem",
+    "AbstractDrive",
+    "AbstractFrictionSystem",
+    "AbstractGradientMode",
+    "AbstractSolver",
+    "AutoMode",
     "BlockOnShakingFloor",
+    "BurridgeKnopoffChain",
+    "Constant",
+    "Constraint",
+    "Diffrax",
+    "EventDriven",
+    "ForwardMode",
     "GriffinSpringBlock",
     "GroundMotion",
-    "AbstractDrive",
-    "BurridgeKnopoffChain",
-    "TwoBlocksOnBelt",
-    "coupled_force_balance",
-    "AbstractFrictionSystem",
-    "AbstractOscillator",
-    "ClassicRK4",
-    "DiscOnDrivingDisc",
+    "Harmonic",
     "LeineSwitchDisc",
     "LyapunovResult",
-    "EventLog",
-    "Constant",
-    "ForcedOscillator",
-    "Harmonic",
-    "MassUnderForce",
-    "SpringMassOnBelt",
+    "MoreauJean",
+    "Oscillator",
+    "Rates",
+    "ReverseMode",
+    "SaveAt",
+    "Template",
     "Trajectory",
+    "TwoBlocksOnBelt",
+    "at_most",
     "belt_limit_cycle",
+    "constraints_hold",
+    "coupled_force_balance",
     "den_hartog_response",
+    "disc_on_driving_disc",
     "fixed_grid",
+    "get_parameter",
     "load_at2",
     "load_ground_motion",
     "load_two_column",
     "lyapunov_spectrum",
+    "moreau_jean_step",
+    "nonnegative",
+    "parameter_paths",
     "peak_samples",
+    "positive",
+    "real",
+    "rk4_scan",
+    "rk4_step",
+    "set_parameters",
+    "simulate",
+    "stick_band_rate",
     "stick_slip_period",
     "stroboscopic_samples",
     "system_dynamics",
-    "moreau_jean_step",
-    "rk4_scan",
-    "rk4_step",
-    "simulate",
-    "simulate_event_driven",
-    "simulate_moreau_jean",
+    "template",
     "unforced_rest_position",
-    "FIT_SYSTEMS",
-    "FitResult",
-    "Measurement",
-    "fit",
-    "load_measurement",
 ]

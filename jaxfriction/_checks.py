@@ -1,14 +1,28 @@
-"""Argument validation shared by every module.
+"""Argument validation shared by every module, and parameter constraints.
 
 Checks run on concrete values (Python numbers, NumPy arrays, concrete JAX arrays) when a
 module is built or a function is called. Values that are JAX tracers (inside ``jit``,
 ``vmap`` or ``grad``) cannot be inspected at trace time and are passed through; the
 integrators flag non-finite trajectories in their ``status`` instead of failing a batch.
+
+Parameter constraints. Laws, drives and systems declare the valid range of their
+parameters in a ``constraints()`` method that returns a sequence of :class:`Constraint`
+(built with :func:`real`, :func:`positive`, :func:`nonnegative`, :func:`at_most`). The same
+declaration serves twice: with concrete values :func:`check_constraints` raises a
+``ValueError`` naming the parameter when the module is built, and with traced values (a
+lane of a sweep, inside ``vmap``) :func:`constraints_hold` evaluates them to one boolean,
+which the sweep turns into the lane's ``STATUS_INVALID_PARAMETER`` instead of a silently
+wrong number.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any, NamedTuple
+
+import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 
@@ -17,17 +31,34 @@ def is_concrete(value) -> bool:
     return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
+def is_static_zero(value) -> bool:
+    """True for a literal Python zero (not a traced or array value).
+
+    Modules leave out terms whose coefficient is such a zero (a fixed floor, no damping, no
+    phase): the numbers are the same, and XLA cannot drop ``0 * x`` itself (``0 * inf`` is
+    NaN), so the terms would otherwise cost time in every step.
+    """
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+
+
+def _as_float_array(name, value):
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+
+
 def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False):
     """Raise ``ValueError`` naming ``name`` unless ``value`` is finite (and > 0 or >= 0).
 
-    Tracers are skipped (see module docstring). Returns ``value`` unchanged.
+    Tracers and None are skipped (see module docstring); strings are refused even where
+    NumPy would convert them. Returns ``value`` unchanged.
     """
     if value is None or not is_concrete(value):
         return value
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    arr = _as_float_array(name, value)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if positive and not np.all(arr > 0):
@@ -51,3 +82,104 @@ def check_not_above(name: str, value, other_name: str, other):
     """Raise ``ValueError`` unless ``value <= other`` (e.g. ``mu_k <= mu_s``)."""
     if is_concrete((value, other)) and np.any(np.asarray(value) > np.asarray(other)):
         raise ValueError(f"{name} must be <= {other_name}, got {name}={value!r}, {other_name}={other!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# declarative parameter constraints
+
+
+class Constraint(NamedTuple):
+    """A parameter's valid range: ``kind`` is ``"real"`` (finite), ``"positive"``,
+    ``"nonnegative"`` or ``"at_most"`` (``value <= other``, both finite)."""
+
+    name: str
+    value: Any
+    kind: str
+    other_name: str | None = None
+    other: Any = None
+
+    def holds(self):
+        """Scalar boolean (a JAX array for traced values): every element is in range."""
+        value = jnp.asarray(self.value)
+        ok = jnp.all(jnp.isfinite(value))
+        if self.kind == "positive":
+            ok = ok & jnp.all(value > 0)
+        elif self.kind == "nonnegative":
+            ok = ok & jnp.all(value >= 0)
+        elif self.kind == "at_most":
+            ok = ok & jnp.all(value <= jnp.asarray(self.other))
+        return ok
+
+    def check(self):
+        """Raise ``ValueError`` naming the parameter if a concrete value is out of range."""
+        if self.value is None:
+            raise ValueError(f"{self.name} must be a real number, got None")
+        if self.kind == "at_most":
+            check_real(self.name, self.value)
+            check_real(self.other_name, self.other)
+            check_not_above(self.name, self.value, self.other_name, self.other)
+        else:
+            check_real(self.name, self.value, positive=self.kind == "positive",
+                       nonnegative=self.kind == "nonnegative")
+
+
+def real(name, value) -> Constraint:
+    """``value`` must be finite (every element)."""
+    return Constraint(name, value, "real")
+
+
+def positive(name, value) -> Constraint:
+    """``value`` must be finite and > 0."""
+    return Constraint(name, value, "positive")
+
+
+def nonnegative(name, value) -> Constraint:
+    """``value`` must be finite and >= 0."""
+    return Constraint(name, value, "nonnegative")
+
+
+def at_most(name, value, other_name, other) -> Constraint:
+    """``value <= other`` (e.g. ``at_most("mu_k", mu_k, "mu_s", mu_s)``)."""
+    return Constraint(name, value, "at_most", other_name, other)
+
+
+def check_constraints(module):
+    """Raise ``ValueError`` for the first concrete parameter of ``module`` out of range."""
+    for constraint in module.constraints():
+        constraint.check()
+
+
+def _modules(tree):
+    """Every equinox module inside ``tree`` (fields, tuples, lists and dicts are searched)."""
+    if isinstance(tree, eqx.Module):
+        yield tree
+        for field in dataclasses.fields(tree):
+            yield from _modules(getattr(tree, field.name, None))
+    elif isinstance(tree, (list, tuple)):
+        for item in tree:
+            yield from _modules(item)
+    elif isinstance(tree, dict):
+        for item in tree.values():
+            yield from _modules(item)
+
+
+def without_tangents(tree):
+    """``tree`` with ``jax.lax.stop_gradient`` on every array leaf (other leaves kept as they
+    are): for checks that yield a status, whose derivatives nobody needs and whose tangents
+    would only cost compile time."""
+    return jax.tree.map(lambda x: jax.lax.stop_gradient(x) if eqx.is_array(x) else x, tree)
+
+
+def constraints_hold(tree):
+    """One boolean: every constraint of every module in ``tree`` holds (traceable).
+
+    Args: ``tree`` a system (or any pytree of modules); modules without a ``constraints``
+        method are skipped.
+    Returns: a scalar boolean JAX array.
+    """
+    tree = without_tangents(tree)
+    ok = jnp.asarray(True)
+    for module in _modules(tree):
+        for constraint in getattr(module, "constraints", lambda: ())():
+            ok = ok & constraint.holds()
+    return ok

@@ -13,20 +13,34 @@ import numpy as np  # noqa: E402
 def plot_sweep(ds, path):
     """Heat maps (2-D grid) or curves (1-D grid or samples) of a sweep dataset, saved to ``path``.
 
-    Panels: ``dissipation``, ``stick_fraction`` and the first ``dD_d<name>`` variable, if any.
+    Panels: ``dissipation`` and ``stick_fraction`` (those the sweep measured, else its first
+    observable) and the derivative of the first gradient variable with respect to the first
+    ``wrt`` path, if any. Grid dimensions beyond two are drawn as curves. Flagged lanes
+    (status != 0) are left blank; the gradient's colour scale is symmetric at the 99th
+    percentile of its magnitude, so a few steep lanes near the stick boundary do not flatten
+    the map.
     """
-    grads = [name for name in ds.data_vars if name.startswith("dD_d")]
-    panels = [("dissipation", "D, measured window", "viridis"), ("stick_fraction", "stick fraction", "magma")]
-    panels += [(grads[0], grads[0].replace("dD_d", "dD/d"), "coolwarm")] if grads else []
-    dims = ds["dissipation"].dims
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), constrained_layout=True)
-    for ax, (name, title, cmap) in zip(axes, panels):
-        values = np.asarray(ds[name])
+    scalars = [n for n in ds.data_vars if n != "status" and ds[n].dims == ds["status"].dims]
+    panels = [(n, title, cmap) for n, title, cmap in (("dissipation", "D, measured window", "viridis"),
+                                                      ("stick_fraction", "stick fraction", "magma")) if n in scalars]
+    panels = panels or [(scalars[0], scalars[0], "viridis")]
+    grads = [n for n in ds.data_vars if n.startswith("grad_") and "wrt" in ds[n].dims]
+    if grads:
+        first = ds[grads[0]].isel(wrt=0)
+        if first.dims == ds["status"].dims:
+            panels.append((first, f"d {grads[0][5:]} / d {ds['wrt'].values[0]}", "coolwarm"))
+    dims = ds["status"].dims
+    flagged = np.asarray(ds["status"]) != 0
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), constrained_layout=True, squeeze=False)
+    for ax, (name, title, cmap) in zip(axes[0], panels):
+        is_grad = not isinstance(name, str)
+        values = np.where(flagged, np.nan, np.asarray(name if is_grad else ds[name], dtype=float))
         if len(dims) == 2:
             kw = {}
-            if name in grads:
-                lim = np.nanmax(np.abs(values)) or 1.0
-                kw = {"vmin": -lim, "vmax": lim}
+            if is_grad:
+                finite = np.abs(values[np.isfinite(values)])
+                lim = float(np.percentile(finite, 99)) if finite.size else 1.0
+                kw = {"vmin": -(lim or 1.0), "vmax": lim or 1.0}
             mesh = ax.pcolormesh(ds[dims[0]], ds[dims[1]], values.T, cmap=cmap, shading="auto", **kw)
             fig.colorbar(mesh, ax=ax)
             ax.set(xlabel=dims[0], ylabel=dims[1], title=title)
@@ -35,7 +49,8 @@ def plot_sweep(ds, path):
             ax.plot(x, values.reshape(values.shape[0], -1), ".-", ms=3)
             ax.set(xlabel=dims[0], title=title)
     attrs = ds.attrs
-    fig.suptitle(f"{attrs.get('system', 'oscillator')}, {attrs.get('law')} law, dt={attrs.get('dt')}")
+    fig.suptitle(f"{attrs.get('template') or attrs.get('system_type', '')}, dt={attrs.get('dt')}"
+                 + (f"; {int(flagged.sum())} flagged lanes left blank" if flagged.any() else ""))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

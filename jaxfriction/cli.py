@@ -1,4 +1,8 @@
-"""The ``jaxfriction`` command: ``sweep`` (the main job) and ``reproduce``."""
+"""The ``jaxfriction`` command: ``sweep`` (the main job), ``fit``, ``quake`` and ``reproduce``.
+
+It only parses options and calls the library: templates, their defaults (steps, cycles,
+``eps = 2 dt``) and every check live there.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,6 @@ import jax
 import numpy as np
 
 PRECISIONS = click.Choice(["float64", "float32"])
-SYSTEM_NAMES = ("belt", "disc", "oscillator")  # jaxfriction.workflows.SYSTEMS (not imported here: it is slow)
 
 
 def _fail(exc: Exception):
@@ -68,9 +71,8 @@ def _load_toml(path):
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
 
 
-SWEEP_KEYS = {"system", "law", "param", "set", "cycles", "duration", "window", "dt", "wrt", "gradient", "chunk_size",
-              "devices", "out", "figure", "precision"}
-DEFAULT_GRID = {"muN": "0.05:1.0:64", "alpha": "0.05:2.0:64"}
+SWEEP_KEYS = {"system", "law", "param", "set", "cycles", "frequency", "t1", "window", "dt", "wrt", "gradient",
+              "chunk_size", "devices", "out", "figure", "precision"}
 
 
 def _use_devices(n):
@@ -85,20 +87,48 @@ def _use_devices(n):
     return jax.local_devices()[:wanted]
 
 
+def _paths(text):
+    """Comma-separated paths (a string) or a TOML list of them."""
+    return [w.strip() for w in text.split(",") if w.strip()] if isinstance(text, str) else list(text)
+
+
+def _numbers(option, values):
+    out = {}
+    for name, value in values.items():
+        try:
+            out[name] = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{option} {name}: {value!r} is not a number") from None
+    return out
+
+
+def _check_writable(option, path):
+    """Refuse an output path that cannot be written, before any computation."""
+    target = Path(path)
+    folder = target if option == "--out" else target.parent
+    existing = next((p for p in [folder, *folder.parents] if p.exists()), Path("."))
+    if (option == "--out" and target.exists() and not target.is_dir()) or not existing.is_dir() or \
+            not os.access(existing, os.W_OK):
+        raise ValueError(f"{option} {path}: not a writable location")
+
+
 @main.command()
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML file with any of the options below (command-line options win); see the README.")
-@click.option("--system", default=None, help="System: oscillator (default), belt, disc.")
-@click.option("--law", default=None, help="Friction law [default: the system's; oscillator: quinn, coulomb, "
-              "velocity-limited, karnopp, threlfall, awrejcewicz; belt: quinn, karnopp, coulomb].")
-@click.option("--param", "params", multiple=True, metavar="NAME=MIN:MAX:N",
-              help="Swept parameter (repeat; also NAME=v1,v2,...) [default: muN=0.05:1.0:64 alpha=0.05:2.0:64].")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Fixed parameter (repeat).")
-@click.option("--cycles", type=int, default=None, help="Forcing cycles, the last measured [default: 50].")
-@click.option("--duration", type=float, default=None, help="Run length, for unforced systems (with --window).")
-@click.option("--window", type=float, default=None, help="Measured window at the end of the run.")
-@click.option("--dt", type=float, default=None, help="RK4 step [default: the system's paper].")
-@click.option("--wrt", default=None, help="Parameters for dD/dp, comma-separated [default: the first swept].")
+@click.option("--system", default=None, help="Template: oscillator (default), belt, disc, chain, two-blocks, or your "
+              "own as package.module:attribute or file.py:attribute (a Template, or a function returning one).")
+@click.option("--law", default=None, help="Named law of a library template [default: the template's; oscillator: "
+              "quinn, coulomb, velocity-limited, karnopp, threlfall, awrejcewicz; belt: quinn, karnopp, coulomb].")
+@click.option("--param", "params", multiple=True, metavar="PATH=MIN:MAX:N",
+              help="Swept parameter by its path, e.g. law.mu=0.05:1:64 (repeat; also PATH=v1,v2,...) "
+              "[default: the template's grid].")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="Fixed parameter, e.g. force.omega=0.4 (repeat).")
+@click.option("--cycles", type=int, default=None, help="Forcing cycles, the last measured [default: the template's].")
+@click.option("--frequency", default=None, help="Path of the forcing frequency for --cycles [default: the template's].")
+@click.option("--t1", type=float, default=None, help="Run length, instead of --cycles (with --window).")
+@click.option("--window", type=float, default=None, help="Measured window at the end of the run [default: all].")
+@click.option("--dt", type=float, default=None, help="RK4 step [default: the template's; its eps follows].")
+@click.option("--wrt", default=None, help="Paths for gradients of D, comma-separated [default: the template's].")
 @click.option("--gradient", type=click.Choice(["auto", "forward", "reverse", "none"]), default=None,
               help="Gradient mode [default: auto: forward for <= 8 parameters].")
 @click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
@@ -109,93 +139,84 @@ def _use_devices(n):
 @click.option("--figure", default=None, type=click.Path(dir_okay=False), help="Figure [default: OUT/sweep.png].")
 @click.option("--precision", type=PRECISIONS, default=None, help="float64 (default) or float32.")
 @click.option("--progress/--no-progress", default=True, show_default=True)
-def sweep(config_file, system, law, params, sets, cycles, duration, window, dt, wrt, gradient, chunk_size, devices,
-          out, resume, figure, precision, progress):
-    """Sweep a system over a parameter grid: window dissipation, stick fraction, dD/dp, resumable.
+def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window, dt, wrt, gradient, chunk_size,
+          devices, out, resume, figure, precision, progress):
+    """Sweep a template over a grid of parameter paths: window dissipation, stick fraction, dD/dp, resumable.
 
     With no options: Quinn's forced oscillator (Quinn 2004 eq. 5, Quinn's law, eps = 2 dt),
-    64 x 64 (mu N, alpha) grid, 50 cycles at omega = 0.5, dt = 0.01, the last cycle measured.
+    64 x 64 (law.mu, force.amplitude) grid, 50 cycles at omega = 0.5, dt = 0.01, the last
+    cycle measured, dD/d law.mu.
     """
     from ._plots import plot_sweep
-    from ._workflows import system_sweep
-    from ._workflows.registry import system_spec
+    from ._templates import load_template
+    from ._workflows.sweep.sweep import sweep as run
 
     try:
         cfg = _load_toml(config_file) if config_file else {}
         unknown = sorted(set(cfg) - SWEEP_KEYS)
         if unknown:
             raise ValueError(f"{config_file}: unknown keys {unknown}; known: {sorted(SWEEP_KEYS)}")
-        pick = {k: v for k, v in dict(system=system, law=law, cycles=cycles, duration=duration, window=window, dt=dt,
-                                      wrt=wrt, gradient=gradient, chunk_size=chunk_size, devices=devices, out=out,
-                                      figure=figure, precision=precision).items() if v is not None}
-        if {"duration", "window"} & set(pick):
+        pick = {k: v for k, v in dict(system=system, law=law, cycles=cycles, frequency=frequency, t1=t1, window=window,
+                                      dt=dt, wrt=wrt, gradient=gradient, chunk_size=chunk_size, devices=devices,
+                                      out=out, figure=figure, precision=precision).items() if v is not None}
+        if {"t1", "window"} & set(pick):
             cfg.pop("cycles", None)
         if "cycles" in pick:
-            cfg.pop("duration", None)
+            cfg.pop("t1", None)
             cfg.pop("window", None)
         cfg = {**cfg, **pick}
-        system = cfg.get("system", "oscillator")
-        spec = system_spec(system)
-        grid_spec = {**cfg.get("param", {}), **_name_values("--param", params, str)}
-        if not grid_spec:
-            if system != "oscillator":
-                raise ValueError(f"--param is required for system {system!r} (parameters: {spec.parameters})")
-            grid_spec = DEFAULT_GRID
-        grid = {name: _grid_axis(name, value) for name, value in grid_spec.items()}
-        fixed = {**cfg.get("set", {}), **_name_values("--set", sets, str)}
-        try:
-            fixed = {k: float(v) for k, v in fixed.items()}
-        except (TypeError, ValueError):
-            raise ValueError(f"--set values must be numbers, got {fixed}") from None
-        dt = float(cfg.get("dt", spec.dt))
-        if not dt > 0:
-            raise ValueError(f"--dt must be > 0, got {dt}")
-        if system == "oscillator" and "eps" not in fixed and "eps" not in grid:
-            fixed["eps"] = 2 * dt  # Quinn's choice
-        if not {"cycles", "duration", "window"} & set(cfg) and spec.frequency is not None:
-            cfg["cycles"] = 50
-        wrt = cfg.get("wrt", next(iter(grid)))
-        wrt = [w.strip() for w in wrt.split(",") if w.strip()] if isinstance(wrt, str) else list(wrt)
-        mode = cfg.get("gradient", "auto")
         out = Path(cfg.get("out", "jaxfriction-out/sweep"))
+        figure = cfg.get("figure", str(out / "sweep.png"))
+        _check_writable("--out", out)
+        _check_writable("--figure", figure)
         if out.exists() and any(out.glob("chunk_*.npz")) and not resume:
             raise ValueError(f"--out {out} holds a saved sweep: pass --resume to continue it, or choose another --out")
-        device_list = _use_devices(cfg.get("devices"))
         with jax.enable_x64(cfg.get("precision", "float64") == "float64"):
-            ds = system_sweep(system, grid, fixed=fixed, law=cfg.get("law"), cycles=cfg.get("cycles"),
-                              duration=cfg.get("duration"), window=cfg.get("window"), dt=dt,
-                              wrt=wrt if mode != "none" else (), gradient=None if mode == "none" else mode,
-                              chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out,
-                              progress=progress)
-            if ds.attrs["chunks_computed"] == 0:
-                ds.attrs["steps_per_second"] = float("nan")
+            tpl = load_template(cfg.get("system", "oscillator"), dt=cfg.get("dt"), law=cfg.get("law"))
+            tpl = tpl.with_parameters(_numbers("--set", {**cfg.get("set", {}), **_name_values("--set", sets, str)}))
+            grid_spec = {**cfg.get("param", {}), **_name_values("--param", params, str)} or tpl.grid
+            if not grid_spec:
+                raise ValueError(f"--param is required: {tpl.name or 'this template'} has no default grid")
+            grid = {name: _grid_axis(name, value) for name, value in grid_spec.items()}
+            mode = cfg.get("gradient", "auto")
+            paths = () if mode == "none" else _paths(cfg.get("wrt", tpl.wrt))
+            times = {k: cfg[k] for k in ("t1", "window", "cycles", "frequency") if k in cfg}
+            if "cycles" in times:
+                times.setdefault("frequency", tpl.frequency)
+            device_list = _use_devices(cfg.get("devices"))
+            ds = run(tpl, grid, **times, wrt=paths, gradient="auto" if mode == "none" else mode,
+                     chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out, progress=progress)
     except ValueError as exc:
         _fail(exc)
-    figure = cfg.get("figure", str(out / "sweep.png"))
     Path(figure).parent.mkdir(parents=True, exist_ok=True)
     plot_sweep(ds, figure)
-    a = ds.attrs
-    lanes = int(np.prod([ds.sizes[d] for d in ds["dissipation"].dims]))
-    n_bad = int((ds["status"] != 0).sum())
-    click.echo(
-        f"{lanes} trajectories x {a['trajectory_steps'] // lanes} RK4 steps ({system}, {a['law']} law, "
-        f"{ds['dissipation'].dtype}, {a['devices']} devices, gradient {a['gradient']}): "
-        f"{a['chunks_computed']} chunks computed, {a['chunks_loaded']} loaded; compile {a['compile_seconds']:.1f} s, "
-        f"run {a['run_seconds']:.1f} s, {a['steps_per_second'] / 1e6:.2f} M trajectory-steps/s"
-    )
-    click.echo(
-        f"D over the window: {float(ds['dissipation'].min()):.4g} .. {float(ds['dissipation'].max()):.4g}; "
-        f"sticking (stick fraction > 0) in {float((ds['stick_fraction'] > 0).mean()):.0%} of the grid; "
-        f"{n_bad} trajectories flagged"
-    )
+    click.echo(sweep_summary(ds))
     click.echo(f"wrote {out / 'result.nc'} and {figure}")
 
 
-def _number_or_text(text):
-    try:
-        return float(text)
-    except ValueError:
-        return text
+def sweep_summary(ds):
+    """The lines ``jaxfriction sweep`` prints: size, timing, ranges, and the flagged lanes by status."""
+    a = ds.attrs
+    lanes = int(ds["status"].size)
+    flagged = json.loads(a.get("flagged", "{}"))
+    rate = a.get("steps_per_second", float("nan"))
+    steps = f" x {a['steps_per_lane']} steps" if "steps_per_lane" in a else ""
+    lines = [
+        f"{lanes} trajectories{steps} ({a.get('template') or a.get('system_type')}, {a.get('solver')}, "
+        f"{a.get('dtype')}, {a['devices']} devices, gradient {a['gradient']}): "
+        f"{a['chunks_computed']} chunks computed, {a['chunks_loaded']} loaded; compile {a['compile_seconds']:.1f} s, "
+        f"run {a['run_seconds']:.1f} s" + ("" if a["chunks_computed"] == 0 or rate != rate
+                                          else f", {rate / 1e6:.2f} M trajectory-steps/s"),
+    ]
+    if "dissipation" in ds:
+        line = f"D over the window: {float(ds['dissipation'].min()):.4g} .. {float(ds['dissipation'].max()):.4g}"
+        if "stick_fraction" in ds:
+            line += f"; sticking (stick fraction > 0) in {float((ds['stick_fraction'] > 0).mean()):.0%} of the grid"
+        lines.append(line)
+    n_bad = sum(flagged.values())
+    detail = ", ".join(f"{n} {meaning}" for meaning, n in flagged.items())
+    lines.append(f"{n_bad} of {lanes} trajectories flagged" + (f": {detail}" if detail else ""))
+    return "\n".join(lines)
 
 
 def _bound(text):
@@ -207,58 +228,53 @@ def _bound(text):
 
 @main.command("fit")
 @click.argument("data", type=click.Path(dir_okay=False))
-@click.option("--system", "system_name", type=click.Choice(sorted(SYSTEM_NAMES)), required=True,
-              help="Named system (jaxfriction.FIT_SYSTEMS).")
-@click.option("--params", required=True, help="Comma-separated parameters to estimate, e.g. mu_s,mu_k.")
-@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
-              help="Fix a system parameter, or its law (law=karnopp); repeatable.")
-@click.option("--initial", "initials", multiple=True, metavar="NAME=VALUE",
-              help="Initial guess (repeatable) [default: the system's default value].")
-@click.option("--bound", "bound_specs", multiple=True, metavar="NAME=LO:HI",
-              help="Bounds of an estimated parameter; LO or HI may be empty, NAME=: is unbounded [default: > 0].")
-@click.option("--y0", default=None, metavar="Q0,V0", help="Known initial state [default: estimated with the parameters].")
+@click.option("--system", "system_name", required=True,
+              help="Template: oscillator, belt, disc, chain, two-blocks, or package.module:attribute of your own.")
+@click.option("--law", default=None, help="Named law of a library template [default: the template's].")
+@click.option("--params", required=True, help="Comma-separated paths to estimate, e.g. law.mu_s,law.mu_k.")
+@click.option("--set", "settings", multiple=True, metavar="PATH=VALUE", help="Fix a parameter; repeatable.")
+@click.option("--initial", "initials", multiple=True, metavar="PATH=VALUE",
+              help="Initial guess (repeatable) [default: the template's value].")
+@click.option("--bound", "bound_specs", multiple=True, metavar="PATH=LO:HI",
+              help="Bounds of an estimated parameter; LO or HI may be empty, PATH=: is unbounded [default: > 0].")
+@click.option("--y0", default=None, metavar="Q0,...,V0,...",
+              help="Known initial state, positions then velocities [default: estimated with the parameters].")
 @click.option("--optimizer", type=click.Choice(["adam", "lbfgs", "lm"]), default="adam", show_default=True)
 @click.option("--steps", type=int, default=None, help="Maximum optimizer steps [default: adam 400, lbfgs 100, lm 50].")
 @click.option("--learning-rate", default=0.02, show_default=True, help="Adam's initial learning rate.")
 @click.option("--segments", default=1, show_default=True, help="Multiple-shooting segments.")
-@click.option("--dt", default=None, type=float, help="Largest RK4 step [default: the system's].")
+@click.option("--dt", default=None, type=float, help="Largest RK4 step [default: the template's].")
 @click.option("--progress/--no-progress", default=False, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def fit_command(data, system_name, params, settings, initials, bound_specs, y0, optimizer, steps, learning_rate,
+def fit_command(data, system_name, law, params, settings, initials, bound_specs, y0, optimizer, steps, learning_rate,
                 segments, dt, progress, as_json):
-    """Estimate parameters of a named system from a measured trajectory DATA (CSV: t,q[,v])."""
-    from ._workflows.fit import FIT_SYSTEMS, fit
-    from ._workflows.measurement import load_measurement
-    from ._workflows.registry import builder_defaults
+    """Estimate parameters of a template from a measured trajectory DATA (CSV: t and q, v, q0, v1, ...)."""
+    from ._paths import get_parameter
+    from ._templates import load_template
+    from ._workflows.fit.fit import fit
+    from ._workflows.fit.measurement import load_measurement
 
     with jax.enable_x64(True):
         try:
-            build = FIT_SYSTEMS[system_name]
-            names = [n.strip() for n in params.split(",") if n.strip()]
+            tpl = load_template(system_name, dt=dt, law=law)
+            tpl = tpl.with_parameters(_name_values("--set", settings))
+            names = _paths(params)
             if not names:
-                raise ValueError(f"--params must name at least one parameter, got {params!r}")
-            defaults = builder_defaults(build)
-            unknown = [n for n in names if n not in defaults]
-            if unknown:
-                raise ValueError(f"--params: unknown parameter(s) {unknown} of system {system_name!r} "
-                                 f"(it takes {', '.join(defaults)})")
+                raise ValueError(f"--params must name at least one parameter path, got {params!r}")
             guesses = _name_values("--initial", initials)
             extra = sorted(set(guesses) - set(names))
             if extra:
                 raise ValueError(f"--initial: {extra} are not in --params")
-            initial = {n: guesses.get(n, defaults[n]) for n in names}
-            fixed = _name_values("--set", settings, parse=_number_or_text)
+            initial = {n: guesses[n] if n in guesses else float(get_parameter(tpl.system, n)) for n in names}
             bounds = _name_values("--bound", bound_specs, parse=_bound)
             if y0 is not None:
                 try:
                     y0 = [float(x) for x in y0.split(",")]
                 except ValueError:
-                    y0 = []
-                if len(y0) != 2:
-                    raise ValueError("--y0 expects Q0,V0 (two numbers)")
+                    raise ValueError(f"--y0 expects numbers Q0,...,V0,..., got {y0!r}") from None
             record = load_measurement(data, y0=y0)
-            result = fit(build, initial, record, fixed=fixed, bounds=bounds, optimizer=optimizer, steps=steps,
-                         learning_rate=learning_rate, shooting_segments=segments, dt=dt, progress=progress)
+            result = fit(tpl, initial, record, bounds=bounds, optimizer=optimizer, steps=steps,
+                         learning_rate=learning_rate, shooting_segments=segments, progress=progress)
         except (ValueError, FileNotFoundError) as exc:
             _fail(exc)
     if as_json:
@@ -297,9 +313,9 @@ def quake(record, mu, eps, exact, scale, rotation, dt, figure, as_json):
 
     import equinox as eqx
 
+    from ._applications.quake import find_record, quake_response
     from ._forcing import load_ground_motion
     from ._plots import plot_quake
-    from ._applications.quake import find_record, quake_response
 
     with jax.enable_x64(True):
         try:

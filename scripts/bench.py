@@ -9,9 +9,9 @@ Workloads (float64, classical RK4, the library's step-aligned grids):
   output the final state ``[q, v, E_friction]``.
 - **C**, the gradient ``(dD/d mu N, dD/d alpha)`` per trajectory.
 
-Contenders, in the same run and on the same RK4 arithmetic: jaxfriction (its batch entry
-point ``jaxfriction._workflows.batch_dissipation``, sharded over one CPU device per core;
-the chain through ``simulate``), a
+Contenders, in the same run and on the same RK4 arithmetic: jaxfriction (``jf.sweep`` over
+the paths ``law.mu`` and ``force.amplitude`` as samples, in memory, sharded over one CPU
+device per core; the chain through ``simulate``), a
 hand-written numba loop over lanes (serial and ``prange``), vectorized numpy, scipy
 ``solve_ivp`` (fixed-grid RK4 ``OdeSolver``, small batches) and plain diffrax (RK4 from its
 Butcher tableau, ``StepTo`` grids). Kernels live in ``scripts/contenders.py``.
@@ -84,7 +84,7 @@ def parse_args(argv=None):
                         "stage; checked against jaxfriction like every result)")
     p.add_argument("--only", nargs="+", choices=["A", "B", "C"], default=["A", "B", "C"], help="workloads to run")
     p.add_argument("--cpu-devices", type=int, default=os.cpu_count(),
-                   help="split the CPU into N JAX devices, batch_dissipation shards over them (default: one per "
+                   help="split the CPU into N JAX devices, jf.sweep shards over them (default: one per "
                         "core, as the jaxfriction CLI does; 1 for a single device)")
     p.add_argument("--json", default="bench_results.json", help="JSON output path ('' for none)")
     p.add_argument("--markdown", default="", help="also write the markdown tables to this path")
@@ -117,7 +117,6 @@ import numba
 import numpy as np
 
 import jaxfriction as jf
-from jaxfriction._workflows import SweepConfig, batch_dissipation
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contenders as C
@@ -153,28 +152,46 @@ def block(out):
 # ----------------------------------------------------------------------------- jaxfriction side
 
 
-def sweep_config(cycles, gradient=None):
-    """``SweepConfig`` of ``cycles`` cycles: D only, or D and dD/d(mu N, alpha) in ``gradient`` mode."""
-    return SweepConfig(cycles=cycles, gradient=gradient, wrt=("mu", "alpha") if gradient else ("mu",))
+class SweepConfig:
+    """Workload A's settings: Quinn 2004 eq. 5 with Quinn's law, eps = 2 dt, from rest."""
+
+    omega, dt, eps = 0.5, 0.01, 0.02
+
+    def __init__(self, cycles):
+        self.cycles = cycles
+
+
+SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, SweepConfig.eps), force=jf.Harmonic(1.0, SweepConfig.omega))
+
+
+def sweep_config(cycles):
+    return SweepConfig(cycles)
 
 
 def steps_of(cycles):
-    return sweep_config(cycles).steps_per_trajectory
+    period = 2 * math.pi / SweepConfig.omega
+    transient = jf.fixed_grid(0.0, (cycles - 1) * period, SweepConfig.dt, None)[1]
+    return transient + jf.fixed_grid(0.0, period, SweepConfig.dt, None)[1]
+
+
+def _sweep(cycles, mu, alpha, **kw):
+    """``jf.sweep`` of workload A on the lanes ``(mu, alpha)`` (samples, in memory)."""
+    return jf.sweep(SYSTEM, {"law.mu": np.asarray(mu), "force.amplitude": np.asarray(alpha)}, samples=True,
+                    cycles=cycles, frequency="force.omega", dt=SweepConfig.dt, progress=False,
+                    observables={"dissipation": jf.window_dissipation, "stick_fraction": jf.stick_fraction}, **kw)
 
 
 def jf_sweep(cycles):
     """jaxfriction's batch call for workload A: ``(fn(mu, alpha) -> D, label)``."""
-    cfg = sweep_config(cycles)
-    return (lambda mu, alpha: batch_dissipation(mu, alpha, cfg)["dissipation"]), "batch_dissipation"
+    return (lambda mu, alpha: _sweep(cycles, mu, alpha)["dissipation"].values), "jf.sweep"
 
 
 def jf_gradient(cycles, mode: str):
     """jaxfriction's gradient of D in (mu N, alpha): ``fn(mu, alpha) -> (dD/dmu, dD/dalpha)``."""
-    cfg = sweep_config(cycles, mode)
 
     def fn(mu, alpha):
-        out = batch_dissipation(mu, alpha, cfg)
-        return out["dD_dmu"], out["dD_dalpha"]
+        grad = _sweep(cycles, mu, alpha, wrt=["law.mu", "force.amplitude"], gradient=mode)["grad_dissipation"]
+        return grad.sel(wrt="law.mu").values, grad.sel(wrt="force.amplitude").values
 
     return fn
 
@@ -318,7 +335,7 @@ def machine_info():
         "scipy": __import__("scipy").__version__,
         "diffrax": __import__("diffrax").__version__,
         "jaxfriction": jf.__version__,
-        "jaxfriction_entry": "batch_dissipation",
+        "jaxfriction_entry": "jf.sweep",
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
     }
 

@@ -28,7 +28,7 @@ def fn(mu, alpha):
 
     import jaxfriction as jf
 
-    system = jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5)
+    system = jf.Oscillator(law=jf.Quinn(mu, 0.02), force=jf.Harmonic(alpha, 0.5))
     traj = jf.simulate(system, jnp.zeros(2), 0.0, 2.0, 0.01, save_every=None)
     return {"E": traj.friction_dissipation[-1], "x": traj.position[-1], "status": traj.status}
 
@@ -41,7 +41,7 @@ def main(port, num_processes, process_id, out_dir, runs=1):
     jax.distributed.initialize(coordinator_address=f"localhost:{port}", num_processes=num_processes,
                                process_id=process_id, initialization_timeout=60)
     jax.config.update("jax_enable_x64", True)
-    from jaxfriction._workflows import run_sweep
+    from jaxfriction._workflows.sweep.engine import run_sweep
 
     try:  # checked before any collective, so every process raises alike
         run_sweep(fn, GRID, chunk_size=CHUNK_SIZE, progress=False)

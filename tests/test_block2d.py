@@ -12,9 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 import jaxfriction as jf
+from jaxfriction import default_eps, fragility_sweep, quake_response
 from jaxfriction.cli import main
-from jaxfriction._exact import simulate_moreau_jean
-from jaxfriction._workflows import default_eps, fragility_sweep, quake_response
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ground_motions"
 needs_data = pytest.mark.skipif(not DATA.exists(), reason="shared ground-motion data not present")
@@ -118,8 +117,7 @@ def test_vector_laws_reduce_to_scalar_laws_on_one_axis():
 def test_one_dimensional_motion_reproduces_the_scalar_solver():
     ground = jf.Harmonic(amplitude=jnp.array([4.0, 0.0]), omega=jnp.array([2 * math.pi, 2 * math.pi]))
     block = jf.BlockOnShakingFloor(law=jf.VectorQuinn(MU, 0.01), ground=ground)
-    scalar = jf.MassUnderForce(law=jf.Quinn(MU, 0.01), force=jf.Harmonic(amplitude=-4.0, omega=2 * math.pi),
-                               normal=M * G)
+    scalar = jf.Oscillator(law=jf.Quinn(MU, 0.01), force=jf.Harmonic(amplitude=-4.0, omega=2 * math.pi), normal=M * G, stiffness=0.0)
     a = jf.simulate(block, jnp.zeros(4), 0.0, 3.0, 1e-3, save_every=10)
     b = jf.simulate(scalar, jnp.zeros(2), 0.0, 3.0, 1e-3, save_every=10)
     np.testing.assert_allclose(a.ys[:, 0], b.ys[:, 0], atol=1e-13)
@@ -131,8 +129,8 @@ def test_one_dimensional_motion_reproduces_the_scalar_solver():
 def test_floor_acceleration_below_mu_g_gives_no_sliding():
     ground = jf.Harmonic(amplitude=jnp.array([2.0, 1.5]), omega=jnp.array([5.0, 7.0]))  # |a_g| <= 2.5 < 2.943
     quinn = jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorQuinn(MU, 0.01), ground=ground), jnp.zeros(4), 0.0, 5.0, 1e-3)
-    exact = simulate_moreau_jean(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=ground), jnp.zeros(4), 0.0,
-                                 5.0, 1e-3)
+    exact = jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=ground), jnp.zeros(4), 0.0,
+                                 5.0, 1e-3, solver=jf.MoreauJean())
     assert float(jnp.max(jnp.abs(quinn.ys[:, :4]))) < 1e-14
     assert float(jnp.max(jnp.abs(exact.ys[:, :4]))) == 0.0
 
@@ -156,7 +154,7 @@ def test_paper_003_case_quinn_smfm_and_exact():
     kw = {"t0": 0.0, "t1": 3.0, "dt": dt, "save_every": 1}
     quinn = jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorQuinn(MU, default_eps(MU, dt)), ground=HARMONIC),
                         jnp.zeros(4), **kw)
-    exact = simulate_moreau_jean(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=HARMONIC), jnp.zeros(4), **kw)
+    exact = jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=HARMONIC), jnp.zeros(4), **kw, solver=jf.MoreauJean())
     smfm = jf.simulate(jf.GriffinSpringBlock(ground=HARMONIC, mu=MU, k_t=40000.0), jnp.zeros(4), **kw)
     assert float(jnp.max(jnp.abs(quinn.ys[:, 2:4] - exact.ys[:, 2:4]))) < 5e-3  # velocities agree
     assert float(jnp.max(jnp.abs(smfm.ys[:, 2:4] - exact.ys[:, 2:4]))) < 2e-2

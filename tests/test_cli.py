@@ -1,11 +1,15 @@
 import json
 
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
 import numpy as np
 import xarray as xr
 from click.testing import CliRunner
 
+import jaxfriction as jf
 from jaxfriction.cli import main
-from jaxfriction._workflows import SweepConfig, dissipation_sweep
 
 
 def sweep(tmp_path, *args):
@@ -13,17 +17,21 @@ def sweep(tmp_path, *args):
 
 
 def test_sweep_writes_results_and_figure_and_resumes(tmp_path):
-    args = ["--param", "muN=0.2:1.0:3", "--param", "alpha=0.1,0.9,2.0", "--cycles", "3", "--chunk-size", "4"]
+    args = ["--param", "law.mu=0.2:1.0:3", "--param", "force.amplitude=0.1,0.9,2.0", "--cycles", "3",
+            "--chunk-size", "4"]
     result = sweep(tmp_path, *args)
     assert result.exit_code == 0, result.output
     assert "trajectory-steps/s" in result.output and "3 chunks computed, 0 loaded" in result.output
+    assert "0 of 9 trajectories flagged" in result.output
     ds = xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")
-    assert ds["dissipation"].dims == ("muN", "alpha") and ds["dissipation"].shape == (3, 3)
-    assert ds.attrs["law"] == "quinn" and ds["dissipation"].dtype == np.float64 and ds.attrs["gradient"] == "forward"
-    # the same numbers as the Python API of the default sweep (eps = 2 dt)
-    ref = dissipation_sweep([0.2, 0.6, 1.0], [0.1, 0.9, 2.0], SweepConfig(cycles=3), progress=False)
+    assert ds["dissipation"].dims == ("law.mu", "force.amplitude") and ds["dissipation"].shape == (3, 3)
+    assert ds.attrs["template"] == "oscillator" and ds["dissipation"].dtype == np.float64
+    assert ds.attrs["gradient"] == "ForwardMode" and list(ds["wrt"].values) == ["law.mu"]
+    # the same numbers as the Python API on the template (eps = 2 dt)
+    ref = jf.sweep(jf.template("oscillator"), {"law.mu": [0.2, 0.6, 1.0], "force.amplitude": [0.1, 0.9, 2.0]},
+                   cycles=3, wrt=["law.mu"], progress=False)
     np.testing.assert_allclose(ds["dissipation"], ref["dissipation"], rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(ds["dD_dmuN"], ref["dD_dmu"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(ds["grad_dissipation"], ref["grad_dissipation"], rtol=1e-12, atol=1e-15)
     assert (tmp_path / "sweep" / "sweep.png").stat().st_size > 10_000
     # a second run must say --resume; with it, nothing is recomputed and the result is the same
     again = sweep(tmp_path, *args)
@@ -36,38 +44,51 @@ def test_sweep_writes_results_and_figure_and_resumes(tmp_path):
 
 def test_sweep_of_the_belt_from_a_toml_file(tmp_path):
     config = tmp_path / "belt.toml"
-    config.write_text('system = "belt"\nduration = 30.0\nwindow = 10.0\nwrt = "mu_s,mu_k"\n'
-                      '[param]\nv0 = [0.1, 0.3]\n[set]\nmu_s = 0.6\nmu_k = 0.4\n')
+    config.write_text('system = "belt"\nt1 = 30.0\nwindow = 10.0\nwrt = "law.mu_s,law.mu_k"\n'
+                      '[param]\n"surface.value" = [0.1, 0.3]\n[set]\n"law.mu_s" = 0.6\n"law.mu_k" = 0.4\n')
     result = sweep(tmp_path, "--config", str(config))
     assert result.exit_code == 0, result.output
     ds = xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")
-    assert ds["dissipation"].dims == ("v0",) and ds.attrs["system"] == "belt"
-    assert set(ds.data_vars) >= {"dD_dmu_s", "dD_dmu_k", "peak_slip", "stick_fraction"}
+    assert ds["dissipation"].dims == ("surface.value",) and ds.attrs["template"] == "belt"
+    assert list(ds["wrt"].values) == ["law.mu_s", "law.mu_k"]
+    assert set(ds.data_vars) >= {"grad_dissipation", "peak_slip", "stick_fraction", "energy_residual"}
     # stick-slip: the block sticks part of each cycle, slips at up to well above v0
-    assert np.all(ds["stick_fraction"] > 0.05) and np.all(ds["peak_slip"] > ds["v0"])
-    assert np.all(np.isfinite(ds["dD_dmu_s"])) and int(ds["status"].max()) == 0
+    assert np.all(ds["stick_fraction"] > 0.05) and np.all(ds["peak_slip"] > ds["surface.value"])
+    assert np.all(np.isfinite(ds["grad_dissipation"])) and int(ds["status"].max()) == 0
 
 
 def test_sweep_command_line_options_win_over_the_toml_file(tmp_path):
     config = tmp_path / "osc.toml"
-    config.write_text('cycles = 20\n[param]\nalpha = [1.5]\n[set]\nmuN = 0.5\n')
-    result = sweep(tmp_path, "--config", str(config), "--duration", "12.0", "--window", "3.0", "--gradient", "none")
+    config.write_text('cycles = 20\n[param]\n"force.amplitude" = [1.5]\n[set]\n"law.mu" = 0.5\n')
+    result = sweep(tmp_path, "--config", str(config), "--t1", "12.0", "--window", "3.0", "--gradient", "none")
     assert result.exit_code == 0, result.output
     ds = xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")
-    assert ds.attrs["t_measure"] == 9.0 and ds.attrs["window"] == 3.0 and "dD_dalpha" not in ds
+    assert ds.attrs["t_measure"] == 9.0 and ds.attrs["window"] == 3.0 and "grad_dissipation" not in ds
+    assert json.loads(ds.attrs["fixed"])["law.mu"] == 0.5
+
+
+def test_sweep_counts_flagged_lanes(tmp_path):
+    result = sweep(tmp_path, "--param", "law.mu=-0.5,0.5", "--param", "force.amplitude=1.0", "--cycles", "2")
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 trajectories flagged: 1 invalid parameter" in result.output
 
 
 def test_sweep_bad_input_names_the_option(tmp_path):
     config = tmp_path / "bad.toml"
     config.write_text('sytem = "belt"\n')
-    for args, word in [(["--param", "muN=1:0:3"], "muN"), (["--param", "nu=0:1:3"], "nu"),
-                       (["--system", "belt", "--param", "v0=0.1:0.2:2", "--cycles", "3"], "cycles"),
-                       (["--system", "belt"], "--param"), (["--devices", "0"], "--devices"),
-                       (["--set", "omega"], "--set"), (["--config", str(config)], "sytem")]:
+    (tmp_path / "file").write_text("")
+    for args, word in [(["--param", "law.mu=1:0:3"], "law.mu"), (["--param", "nu=0:1:3"], "nu"),
+                       (["--system", "belt", "--param", "surface.value=0.1:0.2:2", "--cycles", "3"], "frequency"),
+                       (["--system", "tribometer"], "system must be one of"), (["--devices", "0"], "--devices"),
+                       (["--set", "omega"], "--set"), (["--set", "force.omega=fast"], "force.omega"),
+                       (["--config", str(config)], "sytem"), (["--system", "no_such_module:tpl"], "no_such_module"),
+                       (["--figure", str(tmp_path / "file" / "f.png")], "--figure")]:
         result = sweep(tmp_path, *args)
         assert result.exit_code != 0
         assert "Traceback" not in result.output and word in result.output, (args, result.output)
         assert result.output.strip().startswith("Error:")
+    out = CliRunner().invoke(main, ["sweep", "--out", str(tmp_path / "file"), "--no-progress"])
+    assert out.exit_code != 0 and "--out" in out.output
 
 
 def test_reproduce_quinn_fig5_json(tmp_path):

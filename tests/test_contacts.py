@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxfriction as jf
-import jaxfriction._reproduce
+from jaxfriction._reproduce import quinn_fig11
 
 OMEGA = 0.5
 T = 2 * math.pi / OMEGA
@@ -83,8 +83,8 @@ def test_chain_boundary_row_is_second_order_fixed_end():
 def chain_d(law, dt, n=32, alpha=0.25, exact=False):
     per = math.ceil(T / dt)
     system = jf.BurridgeKnopoffChain(law=law, n=n, alpha=alpha, omega=OMEGA)
-    run = jf.simulate_moreau_jean if exact else jf.simulate
-    traj = run(system, jnp.zeros(2 * n), 0.0, 4 * T, T / per, save_every=per)
+    traj = jf.simulate(system, jnp.zeros(2 * n), 0.0, 4 * T, T / per, save_every=per,
+                       solver=jf.MoreauJean() if exact else None)
     return jf.dissipation_per_cycle(traj, T, 4)[-1], traj
 
 
@@ -112,7 +112,7 @@ def test_energy_balance_of_both_systems():
 
 
 def test_two_blocks_quinn_matches_moreau_jean():
-    numbers, _ = jf.reproduce.quinn_fig11(dt=2e-3, t1=25.0)
+    numbers, _ = quinn_fig11(dt=2e-3, t1=25.0)
     assert max(numbers["max_deviation_x"]) < 3e-3
     np.testing.assert_allclose(numbers["stick_fraction_quinn"], numbers["stick_fraction_moreau_jean"], atol=0.02)
     assert min(numbers["stick_fraction_moreau_jean"]) > 0.2

@@ -10,9 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 import jaxfriction as jf
-from jaxfriction.cli import main
-from jaxfriction._dynamics import lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples, system_dynamics
+from jaxfriction._dynamics import (
+    lyapunov_spectrum,
+    peak_samples,
+    stick_slip_period,
+    stroboscopic_samples,
+    system_dynamics,
+)
 from jaxfriction._reproduce.awrejcewicz import disc_lyapunov
+from jaxfriction.cli import main
 
 
 def lorenz(t, x, args=None):
@@ -62,21 +68,21 @@ def test_disc_chaotic_and_periodic_cases():
     assert float(lam[0]) > 2 * float(sigma[0]) > 0  # omega_dr = 0.11: chaos (paper Fig. 4a)
     assert float(lam[1]) < -2 * float(sigma[1])  # omega_dr = 0.3: periodic stick-slip (Fig. 4b)
     # autonomous form: the time direction adds the zero exponent, the rest are the 2-D ones
-    f, d = system_dynamics(jf.DiscOnDrivingDisc(omega_dr=0.3), autonomous=True)
+    f, d = system_dynamics(jf.disc_on_driving_disc(omega_dr=0.3), autonomous=True)
     res = jax.jit(lambda z: lyapunov_spectrum(f, z, dt=1e-3, duration=300.0, transient=200.0))(jnp.zeros(d))
     assert d == 3 and abs(float(res.exponents[0])) < 1e-3  # O(1/T) from a generic start
     np.testing.assert_allclose(res.exponents[1], lam[1], atol=3 * float(sigma[1]))
 
 
 def test_disc_periodic_orbit_is_a_fixed_point_of_the_stroboscopic_map():
-    samples = stroboscopic_samples(jf.DiscOnDrivingDisc(omega_dr=0.3), jnp.zeros(2), jnp.pi, dt=1e-3,
+    samples = stroboscopic_samples(jf.disc_on_driving_disc(omega_dr=0.3), jnp.zeros(2), jnp.pi, dt=1e-3,
                                    transient_periods=64, n_samples=10)
     assert samples.shape == (10,) and float(jnp.ptp(samples)) < 1e-6
 
 
 def test_stick_slip_period_of_both_models():
     kw = {"t0": 0.0, "t1": 60.0, "dt": 1e-3}
-    cont = jf.simulate(jf.DiscOnDrivingDisc(M0=0.0), jnp.zeros(2), **kw)
+    cont = jf.simulate(jf.disc_on_driving_disc(M0=0.0), jnp.zeros(2), **kw)
     switch = jf.simulate(jf.LeineSwitchDisc(M0=0.0), jnp.zeros(2), **kw)
     (pc, sc), (ps, ss) = stick_slip_period(cont), stick_slip_period(switch)
     assert 3.3 < pc < 3.4 and sc < 5e-3 and ss < 5e-3
@@ -107,9 +113,9 @@ def test_reproduce_awrejcewicz_cli(tmp_path):
         (lambda: lyapunov_spectrum(lorenz, jnp.ones(3), dt=0.0, duration=1.0), "dt"),
         (lambda: lyapunov_spectrum(lorenz, jnp.ones(3), dt=0.01, duration=1.0, n_exponents=4), "n_exponents"),
         (lambda: lyapunov_spectrum(lorenz, jnp.ones(3), dt=0.01, duration=-1.0), "duration"),
-        (lambda: jf.DiscOnDrivingDisc(inertia=0.0), "inertia"),
+        (lambda: jf.disc_on_driving_disc(inertia=0.0), "inertia"),
         (lambda: jf.LeineSwitchDisc(eps=0.0), "eps"),
-        (lambda: stroboscopic_samples(jf.DiscOnDrivingDisc(), jnp.zeros(2), 1.0, dt=0.01, transient_periods=0,
+        (lambda: stroboscopic_samples(jf.disc_on_driving_disc(), jnp.zeros(2), 1.0, dt=0.01, transient_periods=0,
                                       n_samples=0), "n_samples"),
     ],
 )

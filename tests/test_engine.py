@@ -18,13 +18,13 @@ import pytest
 import xarray as xr
 
 import jaxfriction as jf
-from jaxfriction._workflows import run_sweep
+from jaxfriction._workflows.sweep.engine import run_sweep
 
 GRID = {"mu": np.linspace(0.1, 1.0, 5), "alpha": np.linspace(0.2, 2.0, 4)}
 
 
 def oscillator(mu, alpha):
-    traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2), 0.0, 20.0,
+    traj = jf.simulate(jf.Oscillator(law=jf.Quinn(mu, 0.02), force=jf.Harmonic(alpha, 0.5)), jnp.zeros(2), 0.0, 20.0,
                        0.01, save_every=None)
     return {"E": traj.friction_dissipation[-1], "x": traj.position[-1], "status": traj.status}
 
@@ -62,9 +62,9 @@ SCRIPT = textwrap.dedent("""
     import sys, jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp, numpy as np, jaxfriction as jf
-    from jaxfriction._workflows import run_sweep
+    from jaxfriction._workflows.sweep.engine import run_sweep
     def fn(mu, alpha):  # long enough per chunk to be killed in the middle of the sweep
-        traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2), 0.0,
+        traj = jf.simulate(jf.Oscillator(law=jf.Quinn(mu, 0.02), force=jf.Harmonic(alpha, 0.5)), jnp.zeros(2), 0.0,
                            float(sys.argv[2]), 0.01, save_every=None)
         return {"E": traj.friction_dissipation[-1]}
     grid = {"mu": np.linspace(0.1, 1.0, 6), "alpha": np.linspace(0.2, 2.0, 4)}
@@ -105,9 +105,9 @@ def test_two_host_devices_give_the_same_result(tmp_path):
         import json, jax
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp, numpy as np, jaxfriction as jf
-        from jaxfriction._workflows import run_sweep
+        from jaxfriction._workflows.sweep.engine import run_sweep
         def fn(mu, alpha):
-            traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2),
+            traj = jf.simulate(jf.Oscillator(law=jf.Quinn(mu, 0.02), force=jf.Harmonic(alpha, 0.5)), jnp.zeros(2),
                                0.0, 20.0, 0.01, save_every=None)
             return {"E": traj.friction_dissipation[-1]}
         grid = {"mu": np.linspace(0.1, 1.0, 5), "alpha": np.linspace(0.2, 2.0, 3)}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jaxfriction as jf
-from jaxfriction._exact import STATUS_EVENT_BUDGET, simulate_event_driven, simulate_moreau_jean
+from jaxfriction import STATUS_EVENT_BUDGET, simulate_event_driven
 from jaxfriction._reference import belt_limit_cycle, den_hartog_response
 
 T = 4 * math.pi  # forcing period at omega = 0.5
@@ -18,7 +18,7 @@ T = 4 * math.pi  # forcing period at omega = 0.5
 
 @pytest.mark.parametrize("x0, v0", [(2.75, 0.0), (5.5, 0.0), (0.0, 2.0), (-8.45, 0.3)])
 def test_unforced_rest_position_matches_closed_form(x0, v0):
-    system = jf.ForcedOscillator(law=jf.Coulomb(1.0))
+    system = jf.Oscillator(law=jf.Coulomb(1.0))
     traj, log = simulate_event_driven(system, jnp.array([x0, v0]), 0.0, 40.0, n_save=4, max_events=16)
     exact = jf.unforced_rest_position(x0, v0, 1.0)
     assert traj.status == 0
@@ -32,7 +32,7 @@ def test_den_hartog_steady_response():
     amplitude, phi = den_hartog_response(alpha, omega, mu_n)
     t0 = (phi + math.pi / 2) / omega  # alpha sin(omega t) = alpha cos(omega (t - t0) + phi)
     half = math.pi / omega
-    system = jf.ForcedOscillator(law=jf.Coulomb(mu_n), alpha=alpha, omega=omega)
+    system = jf.Oscillator(law=jf.Coulomb(mu_n), force=jf.Harmonic(alpha, omega))
     traj, log = simulate_event_driven(system, jnp.array([-amplitude, 0.0]), t0, t0 + 10.5 * half,
                                       ts=t0 + half * jnp.arange(11), max_events=16)
     expected = amplitude * (-1.0) ** (np.arange(11) + 1)
@@ -45,7 +45,7 @@ def test_den_hartog_steady_response():
 def test_belt_limit_cycle():
     v0, mu_s, mu_k = 0.2, 1.0, 0.6
     cycle = belt_limit_cycle(v0, mu_s, mu_k)
-    system = jf.SpringMassOnBelt(law=jf.StaticKineticCoulomb(mu_s, mu_k), belt_velocity=v0)
+    system = jf.Oscillator(law=jf.StaticKineticCoulomb(mu_s, mu_k), surface=jf.Constant(v0))
     theta = math.atan2(v0, mu_s - mu_k)
     t_slip = 5.0 + cycle["period"]  # second slip onset: the block starts at rest on the belt
     t_peak = t_slip + theta  # omega_n = 1: the peak is theta after slip onset
@@ -64,7 +64,7 @@ def test_belt_limit_cycle():
 
 def stick_slip_dissipation(params, adjoint=None, rtol=1e-12, atol=1e-12):
     mu, alpha, omega = params
-    system = jf.ForcedOscillator(law=jf.StaticKineticCoulomb(1.2 * mu, mu), alpha=alpha, omega=omega)
+    system = jf.Oscillator(law=jf.StaticKineticCoulomb(1.2 * mu, mu), force=jf.Harmonic(alpha, omega))
     traj, _ = simulate_event_driven(system, jnp.array([0.0, 0.3]), 0.0, 3 * T, ts=jnp.array([2 * T, 3 * T]),
                                     max_events=24, adjoint=adjoint, rtol=rtol, atol=atol)
     return traj.friction_dissipation[1] - traj.friction_dissipation[0]
@@ -92,7 +92,7 @@ def test_vmap_batch_and_event_budget_status():
     alphas = jnp.array([0.5, 1.2, 2.5])  # stuck forever, stick-slip, pure slip
 
     def run(alpha):
-        system = jf.ForcedOscillator(law=jf.Coulomb(1.0), alpha=alpha, omega=0.5)
+        system = jf.Oscillator(law=jf.Coulomb(1.0), force=jf.Harmonic(alpha, 0.5))
         traj, log = simulate_event_driven(system, jnp.zeros(2), 0.0, 4 * T, ts=jnp.array([3 * T, 4 * T]),
                                           max_events=6)
         return traj.status, log.n_events, traj.friction_dissipation[1] - traj.friction_dissipation[0]
@@ -101,19 +101,19 @@ def test_vmap_batch_and_event_budget_status():
     assert status[0] == 0 and n_events[0] == 0 and d[0] == 0.0
     assert status[1] == STATUS_EVENT_BUDGET and status[2] == STATUS_EVENT_BUDGET
     # with enough budget every lane is fine, and the batch equals single runs
-    single = simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb(1.0), alpha=2.5, omega=0.5), jnp.zeros(2),
+    single = simulate_event_driven(jf.Oscillator(law=jf.Coulomb(1.0), force=jf.Harmonic(2.5, 0.5)), jnp.zeros(2),
                                    0.0, 4 * T, ts=jnp.array([3 * T, 4 * T]), max_events=6)[0]
     np.testing.assert_allclose(single.friction_dissipation[1] - single.friction_dissipation[0], d[2], rtol=1e-12)
 
 
 def test_moreau_jean_converges_first_order_to_event_driven():
-    system = jf.ForcedOscillator(law=jf.StaticKineticCoulomb(0.96, 0.8), alpha=1.2, omega=0.5)
+    system = jf.Oscillator(law=jf.StaticKineticCoulomb(0.96, 0.8), force=jf.Harmonic(1.2, 0.5))
     y0 = jnp.array([0.0, 0.3])
     exact, _ = simulate_event_driven(system, y0, 0.0, 3 * T, ts=jnp.array([0.0, 3 * T]), max_events=32)
     errors = []
     dts = (0.01, 0.005, 0.0025, 0.00125)
     for dt in dts:
-        mj = simulate_moreau_jean(system, y0, 0.0, 3 * T, dt, save_every=None)
+        mj = jf.simulate(system, y0, 0.0, 3 * T, dt, save_every=None, solver=jf.MoreauJean())
         assert mj.status == 0
         errors.append(abs(float(mj.friction_dissipation[-1] - exact.friction_dissipation[-1])))
     order = np.polyfit(np.log(dts), np.log(errors), 1)[0]
@@ -122,8 +122,8 @@ def test_moreau_jean_converges_first_order_to_event_driven():
 
 
 def test_moreau_jean_holds_still_exactly():
-    system = jf.MassUnderForce(law=jf.Coulomb(0.5), force=jf.Constant(0.49))
-    traj = simulate_moreau_jean(system, jnp.zeros(2), 0.0, 10.0, 0.01)
+    system = jf.Oscillator(law=jf.Coulomb(0.5), force=jf.Constant(0.49), stiffness=0.0)
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 10.0, 0.01, solver=jf.MoreauJean())
     assert float(jnp.max(jnp.abs(traj.position))) == 0.0
     assert float(jf.stick_fraction(traj)) == 1.0
 
@@ -133,14 +133,14 @@ def test_moreau_jean_holds_still_exactly():
     [
         (lambda: jf.Coulomb(-0.1), "mu"),
         (lambda: jf.StaticKineticCoulomb(0.5, 0.8), "mu_k"),
-        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Quinn()), jnp.zeros(2), 0.0, 1.0), "law"),
-        (lambda: simulate_moreau_jean(jf.ForcedOscillator(law=jf.Quinn()), jnp.zeros(2), 0.0, 1.0, 0.1), "law"),
-        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0, max_events=0),
+        (lambda: simulate_event_driven(jf.Oscillator(law=jf.Quinn()), jnp.zeros(2), 0.0, 1.0), "law"),
+        (lambda: jf.simulate(jf.Oscillator(law=jf.Quinn()), jnp.zeros(2), 0.0, 1.0, 0.1, solver=jf.MoreauJean()), "law"),
+        (lambda: simulate_event_driven(jf.Oscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0, max_events=0),
          "max_events"),
-        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0,
+        (lambda: simulate_event_driven(jf.Oscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0,
                                        ts=jnp.array([0.5, 2.0])), "ts"),
-        (lambda: simulate_event_driven(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 1.0, 1.0), "t1"),
-        (lambda: simulate_moreau_jean(jf.ForcedOscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0, -0.1), "dt"),
+        (lambda: simulate_event_driven(jf.Oscillator(law=jf.Coulomb()), jnp.zeros(2), 1.0, 1.0), "t1"),
+        (lambda: jf.simulate(jf.Oscillator(law=jf.Coulomb()), jnp.zeros(2), 0.0, 1.0, -0.1, solver=jf.MoreauJean()), "dt"),
         (lambda: den_hartog_response(1.0, 1.0, 0.1), "resonance"),
         (lambda: den_hartog_response(1.0, 0.8, 5.0), "non-sticking"),
         (lambda: belt_limit_cycle(0.2, 0.5, 0.6), "mu_k_n"),
@@ -154,14 +154,14 @@ def test_bad_input(call, match):
 def test_mass_under_force_exact_slip_and_stick():
     # constant push above the static limit: uniform acceleration (F - mu_k N) / m from rest
     m, n, force = 2.0, 3.0, 2.5
-    system = jf.MassUnderForce(law=jf.StaticKineticCoulomb(0.8, 0.5), force=jf.Constant(force), mass=m, normal=n)
+    system = jf.Oscillator(law=jf.StaticKineticCoulomb(0.8, 0.5), force=jf.Constant(force), mass=m, normal=n, stiffness=0.0)
     traj, log = simulate_event_driven(system, jnp.zeros(2), 0.0, 4.0, n_save=8, max_events=4)
     t = np.asarray(traj.ts)
     np.testing.assert_allclose(traj.position, 0.5 * (force - 0.5 * n) / m * t**2, rtol=1e-10, atol=1e-14)
     # harmonic push: stick-slip, matches Moreau-Jean to first order and never moves backwards
-    system = jf.MassUnderForce(law=jf.StaticKineticCoulomb(0.6, 0.4), force=jf.Harmonic(1.0, 1.0))
+    system = jf.Oscillator(law=jf.StaticKineticCoulomb(0.6, 0.4), force=jf.Harmonic(1.0, 1.0), stiffness=0.0)
     exact, log = simulate_event_driven(system, jnp.zeros(2), 0.0, 12.0, n_save=1200, max_events=32)
-    mj = simulate_moreau_jean(system, jnp.zeros(2), 0.0, 12.0, 1e-4, save_every=100)
+    mj = jf.simulate(system, jnp.zeros(2), 0.0, 12.0, 1e-4, save_every=100, solver=jf.MoreauJean())
     assert exact.status == 0 and int(log.n_events) >= 4
     np.testing.assert_allclose(mj.position, exact.position, atol=2e-3)
     assert 0.02 < float(jf.stick_fraction(exact, 1e-12)) < 0.9

@@ -11,7 +11,7 @@ import jaxfriction as jf
 
 
 def frictionless(alpha=0.3, omega=0.5):
-    return jf.ForcedOscillator(law=jf.Coulomb(0.0), alpha=alpha, omega=omega)
+    return jf.Oscillator(law=jf.Coulomb(0.0), force=jf.Harmonic(alpha, omega))
 
 
 def exact_frictionless(t, alpha=0.3, omega=0.5):
@@ -30,7 +30,7 @@ def test_rk4_is_fourth_order_on_a_smooth_problem():
 
 
 def test_scan_rk4_and_diffrax_rk4_agree_to_round_off():
-    system = jf.ForcedOscillator(law=jf.Quinn(1.0, 0.02), alpha=0.8, omega=0.5)
+    system = jf.Oscillator(law=jf.Quinn(1.0, 0.02), force=jf.Harmonic(0.8, 0.5))
     a = jf.simulate(system, jnp.zeros(2), 0.0, 30.0, 0.01, save_every=50)
     b = jf.simulate(system, jnp.zeros(2), 0.0, 30.0, 0.01, save_every=50, solver=jf.ClassicRK4())
     assert b.status == jf.STATUS_OK
@@ -40,9 +40,11 @@ def test_scan_rk4_and_diffrax_rk4_agree_to_round_off():
 
 @pytest.mark.parametrize("solver", [diffrax.Tsit5(), diffrax.Dopri8(), diffrax.Kvaerno5()], ids=lambda s: type(s).__name__)
 def test_adaptive_diffrax_solvers_match_fine_rk4(solver):
-    system = jf.ForcedOscillator(law=jf.Quinn(1.0, 0.05), alpha=1.5, omega=0.5)
+    system = jf.Oscillator(law=jf.Quinn(1.0, 0.05), force=jf.Harmonic(1.5, 0.5))
     ref = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, 1e-3, save_every=None)
-    traj = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, solver=solver, rtol=1e-10, atol=1e-12, n_save=10)
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, solver=jf.Diffrax(solver, rtol=1e-10, atol=1e-12),
+                       saveat=jf.SaveAt(n=10))
+    assert traj.ts.shape == (11,)
     assert traj.status == jf.STATUS_OK
     np.testing.assert_allclose(traj.ys[-1], ref.ys[-1], atol=1e-6)
     assert float(jf.relative_energy_residual(traj)) < 1e-7
@@ -60,13 +62,18 @@ def test_trajectory_saves_and_end_time():
     traj = jf.simulate(frictionless(), jnp.zeros(2), 1.0, 3.0, 0.1, save_every=5)
     np.testing.assert_allclose(traj.ts, [1.0, 1.5, 2.0, 2.5, 3.0], atol=1e-14)
     assert traj.ys.shape == (5, 5)
+    # SaveAt(n=k): k + 1 equally spaced saves, the step aligned to them (7 steps of 3/21 <= 0.15)
+    n = jf.simulate(frictionless(), jnp.zeros(2), 0.0, 3.0, 0.15, saveat=jf.SaveAt(n=3))
+    np.testing.assert_allclose(n.ts, [0.0, 1.0, 2.0, 3.0], atol=1e-14)
+    every = jf.simulate(frictionless(), jnp.zeros(2), 0.0, 3.0, 3.0 / 21, save_every=7)
+    np.testing.assert_array_equal(n.ys, every.ys)  # the same 21 steps
 
 
 def test_vmap_batch_with_per_lane_status():
     alphas = jnp.array([0.5, jnp.nan, 1.0])
 
     def run(alpha):
-        traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(1.0, 0.02), alpha=alpha, omega=0.5), jnp.zeros(2),
+        traj = jf.simulate(jf.Oscillator(law=jf.Quinn(1.0, 0.02), force=jf.Harmonic(alpha, 0.5)), jnp.zeros(2),
                            0.0, 10.0, 0.01, save_every=None)
         return traj.status, traj.position[-1]
 
@@ -76,14 +83,14 @@ def test_vmap_batch_with_per_lane_status():
 
 
 def test_solver_failure_is_reported_not_raised():
-    system = jf.ForcedOscillator(law=jf.Coulomb(1.0), alpha=1.5, omega=0.5)
-    traj = jf.simulate(system, jnp.zeros(2), 0.0, 50.0, solver=diffrax.Tsit5(), max_steps=20)
+    system = jf.Oscillator(law=jf.Coulomb(1.0), force=jf.Harmonic(1.5, 0.5))
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 50.0, solver=jf.Diffrax(diffrax.Tsit5(), max_steps=20))
     assert traj.status == jf.STATUS_SOLVER_FAILED
 
 
 def dissipation(params, n_cycles=4, dt=0.01):
     mu, alpha, omega = params
-    system = jf.ForcedOscillator(law=jf.Quinn(mu, 2 * dt), alpha=alpha, omega=omega)
+    system = jf.Oscillator(law=jf.Quinn(mu, 2 * dt), force=jf.Harmonic(alpha, omega))
     period = 2 * np.pi / 0.5  # fixed window so omega's FD does not move the grid
     traj = jf.simulate(system, jnp.zeros(2), 0.0, n_cycles * period, dt, save_every=None)
     return traj.friction_dissipation[-1]
@@ -103,7 +110,7 @@ def test_gradient_of_dissipation_matches_finite_differences(point):
 
 def test_float32_runs_and_reaches_rest():
     with jax.enable_x64(False):
-        traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(1.0, 0.01)), jnp.array([2.75, 0.0]), 0.0, 20.0, 0.01,
+        traj = jf.simulate(jf.Oscillator(law=jf.Quinn(1.0, 0.01)), jnp.array([2.75, 0.0]), 0.0, 20.0, 0.01,
                            save_every=None)
         assert traj.ys.dtype == jnp.float32
         assert abs(float(jf.rest_position(traj)) + 0.75009) < 1e-4
@@ -120,7 +127,9 @@ def test_float32_runs_and_reaches_rest():
         ({"t1": float("nan")}, "t1"),
         ({"y0": jnp.zeros(3)}, "y0"),
         ({"y0": jnp.array([jnp.nan, 0.0])}, "y0"),
-        ({"save_every": 0}, "save_every"),
+        ({"save_every": 0}, "every"),
+        ({"saveat": jf.SaveAt(ts=jnp.linspace(0.0, 1.0, 3))}, "SaveAt\\(ts"),
+        ({"saveat": jf.SaveAt(n=2), "save_every": 2}, "not both"),
         ({"solver": "euler"}, "solver"),
         ({"system": "oscillator"}, "system"),
     ],

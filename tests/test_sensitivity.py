@@ -8,7 +8,12 @@ import jax.numpy as jnp
 import pytest
 
 import jaxfriction as jf
-from jaxfriction._workflows import finite_difference_gradient, parameter_names, sensitivity, sensitivity_map
+from jaxfriction import (
+    finite_difference_gradient,
+    parameter_paths,
+    sensitivity,
+    sensitivity_map,
+)
 
 T = 4 * math.pi
 
@@ -18,33 +23,36 @@ def last_cycle_dissipation(system):
     return jf.dissipation_per_cycle(traj, T, 4)[-1]
 
 
-SYSTEM = jf.ForcedOscillator(law=jf.Quinn(0.8, 0.02), alpha=1.2, omega=0.5)
+SYSTEM = jf.Oscillator(law=jf.Quinn(0.8, 0.02), force=jf.Harmonic(1.2, 0.5))
 
 
-def test_parameter_names():
-    assert parameter_names(SYSTEM) == ["law.mu", "law.eps", "alpha", "omega", "mass", "stiffness", "damping", "normal"]
+def test_parameter_paths():
+    assert parameter_paths(SYSTEM) == ["law.mu", "law.eps", "force.amplitude", "force.omega", "force.phase",
+                                       "surface.value", "mass", "stiffness", "damping", "normal"]
 
 
 def test_gradients_match_finite_differences_and_modes_agree():
-    params = ["law.mu", "law.eps", "alpha"]
-    fwd = sensitivity(last_cycle_dissipation, SYSTEM, params, mode="forward")
-    rev = sensitivity(last_cycle_dissipation, SYSTEM, params, mode="reverse")
+    params = ["law.mu", "law.eps", "force.amplitude"]
+    fwd = sensitivity(last_cycle_dissipation, SYSTEM, params, gradient="forward")
+    rev = sensitivity(last_cycle_dissipation, SYSTEM, params, gradient=jf.ReverseMode())
     fd = finite_difference_gradient(last_cycle_dissipation, SYSTEM, params)
     for name in params:
         assert fwd["gradient"][name] == pytest.approx(fd[name], rel=1e-6)
         assert rev["gradient"][name] == pytest.approx(fwd["gradient"][name], rel=1e-10)
-    assert fwd["value"] > 1.0 and fwd["mode"] == "forward"
-    assert sensitivity(last_cycle_dissipation, SYSTEM)["mode"] == "reverse"  # 8 parameters
+    assert fwd["value"] > 1.0 and fwd["mode"] == "ForwardMode"
+    assert sensitivity(last_cycle_dissipation, SYSTEM)["mode"] == "ReverseMode"  # 10 parameters > 8
 
 
 def test_elasticities_of_a_power_law():
-    result = sensitivity(lambda s: s.law.mu**3 * s.alpha / s.omega, SYSTEM, ["law.mu", "alpha", "omega"])
-    assert result["elasticity"] == pytest.approx({"law.mu": 3.0, "alpha": 1.0, "omega": -1.0}, rel=1e-12)
+    result = sensitivity(lambda s: s.law.mu**3 * s.force.amplitude / s.force.omega, SYSTEM,
+                         ["law.mu", "force.amplitude", "force.omega"])
+    assert result["elasticity"] == pytest.approx({"law.mu": 3.0, "force.amplitude": 1.0, "force.omega": -1.0},
+                                                 rel=1e-12)
 
 
 def test_rest_position_sensitivity_matches_the_exact_coulomb_rate():
     # one half cycle from (x0, 0) ends at 2 mu N - x0 (Quinn Sec. 3.1.1): d(rest)/d(mu) = 2
-    system = jf.ForcedOscillator(law=jf.Quinn(1.0, 0.01))
+    system = jf.Oscillator(law=jf.Quinn(1.0, 0.01))
 
     def rest(s):
         return jf.rest_position(jf.simulate(s, jnp.array([2.75, 0.0]), 0.0, 20.0, 0.005, save_every=None))
@@ -53,19 +61,22 @@ def test_rest_position_sensitivity_matches_the_exact_coulomb_rate():
 
 
 def test_sensitivity_map_matches_pointwise():
-    def make(mu, alpha):
-        return jf.ForcedOscillator(law=jf.Quinn(mu, 0.02), alpha=alpha, omega=0.5)
-
-    ds = sensitivity_map(last_cycle_dissipation, make, {"mu": [0.3, 0.8], "alpha": [0.5, 1.2, 2.0]},
-                         ["law.mu", "law.eps"])
-    assert ds["d_law_mu"].shape == (2, 3)
-    point = sensitivity(last_cycle_dissipation, make(0.8, 1.2), ["law.mu", "law.eps"])
-    assert float(ds["d_law_eps"].sel(mu=0.8, alpha=1.2)) == pytest.approx(point["gradient"]["law.eps"], rel=1e-10)
-    assert abs(float(ds["value"].sel(mu=0.8, alpha=0.5))) < 1e-15  # alpha < mu N from rest: stuck
+    grid = {"law.mu": [0.3, 0.8], "force.amplitude": [0.5, 1.2, 2.0]}
+    ds = sensitivity_map(last_cycle_dissipation, SYSTEM, grid, ["law.mu", "law.eps"])
+    assert ds["grad_value"].dims == ("law.mu", "force.amplitude", "wrt") and ds["grad_value"].shape == (2, 3, 2)
+    point = sensitivity(last_cycle_dissipation, SYSTEM, ["law.mu", "law.eps"])
+    here = ds["grad_value"].sel({"law.mu": 0.8, "force.amplitude": 1.2})
+    assert float(here.sel(wrt="law.eps")) == pytest.approx(point["gradient"]["law.eps"], rel=1e-10)
+    assert float(here.sel(wrt="law.mu")) == pytest.approx(point["gradient"]["law.mu"], rel=1e-10)
+    # alpha < mu N from rest: stuck, nothing dissipated
+    assert abs(float(ds["value"].sel({"law.mu": 0.8, "force.amplitude": 0.5}))) < 1e-15
+    assert int(ds["status"].max()) == 0
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="params"):
+    with pytest.raises(ValueError, match="params: 'law.nope' is not a field; did you mean"):
         sensitivity(last_cycle_dissipation, SYSTEM, ["law.nope"])
-    with pytest.raises(ValueError, match="mode"):
-        sensitivity(last_cycle_dissipation, SYSTEM, ["alpha"], mode="sideways")
+    with pytest.raises(ValueError, match="gradient"):
+        sensitivity(last_cycle_dissipation, SYSTEM, ["force.amplitude"], gradient="sideways")
+    with pytest.raises(ValueError, match="wrt"):
+        sensitivity_map(last_cycle_dissipation, SYSTEM, {"law.mu": [0.5]}, [])

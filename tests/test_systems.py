@@ -14,9 +14,9 @@ CONTINUOUS_LAWS = [jf.Quinn(0.5, 0.02), jf.VelocityLimited(0.5, 0.02), jf.Awrejc
 
 def systems(law):
     return [
-        jf.ForcedOscillator(law=law, alpha=0.8, omega=0.5, damping=0.05),
-        jf.MassUnderForce(law=law, force=jf.Harmonic(0.8, 0.7), stiffness=0.3),
-        jf.SpringMassOnBelt(law=law, belt_velocity=0.3, damping=0.05),
+        jf.Oscillator(law=law, force=jf.Harmonic(0.8, 0.5), damping=0.05),
+        jf.Oscillator(law=law, force=jf.Harmonic(0.8, 0.7), stiffness=0.3),
+        jf.Oscillator(law=law, surface=jf.Constant(0.3), damping=0.05),
     ]
 
 
@@ -33,14 +33,14 @@ def test_energy_balance_of_discontinuous_law_converges_first_order():
     # The classical law's jump falls between RK4 stages: an O(dt) energy error per crossing.
     res = []
     for dt in (4e-3, 1e-3):
-        traj = jf.simulate(jf.ForcedOscillator(law=jf.Coulomb(0.5), alpha=0.8, omega=0.5), jnp.zeros(2), 0.0, 40.0, dt)
+        traj = jf.simulate(jf.Oscillator(law=jf.Coulomb(0.5), force=jf.Harmonic(0.8, 0.5)), jnp.zeros(2), 0.0, 40.0, dt)
         res.append(float(jf.relative_energy_residual(traj)))
     assert res[1] < res[0] / 2.5
     assert res[1] < 1e-4
 
 
 def test_forced_oscillator_force_balance_matches_quinn_eq5():
-    system = jf.ForcedOscillator(law=jf.Quinn(1.0, 0.02), alpha=0.7, omega=0.5)
+    system = jf.Oscillator(law=jf.Quinn(1.0, 0.02), force=jf.Harmonic(0.7, 0.5))
     y = system.initial_state(0.3, 0.0)
     t = 1.3
     assert np.isclose(system.f_eq(t, y), 0.3 - 0.7 * np.sin(0.5 * t), atol=1e-15)
@@ -51,7 +51,7 @@ def test_forced_oscillator_force_balance_matches_quinn_eq5():
 def test_belt_sticks_then_slips_at_static_limit():
     # Spring-mass on a belt with Quinn's law: the block rides the belt (slip ~ 0) until the
     # spring force reaches mu N, then slips back.
-    system = jf.SpringMassOnBelt(law=jf.Quinn(1.0, 1e-3), belt_velocity=0.2)
+    system = jf.Oscillator(law=jf.Quinn(1.0, 1e-3), surface=jf.Constant(0.2))
     traj = jf.simulate(system, jnp.array([0.0, 0.2]), 0.0, 30.0, 1e-3, save_every=10)
     stuck = np.asarray(jf.stick_mask(traj, 1e-6))
     x = np.asarray(traj.position)
@@ -72,7 +72,7 @@ def test_belt_sticks_then_slips_at_static_limit():
 def test_hold_still_under_half_static_load(law):
     normal = 2.0
     load = 0.5 * float(law.static_limit(normal))
-    system = jf.MassUnderForce(law=law, force=jf.Constant(load), normal=normal, mass=1.5)
+    system = jf.Oscillator(law=law, force=jf.Constant(load), normal=normal, mass=1.5, stiffness=0.0)
     traj = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, 0.01, save_every=100)
     assert np.max(np.abs(traj.position)) <= 1e-14
     assert np.max(np.abs(traj.velocity)) <= 1e-14
@@ -83,7 +83,7 @@ def test_hold_still_under_half_static_load(law):
 def test_creep_of_laws_without_coulomb_structure(law):
     normal, mass = 2.0, 1.5
     load = 0.5 * float(law.static_limit(normal))
-    system = jf.MassUnderForce(law=law, force=jf.Constant(load), normal=normal, mass=mass)
+    system = jf.Oscillator(law=law, force=jf.Constant(load), normal=normal, mass=mass, stiffness=0.0)
     traj = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, 0.001, save_every=1000)
     creep = float(law.creep_velocity(-load, normal))  # f_eq = -load
     assert creep > 0
@@ -99,7 +99,7 @@ def test_unforced_rest_position_converges_to_exact_coulomb(x0):
     exact = jf.unforced_rest_position(x0, 0.0, 1.0)
     errors = []
     for eps in (0.02, 0.01):
-        traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(1.0, eps)), jnp.array([x0, 0.0]), 0.0, 40.0, eps / 2,
+        traj = jf.simulate(jf.Oscillator(law=jf.Quinn(1.0, eps)), jnp.array([x0, 0.0]), 0.0, 40.0, eps / 2,
                            save_every=None)
         errors.append(abs(float(jf.rest_position(traj)) - exact))
     assert errors[1] < 1.2 * 0.01**2  # O(eps^2), Quinn eq. 6
@@ -107,7 +107,7 @@ def test_unforced_rest_position_converges_to_exact_coulomb(x0):
 
 
 def test_quinn_fig5_published_rest_position():
-    traj = jf.simulate(jf.ForcedOscillator(law=jf.Quinn(1.0, 0.01)), jnp.array([2.75, 0.0]), 0.0, 20.0, 0.01)
+    traj = jf.simulate(jf.Oscillator(law=jf.Quinn(1.0, 0.01)), jnp.array([2.75, 0.0]), 0.0, 20.0, 0.01)
     assert round(float(jf.rest_position(traj)), 6) == -0.750090
     assert jf.unforced_rest_position(2.75, 0.0, 1.0) == -0.75
 
@@ -124,13 +124,17 @@ def test_closed_form_rest_position_cases():
 @pytest.mark.parametrize(
     "make, match",
     [
-        (lambda: jf.ForcedOscillator(law=jf.Quinn(), mass=0.0), "mass"),
-        (lambda: jf.ForcedOscillator(law=jf.Quinn(), normal=-1.0), "normal"),
-        (lambda: jf.ForcedOscillator(law=jf.Quinn(), alpha=float("nan")), "alpha"),
-        (lambda: jf.ForcedOscillator(law=jf.Quinn(), stiffness=-1.0), "stiffness"),
-        (lambda: jf.ForcedOscillator(law=lambda v, f, n: 0.0), "law"),
-        (lambda: jf.MassUnderForce(law=jf.Quinn(), force=3.0), "force"),
-        (lambda: jf.SpringMassOnBelt(law=jf.Quinn(), belt_velocity=float("inf")), "belt_velocity"),
+        (lambda: jf.Oscillator(law=jf.Quinn(), mass=0.0), "mass"),
+        (lambda: jf.Oscillator(law=jf.Quinn(), normal=-1.0), "normal"),
+        (lambda: jf.Oscillator(law=jf.Quinn(), force=jf.Harmonic(float("nan"), 1.0)), "amplitude"),
+        (lambda: jf.Oscillator(law=jf.Quinn(), stiffness=-1.0), "stiffness"),
+        (lambda: jf.Oscillator(law=lambda v, f, n: 0.0), "law"),
+        (lambda: jf.Oscillator(law=jf.VectorQuinn()), "scalar law"),
+        (lambda: jf.BlockOnShakingFloor(law=jf.Quinn(), ground=jf.Constant(jnp.zeros(2))), "vector"),
+        (lambda: jf.Oscillator(law=jf.Quinn(), force=3.0, stiffness=0.0), "force"),
+        (lambda: jf.Oscillator(law=jf.Quinn(), surface=jf.Constant(float("inf"))), "value"),
+        (lambda: jf.Quinn(mu="0.5"), "mu must be a real number"),
+        (lambda: jf.Quinn(mu=None), "mu must be a real number"),
         (lambda: jf.Harmonic(amplitude=float("nan")), "amplitude"),
     ],
 )

@@ -1,17 +1,22 @@
-"""Sliding of a loose block on a floor shaken by a recorded earthquake (paper 003's application)."""
+"""Sliding of a loose block on a floor shaken by a recorded earthquake (paper 003's application).
+
+An application of the generic layers, kept out of them: the block is a
+:class:`~jaxfriction.BlockOnShakingFloor`, a single run is :func:`~jaxfriction.simulate`
+(Quinn's vector law with RK4, or exact Coulomb by Moreau-Jean) and the fragility sweep is
+:func:`~jaxfriction.sweep` over the paths ``law.mu`` and ``ground.scale``.
+"""
 
 import os
 from pathlib import Path
 
-import equinox as eqx
-import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._checks import check_real
-from .._exact.moreau_jean import simulate_moreau_jean
+from .._exact.moreau_jean import MoreauJean
+from .._integrate.saveat import SaveAt
 from .._integrate.simulate import simulate
 from .._laws.vector import VectorCoulomb, VectorQuinn, safe_norm
+from .._paths import set_parameters
 from .._systems.block2d import BlockOnShakingFloor
 
 #: Where record names are looked up, after the literal path: ``$JAXFRICTION_DATA``, then the
@@ -50,21 +55,22 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, 
 
     Args:
         motion: a :class:`~jaxfriction.GroundMotion` (2 components).
-        mu: friction coefficient. eps: Quinn width (m/s), default :func:`default_eps`.
+        mu: friction coefficient (>= 0). eps: Quinn width (m/s), default :func:`default_eps`.
         exact: use vector Moreau-Jean (exact Coulomb) instead of Quinn's law with RK4.
         dt: step (s). mass (kg), gravity (m/s^2), tail (s), save_every (steps).
 
     Returns: ``(trajectory, summary)``; ``summary`` has ``peak_sliding`` and
         ``residual_sliding`` (m, norms of the displacement relative to the floor),
-        ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2).
-    Raises: ValueError for bad values.
+        ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2) and
+        ``status``.
+    Raises: ValueError for bad values (named).
     """
     check_real("mu", mu, nonnegative=True)
     check_real("dt", dt, positive=True)
     law = VectorCoulomb(mu) if exact else VectorQuinn(mu, default_eps(mu, dt, gravity) if eps is None else eps)
     system = BlockOnShakingFloor(law=law, ground=motion, mass=mass, gravity=gravity)
-    run = simulate_moreau_jean if exact else simulate
-    traj = run(system, jnp.zeros(4), 0.0, motion.duration + tail, dt, save_every=save_every)
+    traj = simulate(system, jnp.zeros(4), 0.0, motion.duration + tail, dt, solver=MoreauJean() if exact else None,
+                    save_every=save_every)
     disp = safe_norm(traj.ys[:, 0:2])
     summary = {
         "record": motion.name, "mu": float(mu), "scheme": "moreau-jean" if exact else "quinn-rk4",
@@ -75,25 +81,41 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, 
     return traj, summary
 
 
-def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81):
-    """Residual and peak sliding over friction coefficients x record scale factors, one vmapped call.
+def residual_sliding(traj):
+    """Sliding distance at the end of the run, ``|u(t_end)|`` (m)."""
+    return safe_norm(traj.ys[-1, 0:2])
 
-    Quinn's law with ``eps = default_eps(mu, dt)``, RK4, unit mass, 5 s tail.
 
-    Returns: dict of ``(len(mus), len(scales))`` arrays ``residual_sliding``, ``peak_sliding``
-        (m) and ``pga`` ``(len(scales),)`` (m/s^2).
+def peak_sliding(traj):
+    """Largest sliding distance over the saved points, ``max |u|`` (m)."""
+    return jnp.max(safe_norm(traj.ys[:, 0:2]))
+
+
+def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81, tail=5.0, save_every=25, **options):
+    """Residual and peak sliding over friction coefficients x record scale factors.
+
+    :func:`~jaxfriction.sweep` of a unit-mass :class:`~jaxfriction.BlockOnShakingFloor` with
+    :class:`~jaxfriction.VectorQuinn` over the paths ``law.mu`` and ``ground.scale``, each
+    lane with ``eps = default_eps(mu, dt)`` (tied to the lane's ``mu``), RK4, the whole run
+    (record plus ``tail`` seconds) measured at every ``save_every``-th step.
+
+    Args: ``motion`` a :class:`~jaxfriction.GroundMotion`; ``mus`` friction coefficients
+        and ``scales`` record factors (1-D); ``dt`` (s), ``gravity`` (m/s^2), ``tail`` (s);
+        further ``options`` go to :func:`~jaxfriction.sweep` (``out_dir``, ``devices``, ...).
+    Returns: ``xarray.Dataset`` over ``("law.mu", "ground.scale")`` with
+        ``residual_sliding`` and ``peak_sliding`` (m), ``status``, and the coordinate
+        ``pga`` (m/s^2) along ``ground.scale``.
     """
-    mus, scales = jnp.asarray(mus, float), jnp.asarray(scales, float)
-    n_steps_end = motion.duration + 5.0
+    from .._workflows.sweep.sweep import sweep
 
-    def one(mu, scale):
-        scaled = eqx.tree_at(lambda m: m.scale, motion, scale)
-        system = BlockOnShakingFloor(law=VectorQuinn(mu, default_eps(mu, dt, gravity)), ground=scaled, gravity=gravity)
-        traj = simulate(system, jnp.zeros(4), 0.0, n_steps_end, dt, save_every=25)
-        disp = safe_norm(traj.ys[:, 0:2])
-        return disp[-1], jnp.max(disp)
+    system = BlockOnShakingFloor(law=VectorQuinn(0.3, default_eps(0.3, dt, gravity)), ground=motion, gravity=gravity)
 
-    grid = jax.jit(jax.vmap(jax.vmap(one, in_axes=(None, 0)), in_axes=(0, None)))
-    residual, peak = grid(mus, scales)
-    return {"residual_sliding": np.asarray(residual), "peak_sliding": np.asarray(peak),
-            "pga": np.asarray(scales) * motion.peak()}
+    def tie_eps(lane):  # Quinn's eps = 2 mu g dt for each lane's mu
+        return set_parameters(lane, {"law.eps": default_eps(lane.law.mu, dt, gravity)})
+
+    ds = sweep(system, {"law.mu": jnp.asarray(mus, float), "ground.scale": jnp.asarray(scales, float)},
+               t1=motion.duration + tail, dt=dt, saveat=SaveAt(every=save_every),
+               observables={"residual_sliding": residual_sliding, "peak_sliding": peak_sliding}, derive=tie_eps,
+               progress=False, **options)
+    return ds.assign_coords(pga=("ground.scale", ds["ground.scale"].values * motion.peak()))
+

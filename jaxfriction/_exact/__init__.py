@@ -1,6 +1,9 @@
-"""Exact (non-regularized) Coulomb friction: event-driven and Moreau-Jean solvers."""
+"""Exact (non-regularized) Coulomb friction: Moreau-Jean and event-driven solvers.
 
-from .event_driven import STATUS_EVENT_BUDGET, EventLog, simulate_event_driven
-from .moreau_jean import contact_moreau_jean_step, moreau_jean_step, simulate_moreau_jean
+The event-driven solver needs diffrax; :mod:`.event_driven` is imported only when it runs.
+"""
 
-__all__ = ["STATUS_EVENT_BUDGET", "EventLog", "contact_moreau_jean_step", "moreau_jean_step", "simulate_event_driven", "simulate_moreau_jean"]
+from .moreau_jean import MoreauJean, contact_moreau_jean_step, moreau_jean_step
+from .solver import EventDriven
+
+__all__ = ["EventDriven", "MoreauJean", "contact_moreau_jean_step", "moreau_jean_step"]

@@ -42,12 +42,16 @@ import jax.numpy as jnp
 import optimistix as optx
 
 from .._checks import check_real, check_time_span, is_concrete
-from .._integrate.trajectory import STATUS_NONFINITE, STATUS_OK, STATUS_SOLVER_FAILED, Trajectory
-from .._systems.base import AbstractOscillator
+from .._integrate.status import (
+    STATUS_EVENT_BUDGET,
+    STATUS_NONFINITE,
+    STATUS_OK,
+    STATUS_SOLVER_FAILED,
+)
+from .._integrate.trajectory import Trajectory
+from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
 
-#: ``Trajectory.status`` code of a lane that used all of ``max_events`` before ``t1``.
-STATUS_EVENT_BUDGET = 3
 #: Regime codes.
 STICK, SLIP_POS, SLIP_NEG = 0, 1, -1
 
@@ -55,7 +59,7 @@ STICK, SLIP_POS, SLIP_NEG = 0, 1, -1
 class _Regime(eqx.Module):
     """Vector field and event function of one system in a given regime (``args``)."""
 
-    system: AbstractOscillator
+    system: Oscillator
     mu_s: jax.Array
     mu_k: jax.Array
 
@@ -207,8 +211,7 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
     balance is what the stick regime enforces.
 
     Args:
-        system: an :class:`~jaxfriction.AbstractOscillator` (``ForcedOscillator``,
-            ``MassUnderForce``, ``SpringMassOnBelt``).
+        system: an :class:`~jaxfriction.Oscillator` (forced, under a force, on a belt).
         y0: ``(2,)`` position and velocity, or a full state ``(5,)``.
         t0, t1: concrete floats, ``t1 > t0``.
         ts: increasing times at which to return states (1-D, within ``[t0, t1]``); default
@@ -235,8 +238,8 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
         ValueError: another law, ``t1 <= t0``, bad ``y0``, ``max_events < 1``, ``ts`` outside
             ``[t0, t1]``, non-positive tolerances.
     """
-    if not isinstance(system, AbstractOscillator):
-        raise ValueError(f"system must be a single-contact AbstractOscillator, got {type(system).__name__}")
+    if not isinstance(system, Oscillator):
+        raise ValueError(f"system must be a single-contact Oscillator, got {type(system).__name__}")
     mu_s, mu_k = coulomb_coefficients(system)
     check_time_span(t0, t1)
     check_real("rtol", rtol, positive=True)

@@ -25,15 +25,15 @@ the others' impulses (a fixed number of sweeps, so it runs under ``jit``/``vmap`
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._integrate.grid import fixed_grid
-from .._integrate.trajectory import STATUS_NONFINITE, STATUS_OK, Trajectory
+from .._integrate.solvers import AbstractSolver, finite_status, fixed_step_grid
 from .._laws.vector import safe_norm
-from .._systems.base import AbstractOscillator
 from .._systems.block2d import BlockOnShakingFloor
 from .._systems.contacts import AbstractContactSystem
+from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
 
 
@@ -46,7 +46,7 @@ def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
 def moreau_jean_step(system, mu_s, mu_k, t, y, h):
     """One Moreau-Jean step of a single-contact system (see module docstring).
 
-    Args: ``system`` an AbstractOscillator, ``mu_s >= mu_k`` coefficients, time ``t``, full
+    Args: ``system`` an :class:`~jaxfriction.Oscillator`, ``mu_s >= mu_k`` coefficients, time ``t``, full
         state ``y`` (5,), step ``h``.
     Returns: the state at ``t + h``; the integrals are advanced with the step's impulse
         (friction dissipation ``-P v_rel(t+h)``, exactly 0 in stick).
@@ -82,6 +82,7 @@ def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):
     force = system.external_force(t)
     v_free = v + h * system.nonfriction_force(t, q, v) / m
     vs = system.surface_velocity(t + h)
+    vs = jnp.zeros(jnp.shape(system.normal)) if vs is None else vs
     z_free = system.contact_velocity(v_free) - vs
     diag = system.delassus_diagonal()
     mu_s_n, mu_k_n = mu_s * system.normal, mu_k * system.normal
@@ -130,43 +131,50 @@ def block_moreau_jean_step(system, mu_s, mu_k, t, y, h):
                             jnp.stack([y[-3] - jnp.dot(p, v_new), y[-2], y[-1] - h * m * jnp.dot(a_g, v_new)])])
 
 
-def simulate_moreau_jean(system, y0, t0, t1, dt, *, save_every=1):
-    """Integrate a single-contact system with Moreau-Jean time stepping (exact Coulomb stick).
+def _step_function(system):
+    if isinstance(system, Oscillator):
+        return moreau_jean_step
+    if isinstance(system, AbstractContactSystem):
+        return contact_moreau_jean_step
+    if isinstance(system, BlockOnShakingFloor):
+        return block_moreau_jean_step
+    raise ValueError(f"system must be an Oscillator, an AbstractContactSystem or a BlockOnShakingFloor for "
+                     f"Moreau-Jean, got {type(system).__name__}")
 
-    Args:
-        system: an AbstractOscillator or AbstractContactSystem whose law is Coulomb or
-            StaticKineticCoulomb (coefficients may be per-contact arrays), or a
-            BlockOnShakingFloor with VectorCoulomb (isotropic, vector projection).
-        y0: ``(2,)`` position and velocity, or a full state ``(5,)``.
-        t0, t1, dt: concrete floats (``t1 > t0``, ``dt > 0``); the step-aligned grid of
-            :func:`~jaxfriction.integrate.grid.fixed_grid` is used.
-        save_every: save every this many steps (None: end points only).
 
-    Returns: a :class:`~jaxfriction.Trajectory` (status 1 if the state became non-finite).
+class MoreauJean(AbstractSolver):
+    """Moreau-Jean time stepping: exact (set-valued) Coulomb friction, exact stick, first order.
 
-    Raises: ValueError for another law or invalid arguments.
+    A solver object for :func:`~jaxfriction.simulate` (see the module docstring for the
+    scheme). Systems: an :class:`~jaxfriction.Oscillator` or
+    :class:`~jaxfriction.AbstractContactSystem` whose law is ``Coulomb`` or
+    ``StaticKineticCoulomb`` (coefficients may be per-contact arrays), or a
+    :class:`~jaxfriction.BlockOnShakingFloor` with ``VectorCoulomb`` (isotropic, vector
+    projection). Fixed step ``dt``, step-aligned grid, ``SaveAt(every=...)`` or
+    ``SaveAt(n=...)``.
+
+    Args: ``sweeps``: projected Gauss-Seidel sweeps for coupled contacts (default 50).
+    Raises (when integrating): ValueError for another system or law.
     """
-    if isinstance(system, AbstractOscillator):
-        step = moreau_jean_step
-    elif isinstance(system, AbstractContactSystem):
-        step = contact_moreau_jean_step
-    elif isinstance(system, BlockOnShakingFloor):
-        step = block_moreau_jean_step
-    else:
-        raise ValueError(f"system must be an AbstractOscillator or AbstractContactSystem, got {type(system).__name__}")
-    mu_s, mu_k = coulomb_coefficients(system)
-    y0 = system.as_state(y0)
-    n_saves, every, h = fixed_grid(t0, t1, dt, save_every)
 
-    def one_save(y, i):
-        def one_step(y, j):
-            return step(system, mu_s, mu_k, t0 + (i * every + j) * h, y, h), None
+    sweeps: int = eqx.field(default=50, static=True)
 
-        y, _ = jax.lax.scan(one_step, y, jnp.arange(every))
-        return y, y
+    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+        del args
+        step = _step_function(system)
+        mu_s, mu_k = coulomb_coefficients(system)
+        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
+        kwargs = {"sweeps": self.sweeps} if step is contact_moreau_jean_step else {}
 
-    _, ys = jax.lax.scan(one_save, y0, jnp.arange(n_saves))
-    ys = jnp.concatenate([y0[None], ys])
-    ts = t0 + jnp.arange(n_saves + 1) * (every * h)
-    status = jnp.where(jnp.all(jnp.isfinite(ys)), STATUS_OK, STATUS_NONFINITE)
-    return Trajectory(ts=ts, ys=ys, system=system, status=status)
+        def one_save(y, i):
+            def one_step(y, j):
+                return step(system, mu_s, mu_k, t0 + (i * every + j) * h, y, h, **kwargs), None
+
+            y, _ = jax.lax.scan(one_step, y, jnp.arange(every))
+            return y, y
+
+        _, ys = jax.lax.scan(one_save, y0, jnp.arange(n_saves))
+        ys = jnp.concatenate([y0[None], ys])
+        ts = t0 + jnp.arange(n_saves + 1) * (every * h)
+        return ts, ys, finite_status(ys)
+

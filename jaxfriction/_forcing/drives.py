@@ -12,11 +12,22 @@ import abc
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import check_constraints, is_static_zero, real
 
 
 class AbstractDrive(eqx.Module):
-    """Base class of prescribed drives: ``value = drive(t)`` with ``t`` in seconds."""
+    """Base class of prescribed drives: ``value = drive(t)`` with ``t`` in seconds.
+
+    Parameters are fields (paths ``"force.amplitude"``, ``"surface.value"``, ...); their
+    valid ranges come from ``constraints()``, checked when the drive is built.
+    """
+
+    def __check_init__(self):
+        check_constraints(self)
+
+    def constraints(self):
+        """The parameters' valid ranges (see :mod:`jaxfriction._checks`)."""
+        return ()
 
     @abc.abstractmethod
     def __call__(self, t):
@@ -32,8 +43,8 @@ class Constant(AbstractDrive):
 
     value: float = 0.0
 
-    def __check_init__(self):
-        check_real("value", self.value)
+    def constraints(self):
+        return (real("value", self.value),)
 
     def __call__(self, t):
         return self.value + 0.0 * t
@@ -55,10 +66,10 @@ class Harmonic(AbstractDrive):
     omega: float = 1.0
     phase: float = 0.0
 
-    def __check_init__(self):
-        check_real("amplitude", self.amplitude)
-        check_real("omega", self.omega)
-        check_real("phase", self.phase)
+    def constraints(self):
+        return (real("amplitude", self.amplitude), real("omega", self.omega), real("phase", self.phase))
 
     def __call__(self, t):
-        return self.amplitude * jnp.sin(self.omega * t + self.phase)
+        # a literal zero phase is left out: the same numbers, one addition less per call
+        angle = self.omega * t if is_static_zero(self.phase) else self.omega * t + self.phase
+        return self.amplitude * jnp.sin(angle)

@@ -14,7 +14,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import check_real
+from .._checks import positive, real
 from .drives import AbstractDrive
 
 G = 9.80665  # m/s^2, standard gravity (AT2 files are in g)
@@ -44,10 +44,10 @@ class GroundMotion(AbstractDrive):
     def __check_init__(self):
         if jnp.ndim(self.values) != 2 or jnp.shape(self.values)[0] < 2:
             raise ValueError(f"values must have shape (n >= 2, components), got {jnp.shape(self.values)}")
-        check_real("values", self.values)
-        check_real("dt", self.dt, positive=True)
-        check_real("scale", self.scale)
-        check_real("rotation", self.rotation)
+
+    def constraints(self):
+        return (real("values", self.values), positive("dt", self.dt), real("scale", self.scale),
+                real("rotation", self.rotation))
 
     @property
     def duration(self):

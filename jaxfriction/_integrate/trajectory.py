@@ -9,21 +9,17 @@ from jaxtyping import Array
 
 from .._systems.base import AbstractFrictionSystem
 
-#: ``Trajectory.status`` codes.
-STATUS_OK = 0
-STATUS_NONFINITE = 1
-STATUS_SOLVER_FAILED = 2
-
 
 class Trajectory(eqx.Module):
     """Saved states of one run, with the system that produced them.
 
     Attributes:
         ts: save times, shape ``(n,)``.
-        ys: states, shape ``(n, state_size)`` (layout: :mod:`jaxfriction.systems.base`).
+        ys: states, shape ``(n, state_size)`` (layout: :mod:`jaxfriction._systems.base`).
         system: the system integrated.
-        status: int array, ``0`` ok, ``1`` non-finite state, ``2`` the diffrax solver failed
-            (e.g. ``max_steps`` reached). A batch (``vmap``) reports one per trajectory.
+        status: int array, a code of :mod:`jaxfriction._integrate.status` (``0`` ok, ``1``
+            non-finite state, ``2`` the diffrax solver failed, ``3`` event budget, ``5``
+            unstable RK4 step in a stick band). A batch (``vmap``) reports one per trajectory.
 
     Derived series (positions, friction forces, ...) are recomputed from ``(ts, ys)``; they
     are exact functions of the state, so nothing is stored twice. Methods act on one

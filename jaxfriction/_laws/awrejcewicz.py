@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, positive
 from .base import AbstractFrictionLaw
 
 
@@ -78,10 +78,8 @@ class Awrejcewicz(AbstractFrictionLaw):
     delta: float = 3.0
     eps: float = 1e-3
 
-    def __check_init__(self):
-        check_real("mu_s", self.mu_s, nonnegative=True)
-        check_real("delta", self.delta, nonnegative=True)
-        check_real("eps", self.eps, positive=True)
+    def constraints(self):
+        return (nonnegative("mu_s", self.mu_s), nonnegative("delta", self.delta), positive("eps", self.eps))
 
     def __call__(self, v, f_eq, normal):
         return awrejcewicz(v, f_eq, normal, self.mu_s, self.delta, self.eps)

@@ -19,6 +19,8 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 
+from .._checks import check_constraints
+
 
 def force_balance(f_eq, limit):
     """Karnopp's force balance at zero slip: ``f_eq`` clipped to ``[-limit, limit]``.
@@ -48,10 +50,30 @@ class AbstractFrictionLaw(eqx.Module):
     plumbing.
 
     Class attribute ``keeps_coulomb_structure`` is True for laws whose value at ``v = 0``
-    is ``force_balance(f_eq, mu_s N)`` (Coulomb's structure at zero velocity, Quinn eq. 2).
+    is ``force_balance(f_eq, mu_s N)`` (Coulomb's structure at zero velocity, Quinn eq. 2);
+    ``vector`` is True for laws of tangential slip vectors (the last axis holds the
+    components, :mod:`jaxfriction._laws.vector`), False for scalar slip.
+
+    Writing your own law: subclass, declare the parameters as fields (each a pytree leaf,
+    so it can be swept, fitted and differentiated by its path ``"law.<field>"``), implement
+    ``__call__(v, f_eq, normal)`` with ``jnp.where`` (double-``where`` around divisions and
+    square roots, so gradients stay finite at ``v = 0``) and ``static_limit(normal)``, and
+    return the valid range of every parameter from ``constraints()`` (e.g.
+    ``(nonnegative("mu", self.mu), positive("eps", self.eps))``): it is checked when the law
+    is built and flags invalid lanes inside sweeps. Regularized laws with a stick band
+    return its width from ``stick_band()``. :func:`jaxfriction.testing.check_law` tests the
+    contract (bound, odd symmetry, force balance at zero slip, finite gradients).
     """
 
     keeps_coulomb_structure: ClassVar[bool] = True
+    vector: ClassVar[bool] = False
+
+    def __check_init__(self):
+        check_constraints(self)
+
+    def constraints(self):
+        """The parameters' valid ranges, a sequence of :class:`~jaxfriction._checks.Constraint`."""
+        return ()
 
     @abc.abstractmethod
     def __call__(self, v, f_eq, normal):

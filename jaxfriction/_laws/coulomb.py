@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._checks import check_not_above, check_real
+from .._checks import at_most, nonnegative
 from .base import AbstractFrictionLaw, force_balance
 
 
@@ -60,8 +60,8 @@ class Coulomb(AbstractFrictionLaw):
 
     mu: float = 1.0
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu),)
 
     def __call__(self, v, f_eq, normal):
         return coulomb(v, f_eq, normal, self.mu)
@@ -86,10 +86,8 @@ class StaticKineticCoulomb(AbstractFrictionLaw):
     mu_s: float = 1.0
     mu_k: float = 0.8
 
-    def __check_init__(self):
-        check_real("mu_s", self.mu_s, nonnegative=True)
-        check_real("mu_k", self.mu_k, nonnegative=True)
-        check_not_above("mu_k", self.mu_k, "mu_s", self.mu_s)
+    def constraints(self):
+        return (nonnegative("mu_s", self.mu_s), nonnegative("mu_k", self.mu_k), at_most("mu_k", self.mu_k, "mu_s", self.mu_s))
 
     def __call__(self, v, f_eq, normal):
         return static_kinetic_coulomb(v, f_eq, normal, self.mu_s, self.mu_k)
@@ -112,9 +110,8 @@ class ViscousCoulomb(AbstractFrictionLaw):
     mu: float = 0.1
     viscous: float = 0.0
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("viscous", self.viscous, nonnegative=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), nonnegative("viscous", self.viscous))
 
     def __call__(self, v, f_eq, normal):
         return viscous_coulomb(v, f_eq, normal, self.mu, self.viscous)

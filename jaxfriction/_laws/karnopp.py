@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._checks import check_not_above, check_real
+from .._checks import at_most, nonnegative, positive
 from .base import AbstractFrictionLaw, force_balance
 
 
@@ -45,12 +45,11 @@ class Karnopp(AbstractFrictionLaw):
     eta: float = 1e-3
     mu_k: float | None = None
 
-    def __check_init__(self):
-        check_real("mu_s", self.mu_s, nonnegative=True)
-        check_real("eta", self.eta, positive=True)
-        check_real("mu_k", self.mu_k, nonnegative=True)
-        if self.mu_k is not None:
-            check_not_above("mu_k", self.mu_k, "mu_s", self.mu_s)
+    def constraints(self):
+        fixed = (nonnegative("mu_s", self.mu_s), positive("eta", self.eta))
+        if self.mu_k is None:
+            return fixed
+        return (*fixed, nonnegative("mu_k", self.mu_k), at_most("mu_k", self.mu_k, "mu_s", self.mu_s))
 
     @property
     def kinetic(self):

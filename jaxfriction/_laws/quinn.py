@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, positive
 from .base import AbstractFrictionLaw
 from .stribeck import stribeck_coefficient
 
@@ -81,9 +81,8 @@ class Quinn(AbstractFrictionLaw):
     mu: float = 1.0
     eps: float = 0.02
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("eps", self.eps, positive=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), positive("eps", self.eps))
 
     def __call__(self, v, f_eq, normal):
         return quinn(v, f_eq, normal, self.mu, self.eps)
@@ -107,7 +106,7 @@ class StaticKineticQuinn(AbstractFrictionLaw):
     (:class:`~jaxfriction.StaticKineticCoulomb`) as ``eps -> 0``. Continuous in ``v`` and in
     both coefficients, so trajectories are differentiable in ``mu_s`` and ``mu_k`` through
     stick-slip; Karnopp's switch is not (automatic differentiation misses the switch-time
-    term, see :mod:`jaxfriction.workflows.fit`).
+    term, see :func:`jaxfriction.fit`).
 
     Args:
         mu_s: static coefficient >= 0. mu_k: kinetic coefficient >= 0 (``mu_k > mu_s`` is
@@ -120,10 +119,8 @@ class StaticKineticQuinn(AbstractFrictionLaw):
     mu_k: float = 0.4
     eps: float = 0.02
 
-    def __check_init__(self):
-        check_real("mu_s", self.mu_s, nonnegative=True)
-        check_real("mu_k", self.mu_k, nonnegative=True)
-        check_real("eps", self.eps, positive=True)
+    def constraints(self):
+        return (nonnegative("mu_s", self.mu_s), nonnegative("mu_k", self.mu_k), positive("eps", self.eps))
 
     def __call__(self, v, f_eq, normal):
         mu = stribeck_coefficient(v, self.mu_s, self.mu_k, self.eps, 2.0)

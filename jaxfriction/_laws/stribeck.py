@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._checks import check_not_above, check_real
+from .._checks import at_most, nonnegative, positive
 from .base import AbstractFrictionLaw, force_balance
 
 
@@ -53,12 +53,8 @@ class Stribeck(AbstractFrictionLaw):
     v_s: float = 0.1
     delta: float = 2.0
 
-    def __check_init__(self):
-        check_real("mu_s", self.mu_s, nonnegative=True)
-        check_real("mu_k", self.mu_k, nonnegative=True)
-        check_real("v_s", self.v_s, positive=True)
-        check_real("delta", self.delta, positive=True)
-        check_not_above("mu_k", self.mu_k, "mu_s", self.mu_s)
+    def constraints(self):
+        return (nonnegative("mu_s", self.mu_s), nonnegative("mu_k", self.mu_k), positive("v_s", self.v_s), positive("delta", self.delta), at_most("mu_k", self.mu_k, "mu_s", self.mu_s))
 
     def __call__(self, v, f_eq, normal):
         return stribeck(v, f_eq, normal, self.mu_s, self.mu_k, self.v_s, self.delta)

@@ -6,7 +6,7 @@ import math
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, positive
 from .base import AbstractFrictionLaw, broadcast_like, safe_divide
 
 _NORM = -math.expm1(-3.0)  # 1 - exp(-3), a Python float: takes the precision active at call time
@@ -56,10 +56,8 @@ class Threlfall(AbstractFrictionLaw):
     v0: float = 0.05
     viscous: float = 0.0
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("v0", self.v0, positive=True)
-        check_real("viscous", self.viscous, nonnegative=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), positive("v0", self.v0), nonnegative("viscous", self.viscous))
 
     def __call__(self, v, f_eq, normal):
         return threlfall(v, f_eq, normal, self.mu, self.v0, self.viscous)

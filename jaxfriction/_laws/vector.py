@@ -11,7 +11,7 @@ Restricted to one axis (the other components 0) every law equals its scalar coun
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, positive
 from .base import AbstractFrictionLaw
 from .threlfall import _NORM, _odd_exponential
 
@@ -82,6 +82,8 @@ def vector_quinn(v, f_eq, normal, mu, eps):
 
 
 class _VectorLaw(AbstractFrictionLaw):
+    vector = True
+
     def static_limit(self, normal):
         return self.mu * normal
 
@@ -99,9 +101,8 @@ class VectorCoulomb(_VectorLaw):
     mu: float = 0.3
     viscous: float = 0.0
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("viscous", self.viscous, nonnegative=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), nonnegative("viscous", self.viscous))
 
     def __call__(self, v, f_eq, normal):
         return vector_coulomb(v, f_eq, normal, self.mu, self.viscous)
@@ -119,9 +120,8 @@ class VectorQuinn(_VectorLaw):
     mu: float = 0.3
     eps: float = 1e-3
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("eps", self.eps, positive=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), positive("eps", self.eps))
 
     def __call__(self, v, f_eq, normal):
         return vector_quinn(v, f_eq, normal, self.mu, self.eps)
@@ -142,10 +142,8 @@ class VectorThrelfall(_VectorLaw):
     v0: float = 0.05
     viscous: float = 0.0
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("v0", self.v0, positive=True)
-        check_real("viscous", self.viscous, nonnegative=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), positive("v0", self.v0), nonnegative("viscous", self.viscous))
 
     def __call__(self, v, f_eq, normal):
         return vector_threlfall(v, f_eq, normal, self.mu, self.v0, self.viscous)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, positive
 from .base import AbstractFrictionLaw, broadcast_like, safe_divide
 
 
@@ -42,9 +42,8 @@ class VelocityLimited(AbstractFrictionLaw):
     mu: float = 1.0
     eps: float = 0.02
 
-    def __check_init__(self):
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("eps", self.eps, positive=True)
+    def constraints(self):
+        return (nonnegative("mu", self.mu), positive("eps", self.eps))
 
     def __call__(self, v, f_eq, normal):
         return velocity_limited(v, f_eq, normal, self.mu, self.eps)

@@ -2,9 +2,22 @@
 
 from .dissipation import dissipation_per_cycle, friction_dissipation_at
 from .energy import energy_balance_residual, relative_energy_residual
-from .stick import chatter_count, rest_position, rk4_stage_forces, stick_fraction, stick_intervals, stick_mask
+from .stick import (
+    chatter_count,
+    rest_position,
+    rk4_stage_forces,
+    stick_fraction,
+    stick_intervals,
+    stick_mask,
+)
+from .window import WINDOW_OBSERVABLES, final_position, peak_slip, window_dissipation, window_energy_residual
 
 __all__ = [
+    "WINDOW_OBSERVABLES",
+    "final_position",
+    "peak_slip",
+    "window_dissipation",
+    "window_energy_residual",
     "chatter_count",
     "dissipation_per_cycle",
     "energy_balance_residual",

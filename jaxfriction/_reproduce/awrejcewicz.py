@@ -24,7 +24,8 @@ from .._checks import check_real
 from .._dynamics.lyapunov import lyapunov_spectrum, system_dynamics
 from .._dynamics.poincare import stick_slip_period, stroboscopic_samples
 from .._integrate.simulate import simulate
-from .._systems.disc import DiscOnDrivingDisc, LeineSwitchDisc
+from .._systems.disc import LeineSwitchDisc
+from .._systems.oscillator import disc_on_driving_disc
 
 
 def _is_periodic(samples, tol):
@@ -37,7 +38,7 @@ def disc_lyapunov(omega_dr, *, dt=1e-3, transient=200.0, duration=300.0, M0=0.5)
     """Largest Lyapunov exponent and its uncertainty of the disc at each ``omega_dr`` (vmapped)."""
 
     def one(w):
-        f, _ = system_dynamics(DiscOnDrivingDisc(omega_dr=w, M0=M0))
+        f, _ = system_dynamics(disc_on_driving_disc(omega_dr=w, M0=M0))
         res = lyapunov_spectrum(f, jnp.zeros(2), dt=dt, duration=duration, transient=transient, n_exponents=1)
         return res.exponents[0], res.uncertainty[0]
 
@@ -50,7 +51,7 @@ def bifurcation_samples(omega_dr, *, dt=1e-3, transient=200.0, n_samples=100, M0
     n_tr = int(math.ceil(transient / period))
 
     def one(w):
-        return stroboscopic_samples(DiscOnDrivingDisc(omega_dr=w, M0=M0, Omega=Omega), jnp.zeros(2), period, dt=dt,
+        return stroboscopic_samples(disc_on_driving_disc(omega_dr=w, M0=M0, Omega=Omega), jnp.zeros(2), period, dt=dt,
                                     transient_periods=n_tr, n_samples=n_samples)
 
     return jax.jit(jax.vmap(one))(jnp.asarray(omega_dr))
@@ -76,9 +77,9 @@ def awrejcewicz(n_params=100, omega_range=(0.02, 0.40), dt=1e-3, transient=200.0
     if not hi > lo:
         raise ValueError(f"omega_range must be increasing, got {omega_range!r}")
     fig3 = {name: simulate(system, jnp.zeros(2), 0.0, 60.0, dt, save_every=1)
-            for name, system in (("continuous", DiscOnDrivingDisc(M0=0.0)), ("switch", LeineSwitchDisc(M0=0.0)))}
+            for name, system in (("continuous", disc_on_driving_disc(M0=0.0)), ("switch", LeineSwitchDisc(M0=0.0)))}
     periods = {name: stick_slip_period(traj, 1e-3) for name, traj in fig3.items()}
-    fig4 = {w: simulate(DiscOnDrivingDisc(omega_dr=w), jnp.zeros(2), 0.0, 500.0, dt, save_every=20)
+    fig4 = {w: simulate(disc_on_driving_disc(omega_dr=w), jnp.zeros(2), 0.0, 500.0, dt, save_every=20)
             for w in (0.11, 0.3)}
     cases, case_sigma = disc_lyapunov(jnp.array([0.11, 0.3]), dt=dt, transient=transient, duration=duration)
     ws = np.linspace(lo, hi, n_params)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_real
-from .._exact.moreau_jean import simulate_moreau_jean
+from .._exact.moreau_jean import MoreauJean
 from .._integrate.simulate import simulate
 from .._laws import Coulomb, Quinn
 from .._observables.energy import relative_energy_residual
@@ -40,7 +40,8 @@ def quinn_fig11(dt=1e-3, t1=50.0):
     check_real("t1", t1, positive=True)
     mu = jnp.array(MU)
     quinn = simulate(TwoBlocksOnBelt(law=Quinn(mu, 2 * dt)), jnp.zeros(4), 0.0, t1, dt, save_every=10)
-    exact = simulate_moreau_jean(TwoBlocksOnBelt(law=Coulomb(mu)), jnp.zeros(4), 0.0, t1, dt / 10, save_every=100)
+    exact = simulate(TwoBlocksOnBelt(law=Coulomb(mu)), jnp.zeros(4), 0.0, t1, dt / 10, solver=MoreauJean(),
+                     save_every=100)
     q_int, q_frac = _contact_intervals(quinn, 1e-4)
     e_int, e_frac = _contact_intervals(exact, 1e-9)
     deviation = np.max(np.abs(np.asarray(quinn.position) - np.asarray(exact.position)), axis=0)

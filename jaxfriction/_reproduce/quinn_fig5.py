@@ -17,14 +17,14 @@ from .._integrate.simulate import simulate
 from .._laws import Coulomb, Quinn, VelocityLimited
 from .._observables.stick import chatter_count, rest_position
 from .._reference.closed_form import unforced_rest_position
-from .._systems.oscillators import ForcedOscillator
+from .._systems.oscillator import Oscillator
 
 PAPER_REST_POSITION = -0.750090
 X0 = 2.75
 
 
 def _run(law, dt, t1):
-    traj = simulate(ForcedOscillator(law=law), jnp.array([X0, 0.0]), 0.0, t1, dt)
+    traj = simulate(Oscillator(law=law), jnp.array([X0, 0.0]), 0.0, t1, dt)
     return traj, {
         "rest_position": float(rest_position(traj)),
         "chatter_count": int(chatter_count(traj, stages=True)),

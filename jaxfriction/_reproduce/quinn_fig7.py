@@ -33,11 +33,12 @@ import numpy as np
 
 from .._checks import check_real
 from .._exact.event_driven import simulate_event_driven
+from .._forcing.drives import Harmonic
 from .._integrate.grid import fixed_grid
 from .._integrate.simulate import simulate
 from .._laws import Coulomb, Quinn, VelocityLimited
 from .._observables.dissipation import dissipation_per_cycle
-from .._systems.oscillators import ForcedOscillator
+from .._systems.oscillator import Oscillator
 
 CASES = {"a_sticking": (1.2, 0.5), "b_no_sticking": (2.5, 0.8)}
 DTS = (0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
@@ -53,7 +54,7 @@ LAWS = {
 def exact_dissipation(alpha, omega, cycles=CYCLES, rtol=1e-12, atol=1e-12):
     """``D`` in the last of ``cycles`` forcing cycles from rest, exact Coulomb (event-driven)."""
     period = 2 * math.pi / omega
-    system = ForcedOscillator(law=Coulomb(1.0), alpha=alpha, omega=omega)
+    system = Oscillator(law=Coulomb(1.0), force=Harmonic(alpha, omega))
     ts = jnp.array([(cycles - 1) * period, cycles * period])
     traj, log = simulate_event_driven(system, jnp.zeros(2), 0.0, cycles * period, ts=ts, max_events=8 * cycles,
                                       rtol=rtol, atol=atol)
@@ -66,7 +67,7 @@ def rk4_dissipation(law, alpha, omega, dt, cycles=CYCLES):
     """``(D, h)``: RK4 ``D`` in the last cycle and the step-aligned step ``h`` actually used."""
     period = 2 * math.pi / omega
     _, per_cycle, h = fixed_grid(0.0, period, dt, None)
-    system = ForcedOscillator(law=law(h), alpha=alpha, omega=omega)
+    system = Oscillator(law=law(h), force=Harmonic(alpha, omega))
     traj = simulate(system, jnp.zeros(2), 0.0, cycles * period, h, save_every=per_cycle)
     return float(dissipation_per_cycle(traj, period, cycles)[-1]), h
 

@@ -15,7 +15,7 @@ import math
 import jax.numpy as jnp
 
 from .._checks import check_real
-from .._exact.moreau_jean import simulate_moreau_jean
+from .._exact.moreau_jean import MoreauJean
 from .._integrate.grid import fixed_grid
 from .._integrate.simulate import simulate
 from .._laws import Coulomb, Quinn, VelocityLimited
@@ -37,8 +37,8 @@ def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False):
     period = 2 * math.pi / OMEGA
     _, per_cycle, h = fixed_grid(0.0, period, dt, None)
     system = BurridgeKnopoffChain(law=law, n=n, alpha=alpha, omega=OMEGA)
-    run = simulate_moreau_jean if exact else simulate
-    traj = run(system, jnp.zeros(2 * n), 0.0, CYCLES * period, h, save_every=per_cycle)
+    traj = simulate(system, jnp.zeros(2 * n), 0.0, CYCLES * period, h, solver=MoreauJean() if exact else None,
+                    save_every=per_cycle)
     return float(dissipation_per_cycle(traj, period, CYCLES)[-1]), h
 
 

@@ -1,25 +1,23 @@
 """Systems: equinox modules with a diffrax-compatible ``vector_field(t, y, args)``."""
 
-from .base import AbstractFrictionSystem, AbstractOscillator
+from .base import AbstractFrictionSystem, Rates
 from .block2d import BlockOnShakingFloor, GriffinSpringBlock
 from .chain import BurridgeKnopoffChain, TwoBlocksOnBelt
 from .contacts import AbstractContactSystem
-from .disc import DiscOnDrivingDisc, LeineSwitchDisc
+from .disc import LeineSwitchDisc
 from .force_balance import coupled_force_balance
-from .oscillators import ForcedOscillator, MassUnderForce, SpringMassOnBelt
+from .oscillator import Oscillator, disc_on_driving_disc
 
 __all__ = [
     "AbstractContactSystem",
+    "AbstractFrictionSystem",
     "BlockOnShakingFloor",
     "BurridgeKnopoffChain",
     "GriffinSpringBlock",
+    "LeineSwitchDisc",
+    "Oscillator",
+    "Rates",
     "TwoBlocksOnBelt",
     "coupled_force_balance",
-    "AbstractFrictionSystem",
-    "AbstractOscillator",
-    "DiscOnDrivingDisc",
-    "LeineSwitchDisc",
-    "ForcedOscillator",
-    "MassUnderForce",
-    "SpringMassOnBelt",
+    "disc_on_driving_disc",
 ]

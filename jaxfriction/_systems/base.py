@@ -1,69 +1,144 @@
-"""State layout and the single-contact, one-degree-of-freedom system base.
+"""The system interface and its state layout.
 
-Every system's state is a flat array ``y = [q (n), v (n), E_friction, E_damping, W_input]``:
-positions, velocities, and three running integrals,
+Every system's state is a flat array
+
+    ``y = [q (n), v (n), z (m), E_friction, E_damping, W_input]``
+
+of positions ``q``, velocities ``v``, ``m = n_internal`` internal variables ``z`` of the
+contacts (the elongation of a tangential spring today; the states of LuGre, Dahl,
+Maxwell-slip, Iwan or rate-and-state laws next), and three running integrals,
 
 - ``E_friction = int -f . v_slip dt`` (energy dissipated by friction, >= 0),
 - ``E_damping  = int c v^2 dt``       (energy dissipated by viscous damping, >= 0),
 - ``W_input    = int P_in dt``        (work done by the prescribed drives),
 
 so every run carries its energy balance ``W_input = Delta E_mech + E_friction +
-E_damping`` (see :mod:`jaxfriction.observables.energy`). Because the integrals are
-integrated by the same scheme as the motion, the balance residual measures the scheme's
-accuracy.
+E_damping`` (see :mod:`jaxfriction._observables.energy`); energy stored in internal springs
+belongs to ``E_mech`` (``mechanical_energy``), never to the dissipated integrals. The
+integrals are integrated by the same scheme as the motion, so the balance residual measures
+the scheme's accuracy.
+
+Why a documented flat array and not a named pytree state: the RK4 scan steps small states
+component by component (the fastest layout on CPU, :mod:`jaxfriction._integrate.rk4`), diffrax,
+the Lyapunov tangents (QR of ``(d, k)`` blocks), Moreau-Jean and saved trajectories
+``(n_saves, state_size)`` all work on one array, and the names are recovered at no cost from
+the layout (:meth:`AbstractFrictionSystem.state_names`, the slices of the accessors). The
+internal block sits between the velocities and the integrals, so ``y[..., -3:]`` are the
+integrals and ``y[..., :2n]`` the mechanics for every system.
+
+A system implements :meth:`AbstractFrictionSystem.rates` (velocities, accelerations,
+internal rates and the three powers); the base class owns the state layout and assembles
+``vector_field`` and the energy integrals from them.
 """
 
+from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from equinox import AbstractVar
 
-from .._checks import check_real, is_concrete
-from .._laws.base import AbstractFrictionLaw
+from .._checks import check_constraints, is_concrete
 
 N_INTEGRALS = 3
+
+
+class Rates(NamedTuple):
+    """What :meth:`AbstractFrictionSystem.rates` returns at ``(t, y)``.
+
+    Attributes:
+        velocity: ``dq/dt``, ``(n,)`` (a scalar for one degree of freedom).
+        acceleration: ``dv/dt``, shaped like ``velocity``.
+        friction_power: ``-sum f . v_slip`` (W), the rate of ``E_friction`` (>= 0 for a
+            dissipative law).
+        input_power: power of the prescribed drives (W), the rate of ``W_input``.
+        damping_power: ``sum c v^2`` (W), the rate of ``E_damping`` (default 0).
+        internal: ``dz/dt``, ``(n_internal,)`` (None when the system has none).
+    """
+
+    velocity: Any
+    acceleration: Any
+    friction_power: Any
+    input_power: Any
+    damping_power: Any = 0.0
+    internal: Any = None
 
 
 class AbstractFrictionSystem(eqx.Module):
     """Base of every system: a ``vector_field(t, y, args)`` that diffrax accepts.
 
-    Subclasses set ``n_dof`` and implement the physics; this class owns the state layout.
+    A final subclass sets ``n_dof`` (and ``n_internal`` if its contacts carry internal
+    variables), declares its parameters as fields (their paths, ``"law.mu"``,
+    ``"stiffness"``, are the names every workflow uses), returns their valid ranges from
+    ``constraints()``, and implements :meth:`rates`, :meth:`mechanical_energy`,
+    :meth:`friction_force`, :meth:`slip_velocity` and :meth:`f_eq`. Systems of lumped masses
+    with contacts are easier to write as an :class:`~jaxfriction.AbstractContactSystem`
+    (masses, a potential and a contact Jacobian; the library does the rest).
+    :func:`jaxfriction.testing.check_system` tests the contract.
     """
 
     n_dof: ClassVar[int]
+    n_internal: ClassVar[int] = 0
+
+    def __check_init__(self):
+        check_constraints(self)
+
+    def constraints(self):
+        """The parameters' valid ranges (see :mod:`jaxfriction._checks`); laws and drives
+        inside the system declare their own."""
+        return ()
 
     @property
     def state_size(self) -> int:
-        """Length of the state vector, ``2 n_dof + 3``."""
-        return 2 * self.n_dof + N_INTEGRALS
+        """Length of the state vector, ``2 n_dof + n_internal + 3``."""
+        return 2 * self.n_dof + self.n_internal + N_INTEGRALS
 
-    def initial_state(self, q, v):
-        """Full state from positions ``q`` and velocities ``v`` (integrals start at 0)."""
-        q = jnp.reshape(jnp.asarray(q, dtype=float), (self.n_dof,))
-        v = jnp.reshape(jnp.asarray(v, dtype=float), (self.n_dof,))
-        return jnp.concatenate([q, v, jnp.zeros(N_INTEGRALS, dtype=q.dtype)])
+    def state_names(self) -> list[str]:
+        """Names of the state entries: ``q``, ``v`` (``q[i]``, ``v[i]`` for several degrees of
+        freedom), ``z[j]``, ``E_friction``, ``E_damping``, ``W_input``."""
+        n = self.n_dof
+        q = ["q"] if n == 1 else [f"q[{i}]" for i in range(n)]
+        v = ["v"] if n == 1 else [f"v[{i}]" for i in range(n)]
+        return [*q, *v, *(f"z[{j}]" for j in range(self.n_internal)), "E_friction", "E_damping", "W_input"]
+
+    def initial_internal(self):
+        """Initial internal variables ``z`` (zeros: relaxed internal springs)."""
+        return jnp.zeros(self.n_internal)
+
+    def initial_state(self, q, v, z=None):
+        """Full state from positions ``q``, velocities ``v`` and internal variables ``z``
+        (default :meth:`initial_internal`); the integrals start at 0."""
+        dtype = jnp.result_type(float)
+        q = jnp.reshape(jnp.asarray(q, dtype=dtype), (self.n_dof,))
+        v = jnp.reshape(jnp.asarray(v, dtype=dtype), (self.n_dof,))
+        z = self.initial_internal() if z is None else z
+        z = jnp.reshape(jnp.asarray(z, dtype=dtype), (self.n_internal,))
+        return jnp.concatenate([q, v, z, jnp.zeros(N_INTEGRALS, dtype=dtype)])
 
     def as_state(self, y0):
-        """Full state from ``y0``: positions and velocities ``(2 n_dof,)`` get zero integrals
-        appended; a full state ``(state_size,)`` is returned as is (to continue a run).
+        """Full state from ``y0``: positions and velocities ``(2 n_dof,)`` get the initial
+        internal variables and zero integrals appended, ``(2 n_dof + n_internal,)`` zero
+        integrals; a full state ``(state_size,)`` is returned as is (to continue a run).
 
         Raises: ValueError naming ``y0`` for a wrong shape or non-finite values.
         """
         if is_concrete(y0) and not np.all(np.isfinite(np.asarray(y0, dtype=float))):
             raise ValueError(f"y0 must be finite, got {y0}")
         y0 = jnp.asarray(y0)
-        n = self.n_dof
-        if y0.ndim != 1 or y0.shape[0] not in (2 * n, self.state_size):
+        n, m = self.n_dof, self.n_internal
+        sizes = sorted({2 * n, 2 * n + m, self.state_size})
+        if y0.ndim != 1 or y0.shape[0] not in sizes:
             raise ValueError(
-                f"y0 must have shape ({2 * n},) (positions, velocities) or ({self.state_size},) "
-                f"(full state), got shape {y0.shape}"
+                f"y0 must have shape ({2 * n},) (positions, velocities)"
+                + (f", ({2 * n + m},) (with the {m} internal variables)" if m else "")
+                + f" or ({self.state_size},) (full state), got shape {y0.shape}"
             )
         y0 = y0.astype(jnp.result_type(float))
-        return self.initial_state(y0[:n], y0[n:]) if y0.shape[0] == 2 * n else y0
+        if y0.shape[0] == self.state_size:
+            return y0
+        return self.initial_state(y0[:n], y0[n : 2 * n], y0[2 * n :] if y0.shape[0] > 2 * n else None)
 
     def positions(self, y):
         """Positions from a state ``(..., state_size)``: ``(...)`` for 1 dof, else ``(..., n)``."""
@@ -74,6 +149,10 @@ class AbstractFrictionSystem(eqx.Module):
         """Velocities from a state, shaped like :meth:`positions`."""
         v = y[..., self.n_dof : 2 * self.n_dof]
         return v[..., 0] if self.n_dof == 1 else v
+
+    def internal_state(self, y):
+        """Internal variables ``z`` from a state, ``(..., n_internal)``."""
+        return y[..., 2 * self.n_dof : 2 * self.n_dof + self.n_internal]
 
     @staticmethod
     def friction_dissipation(y):
@@ -90,13 +169,27 @@ class AbstractFrictionSystem(eqx.Module):
         """Running work of the prescribed drives ``W_input`` from a state (J)."""
         return y[..., -1]
 
-    @abc.abstractmethod
     def vector_field(self, t, y, args=None):
-        """Time derivative of the state ``y`` at time ``t`` (diffrax ``ODETerm`` shape)."""
+        """Time derivative of the state ``y`` at time ``t`` (diffrax ``ODETerm`` shape).
+
+        Assembled from :meth:`rates` in the layout of the module docstring.
+        """
+        r = self.rates(t, y)
+        parts = [r.velocity, r.acceleration]
+        if self.n_internal:
+            parts.append(r.internal)
+        parts += [r.friction_power, r.damping_power, r.input_power]
+        if self.n_dof == 1 and not self.n_internal:
+            return jnp.stack([jnp.reshape(p, ()) for p in parts])  # plain scalars: no concatenate
+        return jnp.concatenate([jnp.reshape(p, (-1,)) for p in parts])
+
+    @abc.abstractmethod
+    def rates(self, t, y) -> Rates:
+        """Velocities, accelerations, internal rates and the three powers at ``(t, y)``."""
 
     @abc.abstractmethod
     def mechanical_energy(self, y):
-        """Kinetic plus potential energy of a state (J)."""
+        """Kinetic plus potential energy of a state, internal springs included (J)."""
 
     @abc.abstractmethod
     def friction_force(self, t, y):
@@ -109,85 +202,3 @@ class AbstractFrictionSystem(eqx.Module):
     @abc.abstractmethod
     def f_eq(self, t, y):
         """Force balance ``f_eq`` at the contact(s) (N)."""
-
-
-def _static_zero(value):
-    """True for a literal Python zero (not a traced or array value)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
-
-
-class AbstractOscillator(AbstractFrictionSystem):
-    """One body, one contact: ``m x'' + c x' + k x = F(t) + f``.
-
-    The friction force ``f = law(v - v_s(t), f_eq, N)`` acts on the body, ``v_s`` is the
-    surface (belt) velocity, and the force balance is ``f_eq = m a_s(t) + k x + c x' -
-    F(t)``, the friction force that gives the body the surface's acceleration ``a_s``
-    (Quinn 2004: "the value of the friction force necessary to balance the gross force").
-    Power of the drives: ``F(t) x' + f v_s(t)`` (the belt's motor supplies ``f v_s``).
-    """
-
-    n_dof = 1
-
-    law: AbstractVar[AbstractFrictionLaw]
-    mass: AbstractVar[float]
-    stiffness: AbstractVar[float]
-    damping: AbstractVar[float]
-    normal: AbstractVar[float]
-
-    def __check_init__(self):
-        if not isinstance(self.law, AbstractFrictionLaw):
-            raise ValueError(f"law must be a jaxfriction friction law, got {self.law!r}")
-        check_real("mass", self.mass, positive=True)
-        check_real("stiffness", self.stiffness, nonnegative=True)
-        check_real("damping", self.damping, nonnegative=True)
-        check_real("normal", self.normal, nonnegative=True)
-
-    @abc.abstractmethod
-    def external_force(self, t):
-        """Prescribed force ``F(t)`` on the body (N)."""
-
-    def surface_velocity(self, t):
-        """Velocity of the surface under the body (0 for a fixed floor)."""
-        return 0.0 * t
-
-    def surface_acceleration(self, t):
-        """Acceleration of the surface under the body (0 for a fixed floor or steady belt)."""
-        return 0.0 * t
-
-    def _moving_surface(self):
-        return type(self).surface_velocity is not AbstractOscillator.surface_velocity
-
-    def _forces(self, t, y):
-        # terms that are exactly zero for a fixed floor or a damping of literal 0 are left out
-        # (the same numbers; XLA cannot drop 0 * x itself, and they cost ~30 % of a sweep)
-        x, v = y[0], y[1]
-        nonfriction = self.external_force(t) - self.stiffness * x
-        if not _static_zero(self.damping):
-            nonfriction = nonfriction - self.damping * v
-        f_eq = -nonfriction
-        if type(self).surface_acceleration is not AbstractOscillator.surface_acceleration:
-            f_eq = self.mass * self.surface_acceleration(t) + f_eq
-        slip = v - self.surface_velocity(t) if self._moving_surface() else v
-        return nonfriction, f_eq, slip, self.law(slip, f_eq, self.normal)
-
-    def vector_field(self, t, y, args=None):
-        v = y[1]
-        nonfriction, _, slip, f = self._forces(t, y)
-        dissipation = -f * slip
-        damping = jnp.zeros_like(v) if _static_zero(self.damping) else self.damping * v * v
-        work = self.external_force(t) * v
-        if self._moving_surface():
-            work = work + f * self.surface_velocity(t)
-        return jnp.stack([v, (nonfriction + f) / self.mass, dissipation, damping, work])
-
-    def mechanical_energy(self, y):
-        return 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
-
-    def friction_force(self, t, y):
-        return self._forces(t, y)[3]
-
-    def slip_velocity(self, t, y):
-        return self._forces(t, y)[2]
-
-    def f_eq(self, t, y):
-        return self._forces(t, y)[1]

@@ -9,11 +9,17 @@ block riding the floor is ``f_eq = m a_g(t)``. Energy (floor frame): the inertia
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, positive
 from .._forcing.drives import AbstractDrive
 from .._laws.base import AbstractFrictionLaw
 from .._laws.vector import safe_norm
-from .base import AbstractFrictionSystem
+from .base import AbstractFrictionSystem, Rates
+from .oscillator import check_law
+
+
+def _check_ground(ground):
+    if not isinstance(ground, AbstractDrive) or jnp.shape(ground(0.0)) != (2,):
+        raise ValueError("ground must be a drive returning a (2,) floor acceleration")
 
 
 class BlockOnShakingFloor(AbstractFrictionSystem):
@@ -22,10 +28,11 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
     Args:
         law: a vector law (``VectorQuinn``, ``VectorCoulomb``, ``VectorThrelfall``).
         ground: drive returning the floor acceleration ``(2,)`` (m/s^2), e.g. a
-            :class:`~jaxfriction.forcing.GroundMotion` or ``Harmonic`` with ``(2,)`` arrays.
+            :class:`~jaxfriction.GroundMotion` or ``Harmonic`` with ``(2,)`` arrays.
         mass: m > 0 (kg). gravity: g > 0 (m/s^2); ``N = m g``.
 
-    Raises: ValueError for a non-vector law, a drive not returning (2,), or bad values.
+    Raises: ValueError for a scalar law (``Quinn`` on a 2-D contact would let the friction
+        exceed ``mu N`` by ``sqrt(2)``), a drive not returning (2,), or bad values.
     """
 
     n_dof = 2
@@ -36,12 +43,11 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
     gravity: float = 9.81
 
     def __check_init__(self):
-        if not isinstance(self.law, AbstractFrictionLaw):
-            raise ValueError(f"law must be a jaxfriction friction law, got {self.law!r}")
-        if not isinstance(self.ground, AbstractDrive) or jnp.shape(self.ground(0.0)) != (2,):
-            raise ValueError("ground must be a drive returning a (2,) floor acceleration")
-        check_real("mass", self.mass, positive=True)
-        check_real("gravity", self.gravity, positive=True)
+        check_law(self.law, vector=True)
+        _check_ground(self.ground)
+
+    def constraints(self):
+        return (positive("mass", self.mass), positive("gravity", self.gravity))
 
     @property
     def normal(self):
@@ -53,11 +59,10 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
         f_eq = self.mass * a_g
         return a_g, f_eq, self.law(v, f_eq, self.normal)
 
-    def vector_field(self, t, y, args=None):
+    def rates(self, t, y):
         v = y[2:4]
         a_g, _, f = self._forces(t, y)
-        return jnp.concatenate([v, -a_g + f / self.mass,
-                                jnp.stack([-jnp.dot(f, v), 0.0 * t, -self.mass * jnp.dot(a_g, v)])])
+        return Rates(v, -a_g + f / self.mass, -jnp.dot(f, v), -self.mass * jnp.dot(a_g, v))
 
     def mechanical_energy(self, y):
         return 0.5 * self.mass * jnp.sum(y[..., 2:4] ** 2, axis=-1)
@@ -80,7 +85,7 @@ class GriffinSpringBlock(AbstractFrictionSystem):
     force reaches the Coulomb disc ``|k_t e| = mu N``; while it is there and loading
     (``v . e > 0``) the spring slides along the disc, ``e' = v - (v . e_hat) e_hat``
     (isotropic, elastic-perfectly-plastic). The state is ``[u (2), v (2), e (2), E_friction,
-    E_damping, W_input]``; the spring's stored energy ``k_t |e|^2 / 2`` belongs to the
+    E_damping, W_input]`` (``e`` is the internal variable ``z``); the spring's stored energy ``k_t |e|^2 / 2`` belongs to the
     mechanical energy, and ``E_friction`` integrates ``k_t e . (v - e')`` (>= 0, zero in stick).
 
     Args: ``ground`` (drive, (2,) m/s^2), ``mu`` >= 0, ``k_t`` > 0 (N/m; paper 40000),
@@ -88,6 +93,7 @@ class GriffinSpringBlock(AbstractFrictionSystem):
     """
 
     n_dof = 2
+    n_internal = 2
 
     ground: AbstractDrive
     mu: float = 0.3
@@ -96,20 +102,11 @@ class GriffinSpringBlock(AbstractFrictionSystem):
     gravity: float = 9.81
 
     def __check_init__(self):
-        if not isinstance(self.ground, AbstractDrive) or jnp.shape(self.ground(0.0)) != (2,):
-            raise ValueError("ground must be a drive returning a (2,) floor acceleration")
-        check_real("mu", self.mu, nonnegative=True)
-        check_real("k_t", self.k_t, positive=True)
-        check_real("mass", self.mass, positive=True)
-        check_real("gravity", self.gravity, positive=True)
+        _check_ground(self.ground)
 
-    @property
-    def state_size(self):
-        return 9
-
-    def initial_state(self, q, v):
-        return jnp.concatenate([jnp.reshape(jnp.asarray(q, float), (2,)), jnp.reshape(jnp.asarray(v, float), (2,)),
-                                jnp.zeros(5)])
+    def constraints(self):
+        return (nonnegative("mu", self.mu), positive("k_t", self.k_t), positive("mass", self.mass),
+                positive("gravity", self.gravity))
 
     def _spring_rate(self, y):
         v, e = y[2:4], y[4:6]
@@ -119,13 +116,13 @@ class GriffinSpringBlock(AbstractFrictionSystem):
         sliding = (self.k_t * n >= limit) & (jnp.dot(v, e) > 0)
         return jnp.where(sliding, v - jnp.dot(v, unit) * unit, v)
 
-    def vector_field(self, t, y, args=None):
+    def rates(self, t, y):
         v, e = y[2:4], y[4:6]
         a_g = self.ground(t)
         f = -self.k_t * e
         e_dot = self._spring_rate(y)
-        return jnp.concatenate([v, -a_g + f / self.mass, e_dot,
-                                jnp.stack([self.k_t * jnp.dot(e, v - e_dot), 0.0 * t, -self.mass * jnp.dot(a_g, v)])])
+        return Rates(v, -a_g + f / self.mass, self.k_t * jnp.dot(e, v - e_dot), -self.mass * jnp.dot(a_g, v),
+                     internal=e_dot)
 
     def mechanical_energy(self, y):
         return 0.5 * self.mass * jnp.sum(y[..., 2:4] ** 2, axis=-1) + 0.5 * self.k_t * jnp.sum(y[..., 4:6] ** 2, axis=-1)

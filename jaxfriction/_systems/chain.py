@@ -2,7 +2,7 @@
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import nonnegative, real
 from .._laws.base import AbstractFrictionLaw
 from .contacts import AbstractContactSystem
 
@@ -47,16 +47,13 @@ class BurridgeKnopoffChain(AbstractContactSystem):
     def __check_init__(self):
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 2:
             raise ValueError(f"n must be an int >= 2, got {self.n!r}")
-        check_real("alpha", self.alpha)
-        check_real("omega", self.omega)
+
+    def constraints(self):
+        return (real("alpha", self.alpha), real("omega", self.omega))
 
     @property
     def n_dof(self):
         return self.n
-
-    @property
-    def independent_contacts(self):
-        return True
 
     @property
     def masses(self):
@@ -66,21 +63,19 @@ class BurridgeKnopoffChain(AbstractContactSystem):
     def normal(self):
         return self.masses
 
+    @property
+    def damping(self):
+        return 0.0
+
     def potential_energy(self, q):
         springs = 0.5 * self.n * jnp.sum(jnp.diff(q) ** 2)
         return springs + 0.5 * (2 * self.n) * q[-1] ** 2
 
     def contact_jacobian(self):
-        return jnp.eye(self.n)
+        return None  # block i on its own patch of floor: O(n) force balance
 
-    def contact_velocity(self, v):
-        return v
-
-    def generalized_force(self, f):
-        return f
-
-    def delassus_diagonal(self):
-        return 1.0 / self.masses
+    def surface_velocity(self, t):
+        return None
 
     def external_force(self, t):
         return jnp.zeros(self.n).at[0].set(-self.alpha * jnp.sin(self.omega * t))
@@ -115,18 +110,11 @@ class TwoBlocksOnBelt(AbstractContactSystem):
     belt_amplitude: float = 1.0
     belt_omega: float = 0.5
 
-    def __check_init__(self):
-        check_real("kappa", self.kappa, nonnegative=True)
-        check_real("belt_amplitude", self.belt_amplitude)
-        check_real("belt_omega", self.belt_omega)
+    n_dof = 2
 
-    @property
-    def n_dof(self):
-        return 2
-
-    @property
-    def independent_contacts(self):
-        return False
+    def constraints(self):
+        return (nonnegative("kappa", self.kappa), real("belt_amplitude", self.belt_amplitude),
+                real("belt_omega", self.belt_omega))
 
     @property
     def masses(self):
@@ -136,14 +124,18 @@ class TwoBlocksOnBelt(AbstractContactSystem):
     def normal(self):
         return jnp.ones(2)
 
+    @property
+    def damping(self):
+        return 0.0
+
     def potential_energy(self, q):
         return 0.5 * q[0] ** 2 + 0.5 * self.kappa * q[1] ** 2
 
     def contact_jacobian(self):
         return jnp.array([[1.0, 0.0], [-1.0, 1.0]])
 
+    def external_force(self, t):
+        return jnp.zeros(2) + 0.0 * t
+
     def surface_velocity(self, t):
         return jnp.stack([self.belt_amplitude * self.belt_omega * jnp.cos(self.belt_omega * t), 0.0 * t])
-
-    def surface_acceleration(self, t):
-        return jnp.stack([-self.belt_amplitude * self.belt_omega**2 * jnp.sin(self.belt_omega * t), 0.0 * t])

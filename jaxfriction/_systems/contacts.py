@@ -6,46 +6,42 @@ import jax
 import jax.numpy as jnp
 from equinox import AbstractVar
 
-from .._checks import check_real
+from .._checks import is_static_zero, nonnegative, positive
 from .._laws.base import AbstractFrictionLaw
-from .base import AbstractFrictionSystem
+from .base import AbstractFrictionSystem, Rates
 from .force_balance import coupled_force_balance
+from .oscillator import check_law
 
 
 class AbstractContactSystem(AbstractFrictionSystem):
     """``n`` lumped masses with ``c`` frictional contacts: ``M q'' = F(t, q, q') + W^T f``.
 
-    A concrete system gives the physics, the library does the rest:
+    The way to write your own multi-body system: a final subclass gives the physics, the
+    library does the rest (force balance, coupled stick, energy integrals, Moreau-Jean):
 
-    - ``masses`` ``(n,)`` (kg), ``normal`` ``(c,)`` normal forces (N) and ``law`` (one law;
-      its parameters may be ``(c,)`` arrays, one value per contact);
+    - fields (or properties) ``law`` (one scalar law; its parameters may be ``(c,)``
+      arrays, one value per contact), ``masses`` ``(n,)`` (kg), ``normal`` ``(c,)`` normal
+      forces (N) and ``damping`` (``(n,)`` viscous coefficients, N s/m, or ``0.0``);
+    - ``n_dof``: the number of bodies;
     - :meth:`potential_energy` ``V(q)``; spring forces are ``-grad V`` (``jax.grad``);
-    - :meth:`external_force` ``(n,)`` prescribed forces and :attr:`damping` ``(n,)``;
+    - :meth:`external_force` ``(n,)`` prescribed forces (N);
     - :meth:`contact_jacobian` ``W`` ``(c, n)``: contact slip velocities are
-      ``z' = W q' - v_s(t)`` (:meth:`surface_velocity`), and contact forces act on the bodies
-      as ``W^T f``;
-    - ``independent_contacts``: True when no two contacts share a body (then ``W M^-1 W^T``
-      is diagonal and ``f_eq`` costs O(c); override :meth:`contact_velocity`,
-      :meth:`generalized_force` and :meth:`delassus_diagonal` to keep a large system O(n));
-      otherwise ``f_eq`` comes from the coupled solve
-      of :func:`coupled_force_balance` over the near-sticking set ``|z'| <= law.stick_band()``.
+      ``z' = W q' - v_s(t)``, and contact forces act on the bodies as ``W^T f``. Return
+      ``None`` when contact ``i`` acts on body ``i`` alone (``W = I``, ``c = n``): then
+      ``f_eq`` and every step cost O(n);
+    - :meth:`surface_velocity` ``(c,)`` velocities of the surfaces the contacts slide on
+      (m/s), or ``None`` for a fixed floor.
 
-    State: ``[q (n), q' (n), E_friction, E_damping, W_input]`` as every system.
+    With a dense ``W`` the force balance of the near-sticking contacts (``|z'| <=
+    law.stick_band()``) is the coupled solve of :func:`coupled_force_balance` (Quinn 2004
+    Sec. 3.3); with ``W = I`` it is each contact's own. State: ``[q (n), q' (n),
+    E_friction, E_damping, W_input]``.
     """
 
     law: AbstractVar[AbstractFrictionLaw]
     masses: AbstractVar[jax.Array]
     normal: AbstractVar[jax.Array]
-
-    @property
-    @abc.abstractmethod
-    def n_dof(self) -> int:
-        """Number of bodies (degrees of freedom)."""
-
-    @property
-    @abc.abstractmethod
-    def independent_contacts(self) -> bool:
-        """True when every contact acts on its own body (diagonal Delassus operator)."""
+    damping: AbstractVar[jax.Array]
 
     @abc.abstractmethod
     def potential_energy(self, q):
@@ -53,37 +49,31 @@ class AbstractContactSystem(AbstractFrictionSystem):
 
     @abc.abstractmethod
     def contact_jacobian(self):
-        """``W`` ``(c, n)``: contact slip velocities are ``W q' - v_s``."""
+        """``W`` ``(c, n)`` (contact slip velocities ``W q' - v_s``), or None for ``W = I``."""
 
+    @abc.abstractmethod
     def external_force(self, t):
-        """Prescribed forces on the bodies ``(n,)`` (N); zero by default."""
-        return jnp.zeros(self.n_dof) + 0.0 * t
+        """Prescribed forces on the bodies ``(n,)`` (N)."""
 
-    @property
-    def damping(self):
-        """Viscous damping coefficients ``(n,)`` (N s/m); zero by default."""
-        return jnp.zeros(self.n_dof)
-
+    @abc.abstractmethod
     def surface_velocity(self, t):
-        """Velocity ``(c,)`` of the surface each contact slides on (0: fixed floor)."""
-        return jnp.zeros(jnp.shape(self.normal)) + 0.0 * t
-
-    def surface_acceleration(self, t):
-        """Acceleration ``(c,)`` of the surfaces."""
-        return jnp.zeros(jnp.shape(self.normal)) + 0.0 * t
+        """Velocities ``(c,)`` of the surfaces under the contacts (m/s), or None (fixed floor)."""
 
     def __check_init__(self):
-        if not isinstance(self.law, AbstractFrictionLaw):
-            raise ValueError(f"law must be a jaxfriction friction law, got {self.law!r}")
-        check_real("masses", self.masses, positive=True)
-        check_real("normal", self.normal, nonnegative=True)
+        check_law(self.law, vector=False)
         n, c = self.n_dof, jnp.shape(self.normal)[0] if jnp.ndim(self.normal) else 0
         if jnp.shape(self.masses) != (n,):
             raise ValueError(f"masses must have shape ({n},), got {jnp.shape(self.masses)}")
         if jnp.shape(self.normal) != (c,) or c < 1:
             raise ValueError(f"normal must be a 1-D array with one entry per contact, got {jnp.shape(self.normal)}")
-        if jnp.shape(self.contact_jacobian()) != (c, n):
-            raise ValueError(f"contact_jacobian must have shape ({c}, {n}), got {jnp.shape(self.contact_jacobian())}")
+        w = self.contact_jacobian()
+        if w is None and c != n:
+            raise ValueError(f"contact_jacobian None means one contact per body, but there are {c} contacts "
+                             f"and {n} bodies")
+        if w is not None and jnp.shape(w) != (c, n):
+            raise ValueError(f"contact_jacobian must have shape ({c}, {n}), got {jnp.shape(w)}")
+        if not is_static_zero(self.damping) and jnp.shape(self.damping) not in ((), (n,)):
+            raise ValueError(f"damping must be 0.0 or have shape ({n},), got {jnp.shape(self.damping)}")
         try:
             out = jax.eval_shape(self.law, jnp.zeros(c), jnp.zeros(c), jnp.zeros(c))
         except (TypeError, ValueError) as exc:
@@ -91,33 +81,54 @@ class AbstractContactSystem(AbstractFrictionSystem):
         if out.shape != (c,):
             raise ValueError(f"law parameters do not match the {c} contacts: law output shape {out.shape}")
 
+    def constraints(self):
+        return (positive("masses", self.masses), nonnegative("normal", self.normal),
+                nonnegative("damping", self.damping))
+
+    @property
+    def independent_contacts(self) -> bool:
+        """True when every contact acts on its own body (``contact_jacobian()`` is None)."""
+        return self.contact_jacobian() is None
+
+    def surface_acceleration(self, t):
+        """Accelerations ``(c,)`` of the surfaces (``d v_s / dt``), or None for a fixed floor."""
+        if self.surface_velocity(t) is None:
+            return None
+        return jax.jvp(self.surface_velocity, (t,), (jnp.ones_like(t),))[1]
+
     def nonfriction_force(self, t, q, v):
         """``-grad V(q) + F_ext(t) - c q'`` ``(n,)`` (N)."""
-        return -jax.grad(self.potential_energy)(q) + self.external_force(t) - self.damping * v
+        force = -jax.grad(self.potential_energy)(q) + self.external_force(t)
+        return force if is_static_zero(self.damping) else force - self.damping * v
 
     def contact_velocity(self, v):
-        """``W v`` ``(c,)``; override with a matrix-free form for large systems."""
-        return self.contact_jacobian() @ v
+        """``W v`` ``(c,)``."""
+        w = self.contact_jacobian()
+        return v if w is None else w @ v
 
     def generalized_force(self, f):
-        """``W^T f`` ``(n,)``; override with a matrix-free form for large systems."""
-        return self.contact_jacobian().T @ f
+        """``W^T f`` ``(n,)``."""
+        w = self.contact_jacobian()
+        return f if w is None else w.T @ f
 
     def delassus(self):
         """Delassus operator ``W M^-1 W^T`` ``(c, c)`` (1/kg)."""
         w = self.contact_jacobian()
-        return (w / self.masses) @ w.T
+        return jnp.diag(1.0 / self.masses) if w is None else (w / self.masses) @ w.T
 
     def delassus_diagonal(self):
-        """Diagonal of the Delassus operator ``(c,)``; override for large systems."""
-        return jnp.diagonal(self.delassus())
+        """Diagonal of the Delassus operator ``(c,)`` (1/kg)."""
+        w = self.contact_jacobian()
+        return 1.0 / self.masses if w is None else jnp.sum(w * w / self.masses, axis=1)
 
     def _contact_state(self, t, y):
         n = self.n_dof
         q, v = y[:n], y[n : 2 * n]
         nonfriction = self.nonfriction_force(t, q, v)
-        slip = self.contact_velocity(v) - self.surface_velocity(t)
-        free = self.contact_velocity(nonfriction / self.masses) - self.surface_acceleration(t)
+        slip, free = self.contact_velocity(v), self.contact_velocity(nonfriction / self.masses)
+        vs = self.surface_velocity(t)
+        if vs is not None:
+            slip, free = slip - vs, free - self.surface_acceleration(t)
         if self.independent_contacts:
             f_eq = -free / self.delassus_diagonal()
         else:
@@ -126,19 +137,22 @@ class AbstractContactSystem(AbstractFrictionSystem):
             f_eq = coupled_force_balance(self.delassus(), free, sliding, sticking)
         return q, v, nonfriction, slip, f_eq, self.law(slip, f_eq, self.normal)
 
-    def vector_field(self, t, y, args=None):
+    def rates(self, t, y):
         q, v, nonfriction, slip, _, f = self._contact_state(t, y)
         acc = (nonfriction + self.generalized_force(f)) / self.masses
-        power = jnp.stack([
-            -jnp.sum(f * slip),
-            jnp.sum(self.damping * v * v),
-            jnp.sum(self.external_force(t) * v) + jnp.sum(f * self.surface_velocity(t)),
-        ])
-        return jnp.concatenate([v, acc, power])
+        work = jnp.sum(self.external_force(t) * v)
+        vs = self.surface_velocity(t)
+        if vs is not None:
+            work = work + jnp.sum(f * vs)
+        damping = 0.0 if is_static_zero(self.damping) else jnp.sum(self.damping * v * v)
+        return Rates(v, acc, -jnp.sum(f * slip), work, damping)
 
     def mechanical_energy(self, y):
         n = self.n_dof
-        return 0.5 * jnp.sum(self.masses * y[n : 2 * n] ** 2) + self.potential_energy(y[:n])
+        return 0.5 * jnp.sum(self.masses * y[..., n : 2 * n] ** 2, axis=-1) + self._potential(y[..., :n])
+
+    def _potential(self, q):
+        return self.potential_energy(q) if q.ndim == 1 else jax.vmap(self.potential_energy)(q)
 
     def friction_force(self, t, y):
         return self._contact_state(t, y)[5]

@@ -1,127 +1,80 @@
-"""Sensitivities of observables to system parameters: gradients, elasticities, maps.
+"""Sensitivities of observables to system parameters: gradients, elasticities, a finite-difference check.
 
-Parameters are the floating-point leaves of a system (an equinox module), named by their
-path, e.g. ``"law.mu"``, ``"law.eps"``, ``"alpha"``, ``"stiffness"``. An observable is any
-scalar function of a system (dissipation per cycle, stick fraction, rest position, peak
-sliding...), usually built on :func:`~jaxfriction.simulate`.
+Parameters are named by their leaf paths in the system (``"law.mu"``, ``"law.eps"``,
+``"force.amplitude"``, ``"stiffness"``, ``"masses[2]"``; :func:`~jaxfriction.parameter_paths`
+lists them). An observable is any scalar function of a system (dissipation per cycle,
+stick fraction, rest position, peak sliding...), usually built on
+:func:`~jaxfriction.simulate`. For gradients over a grid of parameter values use
+:func:`~jaxfriction.sweep` (window observables) or :func:`~jaxfriction.sensitivity_map`.
 """
 
-import equinox as eqx
-import jax
+from __future__ import annotations
+
 import jax.numpy as jnp
 import numpy as np
-import xarray as xr
 
-
-def parameter_names(system):
-    """Paths of the floating-point leaves of ``system`` (``"law.mu"``, ``"alpha"``, ...)."""
-    names = []
-    for path, leaf in jax.tree_util.tree_leaves_with_path(system):
-        if isinstance(leaf, float) or (eqx.is_array(leaf) and jnp.issubdtype(leaf.dtype, jnp.floating)):
-            names.append(jax.tree_util.keystr(path).lstrip("."))
-    return names
-
-
-def _getter(name):
-    def get(tree):
-        for part in name.split("."):
-            tree = getattr(tree, part)
-        return tree
-
-    return get
-
-
-def _with(system, names, values):
-    return eqx.tree_at(lambda s: [_getter(n)(s) for n in names], system, [v for v in values],
-                       is_leaf=lambda x: x is None)
+from .._paths import check_paths, get_parameter, parameter_paths, set_parameters
+from .._templates import Template
+from .gradient import as_gradient_mode
 
 
 def _resolve(system, params):
-    names = parameter_names(system) if params is None else list(params)
-    known = set(parameter_names(system))
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        raise ValueError(f"params must name floating-point parameters of the system ({sorted(known)}), got {unknown or names}")
-    return names, jnp.stack([jnp.asarray(_getter(n)(system), dtype=float) for n in names])
+    if isinstance(system, Template):
+        system = system.system
+    names = parameter_paths(system) if params is None else ([params] if isinstance(params, str) else list(params))
+    if not names:
+        raise ValueError("params must name at least one parameter path")
+    check_paths(system, names, "params")
+    return system, names, {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
 
 
-def sensitivity(observable, system, params=None, mode="auto"):
+def sensitivity(observable, system, params=None, gradient="auto"):
     """Value, gradient and elasticities of ``observable(system)`` with respect to ``params``.
 
     Args:
         observable: scalar function of a system.
-        system: the system at the point of interest.
-        params: parameter paths (default: every floating-point leaf, :func:`parameter_names`).
-        mode: ``"forward"`` (``jax.jacfwd``: one pass per parameter, no stored trajectory),
-            ``"reverse"`` (``jax.grad``: one backward pass for all), or ``"auto"`` (forward for
-            up to 4 parameters, reverse beyond).
+        system: the system at the point of interest (or a :class:`~jaxfriction.Template`).
+        params: leaf paths (default: every floating-point parameter,
+            :func:`~jaxfriction.parameter_paths`); each must be a scalar (an element
+            ``"masses[2]"`` of an array leaf, not the whole array).
+        gradient: a gradient mode object (:class:`~jaxfriction.ForwardMode`,
+            :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name.
 
-    Returns: dict with ``value`` (float), ``gradient`` and ``elasticity`` (dicts name ->
-        float; the elasticity ``d ln Q / d ln p = (p / Q) dQ/dp`` is NaN where ``Q = 0``).
+    Returns: dict with ``value`` (float), ``gradient`` and ``elasticity`` (dicts path ->
+        float; the elasticity ``d ln Q / d ln p = (p / Q) dQ/dp`` is NaN where ``Q = 0``) and
+        ``mode`` (the mode used).
 
-    Raises: ValueError for unknown parameter names or mode.
+    Raises: ValueError for unknown or non-scalar paths, or a bad gradient mode.
     """
-    if mode not in ("auto", "forward", "reverse"):
-        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
-    names, p0 = _resolve(system, params)
+    system, names, p0 = _resolve(system, params)
+    bad = [n for n in names if p0[n].shape != ()]
+    if bad:
+        raise ValueError(f"params: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
+    mode = as_gradient_mode(gradient).resolve(len(names))
 
-    def f(p):
-        return observable(_with(system, names, list(p)))
+    def f(values):
+        return {"value": jnp.asarray(observable(set_parameters(system, values)))}, None
 
-    if mode == "auto":
-        mode = "forward" if len(names) <= 4 else "reverse"
-    value = f(p0)
-    grad = jax.jacfwd(f)(p0) if mode == "forward" else jax.grad(f)(p0)
-    value, grad, p = float(value), np.asarray(grad), np.asarray(p0)
+    out, jac, _ = mode.value_and_jacobian(f, p0)
+    value = float(out["value"])
+    grad = np.array([float(jac[n]["value"]) for n in names])
+    p = np.array([float(p0[n]) for n in names])
     elasticity = grad * p / value if value != 0 else np.full_like(grad, np.nan)
     return {"value": value, "gradient": dict(zip(names, grad.tolist())),
-            "elasticity": dict(zip(names, elasticity.tolist())), "mode": mode}
+            "elasticity": dict(zip(names, elasticity.tolist())), "mode": type(mode).__name__}
 
 
 def finite_difference_gradient(observable, system, params=None, rel_step=1e-6):
     """Central finite differences of ``observable`` (a cross-check of :func:`sensitivity`).
 
-    Step ``h = rel_step * max(|p|, 1)`` per parameter. Returns dict name -> float.
+    Step ``h = rel_step * max(|p|, 1)`` per parameter. Returns dict path -> float.
+    Raises: ValueError for unknown or non-scalar paths.
     """
-    names, p0 = _resolve(system, params)
+    system, names, p0 = _resolve(system, params)
     out = {}
-    for i, name in enumerate(names):
-        h = rel_step * max(abs(float(p0[i])), 1.0)
-        plus = observable(_with(system, names, list(p0.at[i].add(h))))
-        minus = observable(_with(system, names, list(p0.at[i].add(-h))))
+    for name in names:
+        h = rel_step * max(abs(float(p0[name])), 1.0)
+        plus = observable(set_parameters(system, {name: p0[name] + h}))
+        minus = observable(set_parameters(system, {name: p0[name] - h}))
         out[name] = float((plus - minus) / (2 * h))
     return out
-
-
-def sensitivity_map(observable, make_system, grid, params):
-    """Gradients of ``observable`` over a grid of parameter values, in one vmapped call.
-
-    Args:
-        observable: scalar function of a system.
-        make_system: ``make_system(**point)`` builds the system at a grid point.
-        grid: dict name -> 1-D array (the grid axes; their product is evaluated).
-        params: parameter paths of the built system to differentiate (forward mode).
-
-    Returns: ``xarray.Dataset`` with the grid as coordinates, the observable ``value`` and
-        ``d_<param>`` (dots replaced by underscores) for each parameter.
-    """
-    axes = {k: np.asarray(v, dtype=float) for k, v in grid.items()}
-    mesh = np.meshgrid(*axes.values(), indexing="ij")
-    flat = {k: jnp.asarray(m.ravel()) for k, m in zip(axes, mesh)}
-
-    def one(point):
-        system = make_system(**point)
-        names, p0 = _resolve(system, params)
-
-        def f(p):
-            return observable(_with(system, names, list(p)))
-
-        return f(p0), jax.jacfwd(f)(p0)
-
-    values, grads = jax.jit(jax.vmap(one))(flat)
-    shape = mesh[0].shape
-    dims = tuple(axes)
-    data = {"value": (dims, np.asarray(values).reshape(shape))}
-    for i, name in enumerate(params):
-        data["d_" + name.replace(".", "_")] = (dims, np.asarray(grads[:, i]).reshape(shape))
-    return xr.Dataset(data, coords={k: (k, v) for k, v in axes.items()})

@@ -1,6 +1,6 @@
 """A general sweep engine: chunked, sharded over local devices, saved chunk by chunk, resumable.
 
-``run_sweep(fn, grid)`` evaluates ``fn(**point)`` (a dict of scalar outputs) at every point
+``run_sweep(fn, grid)`` evaluates ``fn(**point)`` (a dict of per-lane outputs) at every point
 of a labelled grid. Lanes run in chunks of ``chunk_size``: ``vmap`` inside a chunk, the
 chunk's lanes sharded over the given devices (on CPU, split the host with
 ``jax.config.update("jax_num_cpu_devices", N)`` before JAX starts computing). With ``out_dir``
@@ -31,8 +31,8 @@ import xarray as xr
 from jax.experimental import multihost_utils
 from tqdm.auto import tqdm
 
-from .sharding import sharded_vmap
-from .._integrate.trajectory import STATUS_NONFINITE, STATUS_OK
+from ..._integrate.status import STATUS_NONFINITE, STATUS_OK
+from .sharding import compiled_batch
 
 SHARED_FILE_TIMEOUT = 60.0
 """Seconds a process waits for a file written by another process to appear in ``out_dir``
@@ -143,13 +143,13 @@ def _check_processes(folder, manifest, devices):
 
 
 def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices=None, progress=True, tag="",
-              finalize=None):
+              finalize=None, output_dims=None, coords=None):
     """Evaluate ``fn`` over a labelled grid (see module docstring).
 
     Args:
-        fn: ``fn(**point) -> dict`` of scalar JAX outputs; must be ``vmap``-able. An output
-            named ``status`` (int) is kept per lane; otherwise lanes with a non-finite output
-            get status 1.
+        fn: ``fn(**point) -> dict`` of JAX outputs (scalars, or arrays of a fixed shape per
+            lane); must be ``vmap``-able. An output named ``status`` (int) is kept per lane;
+            otherwise lanes with a non-finite output get status 1.
         grid: dict name -> 1-D array. By default the outer product of the axes; with
             ``samples=True`` the arrays are equal-length lists of points (e.g. a Latin
             hypercube), along a ``sample`` dimension.
@@ -163,6 +163,8 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         tag: free text that must match on resume (e.g. a hash of ``fn``'s settings).
         finalize: optional ``finalize(ds) -> ds`` applied before ``result.nc`` is written
             (labels, attributes of the calling workflow).
+        output_dims: ``output_dims(name, ndim) -> names`` of an output's ``ndim`` per-lane
+            axes (default ``<name>_dim<i>``); coords: dict dimension name -> labels of axes.
 
     Several processes: after ``jax.distributed.initialize(...)`` in every process (e.g. the
     same script started N times with ``coordinator_address``, ``num_processes`` and its
@@ -228,8 +230,6 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         for i in mine:  # a chunk being written when the run was killed; only the owner touches its files
             folder.joinpath(f"chunk_{i:06d}.tmp.npz").unlink(missing_ok=True)
 
-    jitted = sharded_vmap(fn, devices)
-
     def chunk_points(i):
         return {k: jnp.asarray(v[i * chunk : (i + 1) * chunk]) for k, v in padded.items()}
 
@@ -238,9 +238,19 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
             return {k: data[k] for k in data.files}
 
     compiled, compile_seconds = None, 0.0
-    parts, computed = {}, 0
+    parts, computed, pending = {}, 0, None
     start = time.perf_counter()
     desc = "sweep" if process_count == 1 else f"sweep [process {process_index}/{process_count}]"
+
+    def finish(i, result, file):
+        """Fetch chunk ``i``'s result (the device may still be computing it) and save it."""
+        out = {k: np.asarray(v) for k, v in jax.device_get(result).items()}
+        if file is not None:
+            tmp = file.with_suffix(".tmp.npz")
+            np.savez(tmp, **out)
+            os.replace(tmp, file)
+        parts[i] = out
+
     with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
         for done, i in enumerate(mine, 1):
             file = None if folder is None else folder / f"chunk_{i:06d}.npz"
@@ -248,19 +258,18 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
                 parts[i] = load(file)
             else:
                 if compiled is None:  # compile only when there is something to compute
-                    began = time.perf_counter()
-                    compiled = jitted.lower(chunk_points(0)).compile()
-                    compile_seconds = time.perf_counter() - began
-                out = {k: np.asarray(v) for k, v in jax.device_get(compiled(chunk_points(i))).items()}
-                if file is not None:
-                    tmp = file.with_suffix(".tmp.npz")
-                    np.savez(tmp, **out)
-                    os.replace(tmp, file)
-                parts[i] = out
+                    compiled, compile_seconds = compiled_batch(fn, chunk_points(0), devices)
+                # dispatch this chunk, then fetch and save the previous one while it runs
+                result = compiled(chunk_points(i))
+                if pending is not None:
+                    finish(*pending)
+                pending = (i, result, file)
                 computed += 1
             bar.update(1)
             elapsed = time.perf_counter() - start - compile_seconds
-            bar.set_postfix(lanes_per_s=f"{done * chunk / elapsed:.3g}")
+            bar.set_postfix(lanes_per_s=f"{done * chunk / max(elapsed, 1e-9):.3g}")
+        if pending is not None:
+            finish(*pending)
     run_seconds = time.perf_counter() - start - compile_seconds
 
     if process_count > 1:
@@ -277,12 +286,19 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
 
     shape = tuple(a.size for a in axes.values()) if not samples else (total,)
     ordered = [parts[i] for i in range(n_chunks)]
-    data = {k: np.concatenate([p[k] for p in ordered])[:total].reshape(shape) for k in ordered[0]}
+    data = {}
+    for k in ordered[0]:
+        joined = np.concatenate([p[k] for p in ordered])[:total]
+        data[k] = joined.reshape(shape + joined.shape[1:])
     if "status" not in data:
-        finite = np.all([np.isfinite(v) for v in data.values()], axis=0)
+        finite = np.all([np.isfinite(v).reshape(shape + (-1,)).all(axis=-1) for v in data.values()], axis=0)
         data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
-    coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
-    ds = xr.Dataset({k: (dims, v) for k, v in data.items()}, coords=coords,
+    def var_dims(k, v):
+        n = v.ndim - len(shape)
+        return dims + (tuple(output_dims(k, n)) if output_dims else tuple(f"{k}_dim{i}" for i in range(n)))
+
+    axis_coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
+    ds = xr.Dataset({k: (var_dims(k, v), v) for k, v in data.items()}, coords={**axis_coords, **dict(coords or {})},
                     attrs={"chunks_computed": computed, "chunks_loaded": n_chunks - computed,
                            "chunk_size": chunk, "devices": len(devices), "tag": tag,
                            "compile_seconds": compile_seconds, "run_seconds": run_seconds,

@@ -1,0 +1,42 @@
+"""The event-driven solver as a solver object of :func:`~jaxfriction.simulate` (diffrax loaded when used)."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from .._integrate.solvers import AbstractSolver
+
+
+class EventDriven(AbstractSolver):
+    """Exact Coulomb friction by event-driven regime switching (slip+, slip-, stick).
+
+    A solver object for :func:`~jaxfriction.simulate`; see
+    :func:`~jaxfriction.simulate_event_driven` (which also returns the event log) for the
+    method, the differentiable event times and the options. Single-contact
+    :class:`~jaxfriction.Oscillator` systems with ``Coulomb`` or ``StaticKineticCoulomb``
+    friction. Saves at ``SaveAt(ts=...)`` or ``SaveAt(n=...)`` (default ``n=1000``); ``dt`` is
+    not used (the step is adaptive, at most ``dtmax``).
+
+    Args: ``max_events`` (static int >= 1), ``rtol``, ``atol``, ``dtmax``, ``max_steps``,
+        ``adjoint`` (a diffrax adjoint; ``diffrax.ForwardMode()`` for ``jax.jvp``).
+    """
+
+    max_events: int = eqx.field(default=256, static=True)
+    rtol: float = 1e-12
+    atol: float = 1e-12
+    dtmax: float = 0.1
+    max_steps: int = eqx.field(default=100_000, static=True)
+    adjoint: object = None
+
+    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+        del dt, args
+        from .event_driven import simulate_event_driven
+
+        if saveat.every is not None:
+            raise ValueError("SaveAt(every=...) needs a fixed-step solver; use SaveAt(n=...) or SaveAt(ts=...)")
+        ts = saveat.ts if saveat.ts is not None else jnp.linspace(t0, t1, (saveat.n or 1000) + 1)
+        traj, _ = simulate_event_driven(system, y0, t0, t1, ts, max_events=self.max_events, rtol=self.rtol,
+                                        atol=self.atol, dtmax=self.dtmax, max_steps=self.max_steps,
+                                        adjoint=self.adjoint)
+        return traj.ts, traj.ys, traj.status

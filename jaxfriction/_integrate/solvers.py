@@ -1,0 +1,140 @@
+"""Solver objects of :func:`~jaxfriction.simulate`: RK4 in ``lax.scan`` and any diffrax solver.
+
+A solver is a small equinox module with its options as fields and one method,
+``integrate(system, y0, t0, t1, dt, saveat, args) -> (ts, ys, status)``; the exact Coulomb
+solvers (:class:`~jaxfriction.MoreauJean`, :class:`~jaxfriction.EventDriven`) follow the
+same interface. diffrax is imported only when a diffrax solver is used.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from .._checks import check_real, check_time_span
+from .grid import fixed_grid
+from .rk4 import rk4_scan
+from .saveat import SaveAt
+from .stability import RK4_STABILITY_LIMIT, stick_band_rate
+from .status import (
+    STATUS_NONFINITE,
+    STATUS_OK,
+    STATUS_SOLVER_FAILED,
+    STATUS_UNSTABLE_STEP,
+)
+
+
+class AbstractSolver(eqx.Module):
+    """A way to integrate a system: ``integrate(...) -> (ts, ys, status)``."""
+
+    @abc.abstractmethod
+    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+        """Integrate from the full state ``y0`` at ``t0`` to ``t1``.
+
+        Returns: ``(ts (k,), ys (k, state_size), status)`` with the status codes of
+            :mod:`jaxfriction._integrate.status`.
+        """
+
+
+def fixed_step_grid(t0, t1, dt, saveat: SaveAt):
+    """``(n_saves, save_every, h)`` of a step-aligned fixed-step run for ``saveat``.
+
+    Raises: ValueError for ``saveat.ts`` (fixed-step solvers save on their grid), a missing
+        or invalid ``dt``, or an invalid span.
+    """
+    if saveat.ts is not None:
+        raise ValueError("SaveAt(ts=...) needs an adaptive or event-driven solver; fixed-step solvers save "
+                         "on their grid: use SaveAt(every=k) or SaveAt(n=k)")
+    if dt is None:
+        raise ValueError("dt is required for fixed-step integration")
+    if saveat.n is None:
+        return fixed_grid(t0, t1, dt, saveat.every or 1)
+    n_min = fixed_grid(t0, t1, dt, None)[1]
+    every = math.ceil(n_min / saveat.n)
+    return saveat.n, every, (float(t1) - float(t0)) / (saveat.n * every)
+
+
+def finite_status(ys, ok=True):
+    """``STATUS_OK``, ``STATUS_NONFINITE`` for a non-finite state, ``STATUS_SOLVER_FAILED`` if not ``ok``."""
+    finite = jnp.all(jnp.isfinite(ys))
+    return jnp.where(ok, jnp.where(finite, STATUS_OK, STATUS_NONFINITE), STATUS_SOLVER_FAILED)
+
+
+class RK4(AbstractSolver):
+    """Classical fixed-step RK4 in ``lax.scan``: the papers' method and the default.
+
+    Quinn 2004 Sec. 3 and paper 002 Sec. 4 integrate with it; it is the fastest path (small
+    states are stepped component by component, :func:`~jaxfriction.rk4_scan`), works under
+    ``jit``/``vmap``/``grad`` and needs concrete ``t0``, ``t1`` and ``dt``. Grids are
+    step-aligned: the step is ``(t1 - t0) / n_steps <= dt`` (:func:`~jaxfriction.fixed_grid`).
+    A run whose step makes RK4 unstable inside a contact's stick band gets
+    ``STATUS_UNSTABLE_STEP`` (:func:`~jaxfriction.stick_band_rate`).
+
+    Args:
+        checkpoint: bound the memory of reverse-mode gradients to O(n_saves
+            sqrt(save_every)) states for about one extra forward run (values unchanged;
+            reverse-mode gradients differ from unchecked ones by round-off, up to ~1e-11
+            relative, because XLA fuses the recomputed steps differently).
+    """
+
+    checkpoint: bool = eqx.field(default=False, static=True)
+
+    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
+        ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
+        status = finite_status(ys)
+        rate = stick_band_rate(system)
+        if rate is not None:
+            status = jnp.where((status == STATUS_OK) & (h * rate > RK4_STABILITY_LIMIT), STATUS_UNSTABLE_STEP, status)
+        return ts, ys, status
+
+
+class Diffrax(AbstractSolver):
+    """Any diffrax solver, fixed-step or adaptive (``diffrax.Tsit5()``, ``diffrax.Kvaerno5()``, ...).
+
+    A solver without an error estimate (``diffrax.Euler()``, :class:`~jaxfriction.ClassicRK4`)
+    steps exactly through the fixed step-aligned grid (``diffrax.StepTo``); an adaptive one
+    uses a PID controller with ``rtol``/``atol`` and first step ``dt`` (or diffrax's
+    choice if None). Passing a bare diffrax solver to ``simulate`` means ``Diffrax(solver)``.
+
+    Args:
+        solver: a ``diffrax.AbstractSolver`` instance.
+        rtol, atol: adaptive tolerances (> 0).
+        max_steps: diffrax step budget (a lane that needs more gets ``STATUS_SOLVER_FAILED``).
+
+    Raises: ValueError for a solver that is not a diffrax solver or bad tolerances.
+    """
+
+    solver: object
+    rtol: float = 1e-8
+    atol: float = 1e-10
+    max_steps: int = eqx.field(default=1_000_000, static=True)
+
+    def __check_init__(self):
+        import diffrax
+
+        if not isinstance(self.solver, diffrax.AbstractSolver):
+            raise ValueError(f"solver must be a diffrax solver, got {self.solver!r}")
+        check_real("rtol", self.rtol, positive=True)
+        check_real("atol", self.atol, positive=True)
+
+    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+        from .diffrax_solvers import diffrax_solve, is_adaptive
+
+        if is_adaptive(self.solver):
+            check_time_span(t0, t1, dt)
+            ts = saveat.ts if saveat.ts is not None else jnp.linspace(t0, t1, (saveat.n or 1000) + 1)
+            if saveat.every is not None:
+                raise ValueError("SaveAt(every=...) needs a fixed-step solver; use SaveAt(n=...) or SaveAt(ts=...)")
+            ys, ok = diffrax_solve(system, y0, t0, t1, self.solver, jnp.asarray(ts), dt0=dt, rtol=self.rtol,
+                                   atol=self.atol, max_steps=self.max_steps, args=args)
+        else:
+            n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
+            ts = t0 + jnp.arange(n_saves + 1) * (every * h)
+            step_ts = t0 + jnp.arange(n_saves * every + 1) * h
+            ys, ok = diffrax_solve(system, y0, t0, t1, self.solver, ts, step_ts=step_ts, rtol=self.rtol,
+                                   atol=self.atol, max_steps=max(self.max_steps, n_saves * every + 1), args=args)
+        return ts, ys, finite_status(ys, ok)

@@ -1,0 +1,35 @@
+"""Per-trajectory status codes: a lane of a batch is flagged, never lost and never silently wrong.
+
+Every :class:`~jaxfriction.Trajectory` carries one, and every sweep dataset has a
+``status`` variable with these codes (``flag_values`` / ``flag_meanings`` attributes, the
+CF convention); ``jaxfriction sweep`` counts them in its summary.
+"""
+
+#: The run is fine.
+STATUS_OK = 0
+#: A state became NaN or infinite.
+STATUS_NONFINITE = 1
+#: The diffrax solver failed (e.g. ``max_steps`` reached).
+STATUS_SOLVER_FAILED = 2
+#: The event-driven solver used its whole event budget before ``t1``.
+STATUS_EVENT_BUDGET = 3
+#: A parameter of the lane is out of its range (e.g. a negative ``mu`` or a NaN forcing
+#: scale); the lane's observables are NaN.
+STATUS_INVALID_PARAMETER = 4
+#: Fixed-step RK4 is unstable inside a contact's stick band (``h * rate > 2.785``, see
+#: :func:`~jaxfriction.stick_band_rate`): the trajectory stays bounded by the law's clip,
+#: but it chatters in stick and its derivatives grow without bound.
+STATUS_UNSTABLE_STEP = 5
+#: A requested gradient is NaN or infinite although the run itself is fine.
+STATUS_NONFINITE_GRADIENT = 6
+
+#: code -> meaning, for reports.
+STATUS_MEANINGS = {
+    STATUS_OK: "ok",
+    STATUS_NONFINITE: "non-finite state",
+    STATUS_SOLVER_FAILED: "solver failed",
+    STATUS_EVENT_BUDGET: "event budget exhausted",
+    STATUS_INVALID_PARAMETER: "invalid parameter",
+    STATUS_UNSTABLE_STEP: "RK4 step unstable in the stick band",
+    STATUS_NONFINITE_GRADIENT: "non-finite gradient",
+}

@@ -1,0 +1,337 @@
+"""Templates: a system with the run settings of its source paper, ready for every workflow.
+
+A :class:`Template` holds a system (the template system whose leaf paths name what varies)
+and the defaults a workflow needs to run it: the RK4 step of the paper, the run length and
+the measured window (or a number of forcing cycles and the path of the forcing frequency),
+the initial state, and a default grid and gradient for the command line. ``jf.sweep``,
+``jf.fit`` and ``jaxfriction sweep`` accept a template wherever they accept a system and
+take these defaults from it; explicit arguments win.
+
+The named templates (:data:`TEMPLATES`, built by :func:`template`) are the demo systems of
+the source papers. Their builders tie the regularization width to the step the way the
+papers do (Quinn's ``eps = 2 dt`` for the oscillator and belt, ``eps = 10 omega dt`` for the
+chain), so ``template("oscillator", dt=0.005)`` halves both. A researcher's own template is
+a :class:`Template` of their own system (or a function returning one, which the command
+line finds as ``--system package.module:function``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+import jax.numpy as jnp
+import numpy as np
+
+from ._checks import check_real
+from ._forcing.drives import Constant, Harmonic
+from ._laws import (
+    Awrejcewicz,
+    Coulomb,
+    Karnopp,
+    Quinn,
+    StaticKineticCoulomb,
+    StaticKineticQuinn,
+    Threlfall,
+    VelocityLimited,
+)
+from ._paths import check_paths, get_parameter, set_parameters
+from ._systems.base import AbstractFrictionSystem
+from ._systems.chain import BurridgeKnopoffChain, TwoBlocksOnBelt
+from ._systems.oscillator import Oscillator, disc_on_driving_disc
+
+
+@dataclasses.dataclass(frozen=True)
+class Template:
+    """A system and the settings to run it (see the module docstring).
+
+    Attributes:
+        system: the template system (any :class:`~jaxfriction.AbstractFrictionSystem`).
+        dt: RK4 step bound (time units of the system), > 0.
+        t1: run length from ``t = 0`` (time units), with ``window``; or None with ``cycles``
+            (both None: the run length is left to the workflow's arguments).
+        window: length of the measured final window (``0 < window <= t1``).
+        cycles: run this many forcing periods and measure the last (int >= 1), with
+            ``frequency``.
+        frequency: path of the forcing frequency (rad per time unit), e.g. ``"force.omega"``.
+        y0: initial positions and velocities ``(2 n_dof,)``; None: at rest at the origin.
+        grid: default sweep axes for the command line, path -> ``"MIN:MAX:N"`` or values.
+        wrt: default gradient paths for the command line.
+        name, description, source: labels (the source names the paper and equation).
+
+    Raises: ValueError naming a field: not a system, ``dt <= 0``, both ``t1`` and
+        ``cycles``, a ``frequency`` or ``wrt``/``grid`` path the system lacks.
+    """
+
+    system: AbstractFrictionSystem
+    dt: float
+    t1: float | None = None
+    window: float | None = None
+    cycles: int | None = None
+    frequency: str | None = None
+    y0: Any = None
+    grid: dict = dataclasses.field(default_factory=dict)
+    wrt: tuple = ()
+    name: str = ""
+    description: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.system, AbstractFrictionSystem):
+            raise ValueError(f"system must be a jaxfriction system, got {type(self.system).__name__}")
+        check_real("dt", self.dt, positive=True)
+        if self.t1 is not None or self.cycles is not None or self.window is not None:
+            check_times(self.system, self.t1, self.window, self.cycles, self.frequency)
+        check_paths(self.system, self.grid, "grid")
+        check_paths(self.system, self.wrt, "wrt")
+
+    def replace(self, **changes) -> "Template":
+        """A copy with fields replaced (``dataclasses.replace``), validated again."""
+        return dataclasses.replace(self, **changes)
+
+    def with_parameters(self, values: dict) -> "Template":
+        """A copy whose system has the parameters ``{path: value}`` set (see
+        :func:`~jaxfriction.set_parameters`)."""
+        return self.replace(system=set_parameters(self.system, values))
+
+    def times(self, system=None) -> tuple[float, float]:
+        """``(t_measure, t1)``, the measured window of a run from ``t = 0``, for ``system``
+        (default the template's): with ``cycles`` the period is read from the system's
+        ``frequency`` parameter."""
+        return run_times(self.system if system is None else system, self.t1, self.window, self.cycles,
+                         self.frequency)
+
+
+def check_times(system, t1, window, cycles, frequency):
+    """Validate a run specification: ``t1`` (and ``window``), or ``cycles`` and ``frequency``.
+
+    Raises: ValueError naming the argument.
+    """
+    if cycles is not None:
+        if t1 is not None or window is not None:
+            raise ValueError("give cycles (with frequency), or t1 and window, not both")
+        if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
+            raise ValueError(f"cycles must be an int >= 1, got {cycles!r}")
+        if frequency is None:
+            raise ValueError("cycles needs frequency, the path of the forcing frequency (e.g. 'force.omega')")
+        check_paths(system, [frequency], "frequency")
+        check_real("frequency", get_parameter(system, frequency), positive=True)
+        return
+    if t1 is None:
+        raise ValueError("give t1 (the run length) or cycles and frequency")
+    check_real("t1", t1, positive=True)
+    if window is not None:
+        check_real("window", window, positive=True)
+        if float(window) > float(t1):
+            raise ValueError(f"window must not be longer than the run, got window={window}, t1={t1}")
+
+
+def run_times(system, t1, window, cycles, frequency) -> tuple[float, float]:
+    """``(t_measure, t_end)``: the measured window of a run from ``t = 0`` (default: all of it).
+
+    With ``cycles`` the window is the last period, ``[(cycles - 1) T, (cycles - 1) T + T]``.
+    """
+    check_times(system, t1, window, cycles, frequency)
+    if cycles is not None:
+        period = 2 * math.pi / float(get_parameter(system, frequency))
+        return (cycles - 1) * period, (cycles - 1) * period + period
+    return (0.0 if window is None else float(t1) - float(window)), float(t1)
+
+
+# ---------------------------------------------------------------------------------------------
+# the named templates of the source papers
+
+#: Laws of the oscillator template by name, built from ``(mu, eps)``; ``eps`` is the law's
+#: regularization width (Karnopp's ``eta``, Threlfall's ``v0``), ignored by Coulomb.
+OSCILLATOR_LAWS = {
+    "quinn": lambda mu, eps: Quinn(mu=mu, eps=eps),
+    "coulomb": lambda mu, eps: Coulomb(mu=mu),
+    "velocity-limited": lambda mu, eps: VelocityLimited(mu=mu, eps=eps),
+    "karnopp": lambda mu, eps: Karnopp(mu_s=mu, eta=eps),
+    "threlfall": lambda mu, eps: Threlfall(mu=mu, v0=eps),
+    "awrejcewicz": lambda mu, eps: Awrejcewicz(mu_s=mu, delta=0.0, eps=eps),
+}
+
+#: Laws of the belt template by name, built from ``(mu_s, mu_k, eps)``.
+BELT_LAWS = {
+    "quinn": lambda mu_s, mu_k, eps: StaticKineticQuinn(mu_s=mu_s, mu_k=mu_k, eps=eps),
+    "karnopp": lambda mu_s, mu_k, eps: Karnopp(mu_s=mu_s, mu_k=mu_k, eta=eps),
+    "coulomb": lambda mu_s, mu_k, eps: StaticKineticCoulomb(mu_s=mu_s, mu_k=mu_k),
+}
+
+
+def _choose(table, law, what):
+    if law not in table:
+        raise ValueError(f"law must be one of {sorted(table)} for the {what} template, got {law!r}")
+    return table[law]
+
+
+def oscillator_template(dt=0.01, law="quinn") -> Template:
+    """Quinn's forced friction oscillator, Quinn 2004 eq. (5) and Fig. 7 case (a).
+
+    ``x'' + x = f + alpha sin(omega t)`` with ``mu N = 1``, ``alpha = 1.2``, ``omega = 0.5``
+    (sustained sticking), nondimensional (``m = k = N = 1``), Quinn's law with ``eps = 2 dt``;
+    50 forcing cycles from rest, the last measured (Quinn Sec. 3.1.2). Command-line default
+    grid: ``law.mu`` 0.05..1 and ``force.amplitude`` 0.05..2 (64 x 64), ``dD/d law.mu``.
+
+    Args: ``dt`` RK4 step (> 0); ``law`` a name of :data:`OSCILLATOR_LAWS`.
+    """
+    check_real("dt", dt, positive=True)
+    system = Oscillator(law=_choose(OSCILLATOR_LAWS, law, "oscillator")(1.0, 2 * dt), force=Harmonic(1.2, 0.5))
+    return Template(system, dt=dt, cycles=50, frequency="force.omega",
+                    grid={"law.mu": "0.05:1.0:64", "force.amplitude": "0.05:2.0:64"},
+                    wrt=("law.mu",) if law != "coulomb" else (), name="oscillator",
+                    description=f"forced friction oscillator, {law} law (eps = 2 dt)",
+                    source="Quinn 2004 eq. 5, Fig. 7(a)")
+
+
+def belt_template(dt=0.01, law="quinn") -> Template:
+    """Spring-mass on a belt (paper 004, system 2): stick up to ``mu_s N``, slip at ``mu_k N``.
+
+    ``m x'' + k x = f(x' - v0)``, nondimensional ``m = k = N = 1``, ``mu_s = 0.6``,
+    ``mu_k = 0.4``, ``v0 = 0.5``, :class:`~jaxfriction.StaticKineticQuinn` with ``eps = 2 dt``
+    (continuous in the slip velocity, the one to differentiate); 60 time units from rest,
+    the last 20 measured. Command-line default grid: ``surface.value`` (the belt speed)
+    0.05..0.35 and ``law.mu_k`` 0.2..0.5 (16 x 16), gradients in ``law.mu_s``, ``law.mu_k``.
+
+    Args: ``dt`` RK4 step (> 0); ``law`` a name of :data:`BELT_LAWS`.
+    """
+    check_real("dt", dt, positive=True)
+    friction = _choose(BELT_LAWS, law, "belt")(0.6, 0.4, 2 * dt)
+    system = Oscillator(law=friction, surface=Constant(0.5))
+    return Template(system, dt=dt, t1=60.0, window=20.0,
+                    grid={"surface.value": "0.05:0.35:16", "law.mu_k": "0.2:0.5:16"},
+                    wrt=("law.mu_s", "law.mu_k") if law != "coulomb" else (), name="belt",
+                    description=f"spring-mass on a belt, {law} law", source="paper 004, system 2")
+
+
+def disc_template(dt=1e-3, law="awrejcewicz") -> Template:
+    """Disc on a driving disc with the continuous Awrejcewicz law (paper 002, eq. 5).
+
+    The paper's parameters (:func:`~jaxfriction.disc_on_driving_disc`) and step ``dt = 1e-3``;
+    50 excitation periods (``Omega = 2``), the last measured. Command-line default grid:
+    ``surface.value`` (``omega_dr``) 0.02..0.4 (64), ``dD/d law.mu_s``.
+
+    Args: ``dt`` RK4 step (> 0); ``law``: ``"awrejcewicz"`` only.
+    """
+    check_real("dt", dt, positive=True)
+    _choose({"awrejcewicz": None}, law, "disc")
+    return Template(disc_on_driving_disc(), dt=dt, cycles=50, frequency="force.omega",
+                    grid={"surface.value": "0.02:0.4:64"}, wrt=("law.mu_s",), name="disc",
+                    description="disc on a driving disc, Awrejcewicz law", source="paper 002 eq. 5")
+
+
+def chain_template(dt=0.01, law="quinn", n=32) -> Template:
+    """The Burridge-Knopoff chain of Quinn 2004 Sec. 3.2 (Fig. 9).
+
+    ``n = 32`` blocks, ``alpha = 0.25``, ``omega = 0.5``, Quinn's law with ``eps = 10 omega
+    dt`` (as printed), four cycles from rest, the last measured. Command-line default grid:
+    ``alpha`` 0.05..0.5 (16), ``dD/d alpha``.
+
+    Args: ``dt`` RK4 step (> 0; keep it below about ``1/n``); ``law``: ``"quinn"``,
+        ``"coulomb"`` or ``"velocity-limited"``; ``n`` blocks (int >= 2).
+    """
+    check_real("dt", dt, positive=True)
+    laws = {"quinn": lambda eps: Quinn(1.0, eps), "coulomb": lambda eps: Coulomb(1.0),
+            "velocity-limited": lambda eps: VelocityLimited(1.0, eps)}
+    system = BurridgeKnopoffChain(law=_choose(laws, law, "chain")(10 * 0.5 * dt), n=n, alpha=0.25, omega=0.5)
+    return Template(system, dt=dt, cycles=4, frequency="omega", grid={"alpha": "0.05:0.5:16"},
+                    wrt=("alpha",) if law != "coulomb" else (), name="chain",
+                    description=f"Burridge-Knopoff chain, n = {n}, {law} law", source="Quinn 2004 Sec. 3.2, Fig. 9")
+
+
+def two_blocks_template(dt=1e-3, law="quinn") -> Template:
+    """Two stacked blocks on a moving belt, coupled contacts (Quinn 2004 Sec. 3.3, Fig. 11).
+
+    ``kappa = 2``, ``mu = (0.5, 0.25)`` (paths ``law.mu[0]``, ``law.mu[1]``), belt ``u =
+    sin(0.5 t)``, Quinn's law with ``eps = 2 dt``; four belt periods from rest, the last
+    measured. Command-line default grid: ``kappa`` 0.5..4 (16), ``dD/d kappa``.
+
+    Args: ``dt`` RK4 step (> 0); ``law``: ``"quinn"`` or ``"coulomb"``.
+    """
+    check_real("dt", dt, positive=True)
+    mu = jnp.array([0.5, 0.25])
+    laws = {"quinn": lambda: Quinn(mu, 2 * dt), "coulomb": lambda: Coulomb(mu)}
+    system = TwoBlocksOnBelt(law=_choose(laws, law, "two-blocks")())
+    return Template(system, dt=dt, cycles=4, frequency="belt_omega", grid={"kappa": "0.5:4.0:16"},
+                    wrt=("kappa",) if law != "coulomb" else (), name="two-blocks",
+                    description=f"two blocks on a belt, {law} law", source="Quinn 2004 Sec. 3.3, Fig. 11")
+
+
+#: name -> template builder ``(dt=..., law=...) -> Template``.
+TEMPLATES: dict[str, Callable[..., Template]] = {
+    "oscillator": oscillator_template,
+    "belt": belt_template,
+    "disc": disc_template,
+    "chain": chain_template,
+    "two-blocks": two_blocks_template,
+}
+
+
+def template(name: str, **options) -> Template:
+    """The named template (a key of :data:`TEMPLATES`), built with ``options`` (``dt``, ``law``).
+
+    Raises: ValueError for an unknown name (the message lists the known ones) or option.
+    """
+    if name not in TEMPLATES:
+        raise ValueError(f"system must be one of {sorted(TEMPLATES)} (or module:attribute of your own), got {name!r}")
+    try:
+        return TEMPLATES[name](**options)
+    except TypeError as exc:
+        raise ValueError(f"template {name!r}: {exc}") from None
+
+
+def load_template(spec, *, dt=None, law=None) -> Template:
+    """The template named by ``spec``: a key of :data:`TEMPLATES`, or a user's own as
+    ``package.module:attribute`` or ``path/to/file.py:attribute``.
+
+    The attribute may be a :class:`Template`, a function returning one (called with ``dt``
+    and ``law`` where it accepts them), or a bare system (then ``dt`` is required and the
+    run length comes from the caller). ``dt`` replaces the template's step; ``law`` selects
+    a named law of a library template.
+
+    Raises: ValueError naming ``system`` (unknown name, module or attribute, or not a
+        template), ``law`` (a law for a template that takes none) or ``dt``.
+    """
+    import importlib
+    import importlib.util
+    import inspect
+    from pathlib import Path
+
+    options = {k: v for k, v in (("dt", dt), ("law", law)) if v is not None}
+    if spec in TEMPLATES:
+        return template(spec, **options)
+    module_name, sep, attr = str(spec).rpartition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"system must be one of {sorted(TEMPLATES)} or module:attribute of your own, got {spec!r}")
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            loader = importlib.util.spec_from_file_location(path.stem, path)
+            if loader is None or not path.is_file():
+                raise ImportError(f"no file {path}")
+            module = importlib.util.module_from_spec(loader)
+            loader.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+        obj = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"system {spec!r}: {exc}") from None
+    if callable(obj) and not isinstance(obj, (Template, AbstractFrictionSystem)):
+        accepted = inspect.signature(obj).parameters
+        unknown = [k for k in options if k not in accepted]
+        if "law" in unknown:
+            raise ValueError(f"law: {spec} takes no law argument")
+        obj = obj(**{k: v for k, v in options.items() if k in accepted})
+        options = {k: v for k, v in options.items() if k in unknown}
+    if isinstance(obj, AbstractFrictionSystem):
+        if dt is None:
+            raise ValueError(f"dt: {spec} is a bare system; give its step (--dt) and run length")
+        obj = Template(obj, dt=dt)  # the caller gives the run length
+    if not isinstance(obj, Template):
+        raise ValueError(f"system {spec!r} must be a Template, a function returning one, or a system; got "
+                         f"{type(obj).__name__}")
+    if "law" in options:
+        raise ValueError(f"law: {spec} takes no law argument")
+    return obj.replace(dt=dt) if "dt" in options else obj

@@ -1,0 +1,1 @@
+"""Parameter identification from measured trajectories."""

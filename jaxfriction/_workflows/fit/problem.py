@@ -1,0 +1,322 @@
+"""The least-squares problem of :func:`~jaxfriction.fit` and its optimizer loops.
+
+The template system, records, parameter paths and transforms as one equinox pytree (data
+arrays are dynamic leaves, the grid structure static, so a second fit of the same shapes
+reuses the compiled code); the residuals, the loss and its gradient in forward or reverse
+mode; the optimizer loops (any optax ``GradientTransformation``, any optimistix
+least-squares solver) that record the loss history.
+"""
+
+from __future__ import annotations
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from ..._integrate.rk4 import rk4_scan
+from ..._integrate.simulate import simulate
+from ..._paths import set_parameters
+
+
+class Record(eqx.Module):
+    q: jax.Array | None  # (n, kq) measured positions
+    v: jax.Array | None  # (n, kv) measured velocities
+    y0: jax.Array | None  # (2 n_dof,) known initial state
+    weight: jax.Array
+    q_dofs: tuple = eqx.field(static=True)
+    v_dofs: tuple = eqx.field(static=True)
+    t_bounds: tuple = eqx.field(static=True)  # segment start times (S Python floats) and the end time
+    i_bounds: tuple = eqx.field(static=True)  # segment boundary sample indices, S + 1 ints
+    h: float = eqx.field(static=True)  # RK4 step
+    n_sub: int = eqx.field(static=True)  # RK4 steps per sample interval
+
+    @property
+    def n_segments(self):
+        return len(self.i_bounds) - 1
+
+    @property
+    def n_free_states(self):
+        return self.n_segments - (self.y0 is not None)
+
+
+class Problem(eqx.Module):
+    system: object  # the template system; the fitted paths are set in it
+    names: tuple = eqx.field(static=True)  # the fitted paths
+    kinds: tuple = eqx.field(static=True)  # per parameter: "free", "lower", "upper", "interval"
+    n_data: int = eqx.field(static=True)
+    lo: jax.Array
+    hi: jax.Array
+    p0: jax.Array
+    state0: jax.Array  # natural initial values of the free segment states, flat
+    state_scale: jax.Array
+    records: tuple
+    velocity_weight: jax.Array
+    continuity_weight: jax.Array
+
+    @property
+    def n_params(self):
+        return len(self.names)
+
+
+def _to_natural(u, problem):
+    """Natural variables ``theta`` (parameters, then segment states) from unconstrained ``u``."""
+    out = []
+    for i, kind in enumerate(problem.kinds):
+        lo, hi, p0, x = problem.lo[i], problem.hi[i], problem.p0[i], u[i]
+        if kind == "lower":
+            out.append(lo + (p0 - lo) * jnp.exp(x))
+        elif kind == "upper":
+            out.append(hi - (hi - p0) * jnp.exp(x))
+        elif kind == "interval":
+            out.append(lo + (hi - lo) * jax.nn.sigmoid(x + jnp.log((p0 - lo) / (hi - p0))))
+        else:
+            out.append(p0 + jnp.where(p0 != 0, jnp.abs(p0), 1.0) * x)
+    states = problem.state0 + problem.state_scale * u[problem.n_params :]
+    return jnp.concatenate([jnp.stack(out), states])
+
+
+def _simulate_record(system, rec, starts):
+    """Predicted positions and velocities ``(n, n_dof)`` at every sample of ``rec`` and the
+    continuity defects.
+
+    One segment: :func:`~jaxfriction.simulate` (RK4 in ``lax.scan``). Several: the same RK4
+    scan (:func:`~jaxfriction.rk4_scan`, which ``simulate`` runs) vmapped over the segments
+    (``simulate`` needs concrete start times; one vmapped scan keeps the compiled program, and
+    its compile time, independent of the number of segments); every segment runs the longest
+    segment's length and the surplus samples are dropped.
+    """
+    n = system.n_dof
+    if rec.n_segments == 1:
+        traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], rec.h, save_every=rec.n_sub)
+        return traj.ys[:, :n], traj.ys[:, n : 2 * n], jnp.zeros((0,), dtype=traj.ys.dtype)
+    lengths = np.diff(rec.i_bounds)
+    y0s = jax.vmap(system.initial_state)(starts[:, :n], starts[:, n:])
+    t0s = jnp.asarray(rec.t_bounds[:-1], dtype=y0s.dtype)
+    _, ys = jax.vmap(
+        lambda y0, t0: rk4_scan(system.vector_field, y0, t0, rec.h, int(lengths.max()), rec.n_sub)
+    )(y0s, t0s)
+    seg = np.concatenate([np.full(n, s) for s, n in enumerate(lengths)] + [[len(lengths) - 1]])
+    step = np.concatenate([np.arange(n) for n in lengths] + [[lengths[-1]]])
+    ends = ys[np.arange(len(lengths) - 1), lengths[:-1], : 2 * n]
+    ys = ys[seg, step]
+    return ys[:, :n], ys[:, n : 2 * n], (ends - starts[1:]).ravel()
+
+
+def _residuals(theta, problem):
+    """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``."""
+    system = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
+    width = 2 * system.n_dof
+    data, defects, offset = [], [], problem.n_params
+    for rec in problem.records:
+        k = rec.n_free_states
+        free = theta[offset : offset + width * k].reshape(k, width)
+        offset += width * k
+        starts = free if rec.y0 is None else jnp.concatenate([rec.y0[None].astype(free.dtype), free])
+        q, v, d = _simulate_record(system, rec, starts)
+        w = jnp.sqrt(rec.weight)
+        if rec.q is not None:
+            data.append(w * (q[:, list(rec.q_dofs)] - rec.q).ravel())
+        if rec.v is not None:
+            data.append(w * problem.velocity_weight * (v[:, list(rec.v_dofs)] - rec.v).ravel())
+        defects.append(d)
+    return jnp.concatenate(data), jnp.concatenate(defects)
+
+
+def _stacked(theta, problem):
+    """All residuals: data, then ``sqrt(continuity_weight)`` times the defects."""
+    r, d = _residuals(theta, problem)
+    return jnp.concatenate([r, jnp.sqrt(problem.continuity_weight) * d])
+
+
+def _loss_plain(u, problem):
+    r = _stacked(_to_natural(u, problem), problem)
+    return jnp.sum(r * r) / problem.n_data
+
+
+def _residuals_jacobian(u, problem):
+    """Stacked residuals at ``u`` and their Jacobian ``d r / d u`` (forward mode, batched JVP)."""
+
+    def f(x):
+        r = _stacked(_to_natural(x, problem), problem)
+        return r, r
+
+    jac, r = jax.jacfwd(f, has_aux=True)(u)
+    return r, jac
+
+
+@eqx.filter_jit
+def forward_value_and_grad(u, problem):
+    r, jac = _residuals_jacobian(u, problem)
+    return jnp.sum(r * r) / problem.n_data, 2.0 * (r @ jac) / problem.n_data, r, jac
+
+
+# filtered custom rules (equinox): the problem's non-array leaves (a literal ``0.0`` damping,
+# a chain's int ``n``) stay Python values instead of becoming traced inputs of the rule
+
+
+@eqx.filter_custom_vjp
+def _loss_forward(u, problem):
+    """The loss, with a custom VJP that computes the gradient in forward mode."""
+    return _loss_plain(u, problem)
+
+
+@_loss_forward.def_fwd
+def _loss_forward_fwd(perturbed, u, problem):
+    r, jac = _residuals_jacobian(u, problem)
+    return jnp.sum(r * r) / problem.n_data, 2.0 * (r @ jac) / problem.n_data
+
+
+@_loss_forward.def_bwd
+def _loss_forward_bwd(grad, ct, perturbed, u, problem):
+    return ct * grad
+
+
+@eqx.filter_jit
+def natural_and_slope(u, problem):
+    """``theta = T(u)`` and the diagonal ``d theta / d u`` (the transforms are elementwise)."""
+    return jax.jvp(lambda x: _to_natural(x, problem), (u,), (jnp.ones_like(u),))
+
+
+def _loss(mode):
+    return _loss_forward if mode == "forward" else _loss_plain
+
+
+@eqx.filter_jit
+def _optax_step(u, state, problem, opt, mode):
+    """One optax update at ``u``: the loss and gradient at ``u``, then the new iterate.
+
+    Line-search transformations (``optax.lbfgs``, ``scale_by_zoom_linesearch``) keep the
+    value and gradient of the accepted point in their state; they are reused
+    (``optax.value_and_grad_from_state``) instead of computed again.
+    """
+    loss = _loss(mode)
+
+    def f(x):
+        return loss(x, problem)
+
+    if optax.tree.get(state, "value") is not None and optax.tree.get(state, "grad") is not None:
+        value, grad = optax.value_and_grad_from_state(f)(u, state=state)
+    else:
+        value, grad = jax.value_and_grad(f)(u)
+    if isinstance(opt, optax.GradientTransformationExtraArgs):
+        updates, state = opt.update(grad, state, u, value=value, grad=grad, value_fn=f)
+    else:
+        updates, state = opt.update(grad, state, u)
+    return optax.apply_updates(u, updates), state, value, grad
+
+
+@eqx.filter_jit
+def _value_and_grad(u, problem, mode):
+    return jax.value_and_grad(_loss(mode))(u, problem)
+
+
+def _finite(value, grad):
+    return math.isfinite(value) and bool(np.all(np.isfinite(np.asarray(grad))))
+
+
+def _stalled(history, tol):
+    return len(history) > 5 and abs(history[-6] - history[-1]) <= tol * abs(history[-1])
+
+
+def run_optax(u, problem, opt, steps, mode, tol, bar):
+    """Any optax ``GradientTransformation`` on the loss; the loss is recorded at every iterate.
+
+    Returns ``(u, history, steps taken, message)``; a non-finite loss or gradient stops the
+    run at the last finite iterate.
+    """
+    state = opt.init(u)
+    history, u_prev = [], u
+    for k in range(steps):
+        u_new, state_new, value, grad = _optax_step(u, state, problem, opt, mode)
+        value = float(value)  # the loss at u, the iterate after k steps
+        if not _finite(value, grad):
+            if k == 0:
+                return u, [value], 0, "non-finite loss at the initial guess"
+            return u_prev, history, k - 1, f"stopped at step {k}: non-finite loss or gradient; kept the last finite iterate"
+        if k > 0:
+            bar(value)
+        history.append(value)
+        if _stalled(history, tol):
+            return u, history, k, f"loss changed by < {tol:g} (relative) over 5 steps"
+        u_prev, u, state = u, u_new, state_new
+    value, grad = _value_and_grad(u, problem, mode)
+    if not _finite(float(value), grad):
+        return u_prev, history, steps - 1, "non-finite loss or gradient after the last step; kept the last finite iterate"
+    history.append(float(value))
+    bar(history[-1])
+    return u, history, steps, f"reached steps = {steps}"
+
+
+@eqx.filter_custom_jvp
+def _ls_residuals(u, problem):
+    return _stacked(_to_natural(u, problem), problem)
+
+
+@_ls_residuals.def_jvp
+def _ls_residuals_jvp(primals, tangents):
+    # optimistix linearises the residuals and materialises the Jacobian from the linear map;
+    # this rule makes that one batched forward pass (the linear map is then a matrix product),
+    # and a trial point with a non-finite Jacobian gets NaN residuals, so it is rejected
+    r, jac = _residuals_jacobian(*primals)
+    return jnp.where(jnp.all(jnp.isfinite(jac)), r, jnp.nan), jac @ tangents[0]
+
+
+def _ls_fn(u, problem):
+    return _ls_residuals(u, problem), None
+
+
+@eqx.filter_jit
+def _ls_init(u, problem, solver):
+    return solver.init(_ls_fn, u, problem, {}, jax.eval_shape(_ls_fn, u, problem)[0], None, frozenset())
+
+
+@eqx.filter_jit
+def _ls_step(u, state, problem, solver):
+    """One solver step; returns the iterate, the state, the loss there and, for the
+    Gauss-Newton family (Levenberg-Marquardt, Gauss-Newton, dogleg), ``(residuals,
+    Jacobian)`` at the iterate read from the solver state, else None."""
+    u, state, _ = solver.step(_ls_fn, u, problem, {}, state, frozenset())
+    info = getattr(state, "f_info", None)
+    if info is not None and hasattr(info, "residual") and hasattr(info, "jac"):
+        r, jac = info.residual, info.jac.as_matrix()
+        return u, state, jnp.sum(r * r) / problem.n_data, (r, jac)
+    r = _stacked(_to_natural(u, problem), problem)
+    return u, state, jnp.sum(r * r) / problem.n_data, None
+
+
+def run_least_squares(u, problem, solver, steps, tol, bar):
+    """An optimistix least-squares solver (``optx.LevenbergMarquardt``, ``optx.GaussNewton``,
+    ``optx.Dogleg``, ...) stepped here to record the loss at every accepted iterate.
+
+    A step that leaves the iterate unchanged is a rejected trial (trust-region solvers);
+    25 in a row end the run (the trial step has shrunk by about 4^25). Also returns the
+    residuals and Jacobian at the final iterate when the solver state holds them.
+    """
+    state = _ls_init(u, problem, solver)
+    u, state, value, at_u = _ls_step(u, state, problem, solver)  # the initial guess
+    history, taken, message, rejected = [float(value)], 0, f"reached steps = {steps}", 0
+    if not math.isfinite(history[0]):
+        return u, history, 0, "non-finite loss at the initial guess", None
+    while taken < steps:
+        u_new, state, value, at_new = _ls_step(u, state, problem, solver)
+        if bool(jnp.array_equal(u_new, u)):
+            rejected += 1
+            if rejected >= 25:
+                message = "no decrease along the solver's direction (at a minimum)"
+                break
+            continue
+        u, at_u, rejected, taken = u_new, at_new, 0, taken + 1
+        history.append(float(value))
+        bar(history[-1])
+        if abs(history[-2] - history[-1]) <= tol * abs(history[-1]):
+            message = f"loss changed by < {tol:g} (relative)"
+            break
+        done, _ = solver.terminate(_ls_fn, u, problem, {}, state, frozenset())
+        if bool(done):
+            message = "the solver's own termination test"
+            break
+    return u, history, taken, message, at_u

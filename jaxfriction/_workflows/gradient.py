@@ -1,0 +1,105 @@
+"""Gradient modes: one small option object shared by sweeps, fits and sensitivities.
+
+- :class:`ForwardMode`: forward-mode AD (``jax.jvp``), one tangent per parameter carried
+  along the run; no stored trajectory, the primal computed once. Cheapest for few
+  parameters (measured on the default sweep, 1024 lanes, 2 CPU devices: 2.5 forward runs
+  for one parameter, 4.2 for two).
+- :class:`ReverseMode`: reverse-mode AD (``jax.vjp``), one backward pass per output
+  whatever the number of parameters; with ``checkpoint=True`` the RK4 transient runs as a
+  checkpointed scan (memory O(sqrt(steps))); about 17 forward runs on the default sweep.
+- :class:`AutoMode`: forward up to ``max_forward`` parameters, reverse beyond.
+
+Strings ``"forward"``, ``"reverse"`` and ``"auto"`` are shortcuts for the defaults.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+
+class AbstractGradientMode(eqx.Module):
+    """How derivatives with respect to named parameters are computed."""
+
+    @abc.abstractmethod
+    def resolve(self, n_params: int) -> "ForwardMode | ReverseMode":
+        """The concrete mode used for ``n_params`` parameters."""
+
+
+class ForwardMode(AbstractGradientMode):
+    """Forward-mode AD: ``jax.jvp`` with one tangent per parameter (batched)."""
+
+    def resolve(self, n_params):
+        return self
+
+    def value_and_jacobian(self, fn, params: dict):
+        """Values and derivatives of ``fn(params) -> (out, aux)`` (``out`` a dict of arrays).
+
+        Returns: ``(out, jac, aux)`` with ``jac[name][key] = d out[key] / d params[name]``
+            (shape of ``out[key]``; parameters are scalars). One ``jax.jvp`` per parameter,
+            vmapped over the tangents (one plain jvp for a single parameter).
+        """
+        names = list(params)
+        dtype = jnp.result_type(float)
+        if len(names) == 1:
+            tangent = {names[0]: jnp.ones((), dtype)}
+            out, d_out, aux = jax.jvp(fn, (params,), (tangent,), has_aux=True)
+            return out, {names[0]: d_out}, aux
+        eye = jnp.eye(len(names), dtype=dtype)
+        basis = {name: eye[i] for i, name in enumerate(names)}
+        out, d_out, aux = jax.vmap(lambda tangent: jax.jvp(fn, (params,), (tangent,), has_aux=True),
+                                   out_axes=(None, 0, None))(basis)
+        return out, {name: {k: d[i] for k, d in d_out.items()} for i, name in enumerate(names)}, aux
+
+
+class ReverseMode(AbstractGradientMode):
+    """Reverse-mode AD: ``jax.jacrev``, one backward pass per scalar output.
+
+    Args: ``checkpoint``: run fixed-step RK4 transients under ``jax.checkpoint`` (memory
+        O(sqrt(steps)) instead of every stage of every step, for about one extra forward run).
+    """
+
+    checkpoint: bool = eqx.field(default=True, static=True)
+
+    def resolve(self, n_params):
+        return self
+
+    def value_and_jacobian(self, fn, params: dict):
+        """As :meth:`ForwardMode.value_and_jacobian`, by ``jax.jacrev``."""
+
+        def with_value(p):
+            out, aux = fn(p)
+            return out, (out, aux)
+
+        jac, (out, aux) = jax.jacrev(with_value, has_aux=True)(params)
+        return out, {name: {k: jac[k][name] for k in out} for name in params}, aux
+
+
+class AutoMode(AbstractGradientMode):
+    """Forward mode for up to ``max_forward`` parameters, reverse mode beyond.
+
+    The default 8 comes from the measured costs above: forward mode costs about 1 + 1.6 k
+    forward runs for ``k`` parameters, reverse mode about 17 whatever ``k``.
+    """
+
+    max_forward: int = eqx.field(default=8, static=True)
+
+    def resolve(self, n_params):
+        return ForwardMode() if n_params <= self.max_forward else ReverseMode()
+
+
+def as_gradient_mode(mode) -> AbstractGradientMode:
+    """The mode object for ``mode``: an object, ``"forward"``, ``"reverse"`` or ``"auto"``.
+
+    Raises: ValueError naming ``gradient`` for anything else.
+    """
+    if isinstance(mode, AbstractGradientMode):
+        return mode
+    shortcuts = {"forward": ForwardMode, "reverse": ReverseMode, "auto": AutoMode}
+    if isinstance(mode, str) and mode in shortcuts:
+        return shortcuts[mode]()
+    raise ValueError(f"gradient must be ForwardMode(), ReverseMode(), AutoMode() or one of {sorted(shortcuts)}, "
+                     f"got {mode!r}")

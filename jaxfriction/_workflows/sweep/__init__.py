@@ -1,0 +1,1 @@
+"""Parameter sweeps: lanes built from a template system, on a chunked, resumable engine."""

@@ -1,0 +1,353 @@
+"""``jaxfriction.sweep``: any system, any law, over a grid of leaf paths, on the sweep engine.
+
+One lane of a sweep is the template system with the lane's values set at the swept paths
+(``equinox.tree_at``), run from its initial state to ``t1`` and measured over the final
+window ``[t1 - window, t1]``: the transient is integrated without saving, the window is
+saved (every step by default) and every observable is a function of the window's
+:class:`~jaxfriction.Trajectory`. Lanes run in ``vmap``-ed chunks sharded over the local
+devices (and processes), saved chunk by chunk and resumable
+(:func:`~jaxfriction._workflows.sweep.engine.run_sweep`).
+
+Trust: a lane whose parameters are out of range (the ``constraints()`` of every module in
+its system, e.g. a negative ``mu`` or a NaN forcing scale) gets ``STATUS_INVALID_PARAMETER``
+and NaN observables; a lane whose RK4 step is unstable in a stick band gets
+``STATUS_UNSTABLE_STEP``; a lane whose gradient is not finite ``STATUS_NONFINITE_GRADIENT``;
+non-finite states and solver failures keep their codes
+(:mod:`jaxfriction._integrate.status`). No lane returns a silently wrong number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..._checks import check_real, constraints_hold
+from ..._integrate.grid import fixed_grid
+from ..._integrate.saveat import SaveAt
+from ..._integrate.simulate import as_solver, simulate
+from ..._exact.moreau_jean import MoreauJean
+from ..._integrate.solvers import RK4, fixed_step_grid
+from ..._integrate.status import (
+    STATUS_INVALID_PARAMETER,
+    STATUS_MEANINGS,
+    STATUS_NONFINITE_GRADIENT,
+    STATUS_OK,
+)
+from ..._observables.window import WINDOW_OBSERVABLES
+from ..._paths import check_paths, get_parameter, parameter_paths, set_parameters
+from ..._systems.base import AbstractFrictionSystem
+from ..._templates import Template, run_times
+from ..gradient import ReverseMode, as_gradient_mode
+from .engine import run_sweep
+
+#: Severity rank of every status code (lower wins when several apply): invalid parameter,
+#: non-finite state, solver failure, event budget, unstable step, non-finite gradient, ok.
+_RANK = np.array([6, 1, 2, 3, 0, 4, 5])
+
+
+def combine_status(*codes):
+    """The most severe of several status codes (traceable), ranked as :data:`_RANK`."""
+    codes = jnp.stack([jnp.asarray(c, dtype=jnp.int32) for c in codes])
+    return codes[jnp.argmin(jnp.asarray(_RANK)[codes])]
+
+
+def grads_of(names):
+    """Dataset names of the gradients of ``names``."""
+    return {f"grad_{k}" for k in names}
+
+
+def _unpack(system):
+    if isinstance(system, Template):
+        return system.system, system
+    if not isinstance(system, AbstractFrictionSystem):
+        raise ValueError(f"system must be a jaxfriction system or a Template, got {type(system).__name__}")
+    return system, None
+
+
+def _digest(system, settings) -> str:
+    """Identifies a sweep's system (structure and every leaf's bytes) and settings for resume."""
+    leaves, treedef = jax.tree_util.tree_flatten(system)
+    h = hashlib.sha256(re.sub(r"0x[0-9a-f]+", "", repr(treedef)).encode())  # no memory addresses
+    for leaf in leaves:
+        try:
+            h.update(np.ascontiguousarray(np.asarray(leaf, dtype=float)).tobytes())
+        except (TypeError, ValueError):
+            h.update(repr(leaf).encode())
+    h.update(repr(sorted(settings.items())).encode())
+    return h.hexdigest()
+
+
+def _scalar_parameters(system, exclude):
+    """JSON of the scalar parameters of ``system`` not in ``exclude`` (provenance)."""
+    out = {}
+    for path in parameter_paths(system):
+        value = np.asarray(get_parameter(system, path))
+        if path not in exclude and value.size == 1:
+            out[path] = float(value)
+    return json.dumps(out)
+
+
+class _Lane(eqx.Module):
+    """One lane: the template system with the lane's values set, measured, differentiated.
+
+    A callable pytree: the system's arrays are arguments of the compiled program, the rest
+    (paths, observables, times, solver options) part of its cache key, so a second sweep of
+    the same structure reuses the compiled program.
+    """
+
+    system: AbstractFrictionSystem
+    measure: eqx.Module
+    wrt: tuple = eqx.field(static=True)
+    mode: object = eqx.field(static=True)
+    gradient_of: tuple = eqx.field(static=True)
+    derive: object = eqx.field(static=True)
+
+    def __call__(self, **point):
+        wrt, mode = self.wrt, self.mode
+        fixed = {p: v for p, v in point.items() if p not in wrt}
+        varied = {p: point[p] if p in point else jnp.asarray(get_parameter(self.system, p), dtype=float) for p in wrt}
+        reverse = isinstance(mode, ReverseMode)
+
+        def run(values):
+            lane_system = set_parameters(self.system, {**fixed, **values})
+            if self.derive is not None:
+                lane_system = self.derive(lane_system)
+            outputs, status = self.measure(lane_system, reverse)
+            valid = constraints_hold(lane_system)
+            return {k: outputs[k] for k in self.gradient_of}, (outputs, status, valid)
+
+        if mode is None:
+            _, (outputs, status, valid) = run(varied)
+            grads = {}
+        else:
+            _, jac, (outputs, status, valid) = mode.value_and_jacobian(run, varied)
+            grads = {f"grad_{k}": jnp.stack([jac[p][k] for p in wrt]) for k in self.gradient_of}
+        finite_grads = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()])) if grads else True
+        status = combine_status(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
+                                jnp.where(finite_grads, STATUS_OK, STATUS_NONFINITE_GRADIENT))
+        nan = jnp.asarray(jnp.nan, dtype=jnp.result_type(float))
+        values = {k: jnp.where(valid, v, nan) if jnp.issubdtype(v.dtype, jnp.floating) else v
+                  for k, v in {**outputs, **grads}.items()}
+        return {**values, "status": status.astype(jnp.int8)}
+
+
+class _Window(eqx.Module):
+    """Run a lane's system from ``y0`` to ``t_end``, save the window after ``t_measure`` and
+    evaluate the observables on it."""
+
+    y0: jax.Array
+    solver: object
+    saveat: SaveAt
+    t_measure: float = eqx.field(static=True)
+    t_end: float = eqx.field(static=True)
+    dt: float | None = eqx.field(static=True)
+    observables: tuple = eqx.field(static=True)  # ((name, function of a Trajectory), ...)
+
+    def __call__(self, system, reverse):
+        solver = self.solver
+        transient = RK4(checkpoint=True) if reverse and isinstance(solver, RK4) else solver
+        state, status = self.y0, STATUS_OK
+        if self.t_measure > 0:
+            pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
+            state, status = pre.ys[-1], pre.status
+        win = simulate(system, state, self.t_measure, self.t_end, self.dt, solver=solver, saveat=self.saveat)
+        outputs = {name: jnp.asarray(fn(win)) for name, fn in self.observables}
+        return outputs, combine_status(status, win.status)
+
+
+class _Observable(eqx.Module):
+    """A scalar function of the lane's system (:func:`sensitivity_map`)."""
+
+    observable: object = eqx.field(static=True)
+
+    def __call__(self, system, reverse):
+        value = jnp.asarray(self.observable(system))
+        return {"value": value}, jnp.where(jnp.isfinite(value), STATUS_OK, 1)
+
+
+def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
+              progress, settings, attrs, steps_per_lane=None):
+    """Lanes of ``system`` over ``grid`` measured by ``measure`` (a :class:`_Window` or
+    :class:`_Observable`), on the engine; returns its dataset with ``grad_<name>`` variables
+    over a ``wrt`` dimension."""
+    paths = list(grid)
+    check_paths(system, paths, "grid")
+    check_paths(system, wrt, "wrt")
+    if len(set(wrt)) != len(wrt):
+        raise ValueError(f"wrt names a path twice: {list(wrt)}")
+    for path in wrt:  # a derivative of an array leaf needs an element: refused early
+        if np.ndim(get_parameter(system, path)) != 0:
+            raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
+    mode = gradient.resolve(len(wrt)) if wrt else None
+    lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), derive)
+
+    def output_dims(name, ndim):
+        """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
+        base = name[len("grad_"):] if name in grads_of(gradient_of) else name
+        own_ndim = ndim - (base != name)
+        own = ("dof",) if base == "final_position" and own_ndim == 1 else tuple(
+            f"{base}_dim{i}" for i in range(own_ndim))
+        return ("wrt",) + own if base != name else own
+    tag = _digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
+                           "dtype": str(jnp.asarray(0.0).dtype)})
+
+    def finalize(ds):
+        ds["status"].attrs.update(flag_values=np.array(sorted(STATUS_MEANINGS), dtype=np.int8),
+                                  flag_meanings=" ".join(STATUS_MEANINGS[k].replace(" ", "_")
+                                                         for k in sorted(STATUS_MEANINGS)))
+        counts = {STATUS_MEANINGS[int(k)]: int(n) for k, n in zip(*np.unique(ds["status"].values, return_counts=True))
+                  if int(k) != STATUS_OK}
+        ds.attrs = {**ds.attrs, **attrs, "system_type": type(system).__name__, "n_dof": system.n_dof,
+                    "fixed": _scalar_parameters(system, set(paths)), "wrt": ",".join(wrt),
+                    "gradient": type(mode).__name__ if mode else "none", "gradient_of": ",".join(gradient_of),
+                    "dtype": str(jnp.asarray(0.0).dtype), "flagged": json.dumps(counts)}
+        if steps_per_lane is not None:  # throughput of the lanes this call computed, compile excluded
+            computed = min(int(ds["status"].size), ds.attrs["chunks_computed"] * ds.attrs["chunk_size"])
+            seconds = ds.attrs["run_seconds"]
+            ds.attrs["steps_per_lane"] = steps_per_lane
+            ds.attrs["steps_per_second"] = computed * steps_per_lane / seconds if seconds > 0 and computed else math.nan
+        return ds
+
+    return run_sweep(lane, grid, samples=samples, out_dir=out_dir, chunk_size=chunk_size, devices=devices,
+                     progress=progress, tag=tag, finalize=finalize, output_dims=output_dims,
+                     coords={"wrt": list(wrt)} if wrt else None)
+
+
+def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt=None, y0=None, solver=None,
+          saveat=None, observables=None, wrt=(), gradient="auto", gradient_of="dissipation", derive=None,
+          samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True):
+    """Run a system over a grid of parameter values and measure a final window of every run.
+
+    Args:
+        system: the template system (any :class:`~jaxfriction.AbstractFrictionSystem`, any
+            law, a user's own subclasses included), or a :class:`~jaxfriction.Template`,
+            whose ``dt``, run length, window, cycles and ``y0`` are the defaults of the
+            arguments below.
+        grid: dict leaf path -> 1-D array of values, e.g. ``{"law.mu": mus,
+            "force.amplitude": alphas}``. The outer product is run (one dataset dimension per
+            path, named by the path), or with ``samples=True`` the arrays are equal-length
+            lists of points (a ``sample`` dimension, e.g. a Latin hypercube).
+        t1: run length from ``t = 0`` (time units of the system); with ``window``, the
+            measured window ``[t1 - window, t1]`` (default: the whole run).
+        cycles, frequency: instead of ``t1``: run ``cycles`` forcing periods ``2 pi /
+            frequency`` and measure the last (Quinn 2004 Sec. 3.1.2); ``frequency`` is the
+            path of the forcing frequency (``"force.omega"``), which must not be swept.
+        dt: step bound (fixed-step solvers; required unless a template gives it).
+        y0: initial positions and velocities ``(2 n_dof,)`` (default: the template's, or
+            rest at the origin).
+        solver: a solver object of :func:`~jaxfriction.simulate` (default RK4).
+        saveat: what the window saves (default every step: ``SaveAt(every=1)``).
+        observables: dict name -> function of the window's :class:`~jaxfriction.Trajectory`
+            returning a scalar or a fixed-shape array (the lane's system is ``traj.system``);
+            default :data:`~jaxfriction.WINDOW_OBSERVABLES` (``dissipation``,
+            ``stick_fraction``, ``peak_slip``, ``final_position``, ``energy_residual``).
+        wrt: paths to differentiate with respect to (swept or not).
+        gradient: a gradient mode (:class:`~jaxfriction.ForwardMode`,
+            :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name.
+        gradient_of: the observable(s) to differentiate (default ``"dissipation"``).
+        derive: optional ``derive(lane_system) -> system`` applied after the lane's values
+            are set, for parameters tied to others (e.g. ``eps = 2 mu g dt``).
+        samples, chunk_size, devices, out_dir, progress: see the engine
+            (:func:`~jaxfriction._workflows.sweep.engine.run_sweep`): ``out_dir`` saves every
+            chunk and makes the sweep resumable after an interruption (the same call
+            continues); several processes share a sweep after ``jax.distributed.initialize()``.
+
+    Returns:
+        ``xarray.Dataset`` with one dimension per swept path (or ``sample``): every
+        observable, ``grad_<name>`` per ``gradient_of`` name over a ``wrt`` dimension
+        (coordinates: the paths), and ``status`` (codes of
+        :mod:`jaxfriction._integrate.status`, with ``flag_values``/``flag_meanings``;
+        invalid lanes hold NaN). Attributes: the run settings, the fixed scalar parameters
+        (JSON), ``flagged`` (counts of non-zero statuses), timings (``compile_seconds``,
+        ``run_seconds``) and ``steps_per_second`` (fixed-step solvers).
+
+    Raises:
+        ValueError naming the argument: an unknown path (with close matches), a swept
+        frequency with ``cycles``, missing or invalid times, an unknown observable in
+        ``gradient_of``, a bad gradient mode, solver or grid.
+    """
+    system, tpl = _unpack(system)
+    if not isinstance(grid, dict) or not grid:
+        raise ValueError("grid must be a non-empty dict path -> 1-D array of values")
+    if tpl is not None:
+        dt = tpl.dt if dt is None else dt
+        y0 = tpl.y0 if y0 is None else y0
+        if t1 is None and cycles is None:
+            t1, cycles, window = tpl.t1, tpl.cycles, tpl.window if window is None else window
+        if cycles is not None and frequency is None:
+            frequency = tpl.frequency
+    if cycles is not None and frequency is not None and frequency in grid:
+        raise ValueError(f"cycles needs a fixed forcing frequency, but {frequency!r} is swept: give t1 and window")
+    t_measure, t_end = run_times(system, t1, window, cycles, frequency)
+    if dt is not None:
+        check_real("dt", dt, positive=True)
+    solver = as_solver(solver)
+    saveat = SaveAt(every=1) if saveat is None else saveat
+    observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
+    if not observables or not all(callable(f) for f in observables.values()):
+        raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
+    gradient_of = (gradient_of,) if isinstance(gradient_of, str) else tuple(gradient_of)
+    wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    unknown = [k for k in gradient_of if k not in observables]
+    if wrt and unknown:
+        raise ValueError(f"gradient_of: {unknown} are not observables ({sorted(observables)})")
+    if not wrt:
+        gradient_of = ()
+    gradient = as_gradient_mode(gradient)
+    y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
+
+    measure = _Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
+                      dt=None if dt is None else float(dt), observables=tuple(observables.items()))
+
+    steps = None
+    if dt is not None and isinstance(solver, (RK4, MoreauJean)):
+        steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(
+            fixed_step_grid(t_measure, t_end, dt, saveat)[:2])
+    settings = {"t1": t_end, "window": t_end - t_measure, "t_measure": t_measure, "dt": dt, "solver": repr(solver),
+                "saveat": repr(saveat), "y0": np.asarray(y0).tolist(), "observables": sorted(observables),
+                "gradient_of": list(gradient_of), "derive": getattr(derive, "__qualname__", repr(derive))}
+    attrs = {k: v for k, v in settings.items() if k in ("t1", "window", "t_measure") or (k == "dt" and v is not None)}
+    attrs.update(solver=type(solver).__name__, observables=",".join(observables),
+                 template=tpl.name if tpl else "", source=tpl.source if tpl else "")
+    return _evaluate(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
+                     samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
+                     settings=settings, attrs=attrs, steps_per_lane=steps)
+
+
+def sensitivity_map(observable, system, grid, wrt, *, gradient="forward", samples=False, chunk_size=1024,
+                    devices=None, out_dir=None, progress=False):
+    """Gradients of a scalar ``observable(system)`` over a grid of parameter values.
+
+    The same lanes, engine and dataset as :func:`sweep`, for an observable that runs its
+    own simulation (or none): each lane sets the grid values in ``system`` and evaluates
+    ``observable`` and its derivatives with respect to ``wrt``.
+
+    Args:
+        observable: scalar function of a system.
+        system: the template system (or a :class:`~jaxfriction.Template`).
+        grid: dict path -> 1-D array (outer product, or ``samples=True``).
+        wrt: paths to differentiate with respect to.
+        gradient: gradient mode (object or name); forward mode by default.
+        samples, chunk_size, devices, out_dir, progress: as :func:`sweep`.
+
+    Returns: ``xarray.Dataset`` with ``value``, ``grad_value`` over ``wrt`` and ``status``
+        (invalid lanes NaN with ``STATUS_INVALID_PARAMETER``).
+    Raises: ValueError naming an unknown path or a bad gradient mode.
+    """
+    system, _ = _unpack(system)
+    wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    if not wrt:
+        raise ValueError("wrt must name at least one path")
+
+    name = getattr(observable, "__qualname__", repr(observable))
+    return _evaluate(system, grid, _Observable(observable), wrt=wrt, gradient=as_gradient_mode(gradient),
+                     gradient_of=("value",),
+                     derive=None, samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir,
+                     progress=progress, settings={"observable": name}, attrs={"observable": name})

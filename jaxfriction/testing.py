@@ -1,0 +1,196 @@
+"""Contract checks for friction laws and systems: run them on your own (``jaxfriction.testing``).
+
+A law or system that passes works in every workflow (sweep, fit, sensitivity, the command
+line). The library's own laws and systems pass them (``tests/test_contracts.py``).
+
+>>> import jax
+>>> jax.config.update("jax_enable_x64", True)
+>>> import jaxfriction as jf
+>>> from jaxfriction.testing import check_law
+>>> check_law(jf.Quinn(mu=0.5, eps=0.02))  # raises AssertionError naming what fails
+
+Both functions raise ``AssertionError`` listing every property that fails, and return
+None when all hold. Run them with JAX's x64 flag on (the tolerances are float64's).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._checks import constraints_hold
+from ._integrate.simulate import simulate
+from ._integrate.trajectory import Trajectory
+from ._laws.base import AbstractFrictionLaw
+from ._laws.vector import project_to_disc
+from ._observables.energy import relative_energy_residual
+from ._paths import get_parameter, parameter_paths, set_parameters
+from ._systems.base import AbstractFrictionSystem
+
+
+def _fail(what, problems):
+    if problems:
+        raise AssertionError(f"{what} fails its contract:\n- " + "\n- ".join(problems))
+
+
+def _law_points(law, normal):
+    """Slip velocities and force balances that probe a law: zeros, band edges, static limits,
+    points just inside and outside them, and far slip."""
+    limit = float(np.max(np.asarray(law.static_limit(normal))))
+    band = float(np.max(np.asarray(law.stick_band())))
+    scale = max(band, 1e-3)
+    vs = sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (band, 0.5 * band, band * (1 + 1e-9), 1e-12, 0.1 * scale,
+                                                                 3 * scale, 100 * scale))})
+    fs = sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (limit, 0.5 * limit, limit * (1 - 1e-12),
+                                                                 limit * (1 + 1e-12), 2 * limit + 1.0))})
+    return np.array(vs), np.array(fs), limit
+
+
+@eqx.filter_jit
+def _probe_law(law, v, f_eq, normal, params):
+    """Everything :func:`check_law` tests, in one compiled call."""
+    force = jnp.asarray(law(v, f_eq, normal))
+    size = jnp.sqrt(jnp.sum(force**2, axis=-1)) if law.vector else jnp.abs(force)
+    static = law.static_limit(normal)
+    held = law(jnp.zeros_like(v), f_eq, normal)
+    expected = project_to_disc(f_eq, static) if law.vector else jnp.clip(f_eq, -static, static)
+    d_v, d_f = jax.vmap(jax.jacfwd(law, argnums=(0, 1)), in_axes=(0, 0, None))(v, f_eq, normal)
+
+    def with_params(p, v, f_eq):
+        return set_parameters(law, p)(v, f_eq, normal)
+
+    d_p = jax.vmap(lambda v, f_eq: jax.jacfwd(with_params)(params, v, f_eq))(v, f_eq) if params else {}
+    return {"force": force, "size": size, "bound": law.bound(v, normal), "odd": jnp.abs(law(-v, -f_eq, normal) + force),
+            "held": held, "expected": expected, "d_v": d_v, "d_f": d_f, "d_p": d_p}
+
+
+def check_law(law, normal=1.0, *, atol=1e-12):
+    """Check the friction-law contract (:class:`~jaxfriction.AbstractFrictionLaw`).
+
+    Properties, on slip velocities and force balances that include zero, the stick band's
+    edges, the static limit and points within 1e-12 of them:
+
+    - bound: ``|f| <= law.bound(v, N)`` (``atol``);
+    - odd symmetry: ``law(-v, -f_eq) = -law(v, f_eq)``;
+    - force balance at zero slip (laws with ``keeps_coulomb_structure``): ``law(0, f_eq)``
+      is ``f_eq`` clipped to the static limit (Quinn 2004 eq. 2; the disc for vector laws);
+    - finite derivatives with respect to ``v``, ``f_eq`` and every parameter leaf
+      (forward mode), at every point, zero slip included;
+    - the law's ``constraints()`` hold for its own parameters;
+    - vector laws: the same in 2-D (components on the last axis), and the law restricted
+      to one axis has the symmetry and bound of a scalar law.
+
+    Args: ``law`` the law; ``normal`` the normal force probed (N); ``atol`` tolerance (N).
+    Raises: AssertionError listing every failing property.
+    """
+    if not isinstance(law, AbstractFrictionLaw):
+        raise AssertionError(f"{law!r} is not an AbstractFrictionLaw")
+    problems = []
+    vs, fs, limit = _law_points(law, normal)
+    if not bool(constraints_hold(law)):
+        problems.append("its constraints() do not hold for its own parameters")
+    if law.vector:
+        angle = 0.7
+        pairs = [(v * np.array([np.cos(angle), np.sin(angle)]), f * np.array([np.cos(1.9), np.sin(1.9)]))
+                 for v, f in itertools.product(vs, fs)]
+        pairs += [(v * np.array([1.0, 0.0]), f * np.array([1.0, 0.0])) for v, f in itertools.product(vs, fs)]
+        v = jnp.asarray(np.array([p[0] for p in pairs]))
+        f_eq = jnp.asarray(np.array([p[1] for p in pairs]))
+    else:
+        grid_v, grid_f = np.meshgrid(vs, fs, indexing="ij")
+        v, f_eq = jnp.asarray(grid_v.ravel()), jnp.asarray(grid_f.ravel())
+    paths = [p for p in parameter_paths(law) if np.ndim(get_parameter(law, p)) == 0]
+    out = jax.device_get(_probe_law(law, v, f_eq, normal, {p: jnp.asarray(get_parameter(law, p), float) for p in paths}))
+    force, size, bound, odd = out["force"], out["size"], out["bound"], out["odd"]
+    if force.shape != v.shape:
+        problems.append(f"output shape {force.shape} differs from the slip velocity's {v.shape}")
+    if not np.all(np.isfinite(force)):
+        problems.append("non-finite forces")
+    over = size - bound
+    if np.any(over > atol):
+        i = int(np.argmax(over))
+        problems.append(f"bound: |f| = {float(size[i])} > bound {float(bound[i])} at v = {v[i]}, f_eq = {f_eq[i]}")
+    if np.any(odd > atol):
+        i = int(np.argmax(odd.reshape(len(v), -1).max(axis=1)))
+        problems.append(f"odd symmetry: law(-v, -f_eq) != -law(v, f_eq) at v = {v[i]}, f_eq = {f_eq[i]}")
+    if law.keeps_coulomb_structure:
+        gap = np.abs(out["held"] - out["expected"])
+        if np.any(gap > atol):
+            i = int(np.argmax(gap.reshape(len(v), -1).max(axis=1)))
+            problems.append(f"force balance at zero slip: law(0, f_eq) = {out['held'][i]} != clip(f_eq) = "
+                            f"{out['expected'][i]} at f_eq = {f_eq[i]}")
+    if not (np.all(np.isfinite(out["d_v"])) and np.all(np.isfinite(out["d_f"]))):
+        problems.append("non-finite derivative with respect to v or f_eq")
+    for path in paths:
+        if not np.all(np.isfinite(out["d_p"][path])):
+            problems.append(f"non-finite derivative with respect to {path}")
+    _fail(f"{type(law).__name__}", problems)
+
+
+def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
+    """Check the system contract (:class:`~jaxfriction.AbstractFrictionSystem`).
+
+    Properties:
+
+    - ``vector_field`` returns a finite state derivative of length ``state_size`` and runs
+      under ``jit`` and ``vmap``;
+    - ``positions``, ``velocities``, ``friction_force``, ``slip_velocity``, ``f_eq`` and
+      ``mechanical_energy`` evaluate to finite values;
+    - a run of ``t1`` with RK4 at step ``dt`` from ``y0`` ends with status 0 and its energy
+      balance (input work = change of mechanical energy + dissipated energy) holds to
+      ``energy_rtol`` relative (:func:`~jaxfriction.relative_energy_residual`; use a looser
+      value for discontinuous laws, whose residual is O(dt));
+    - the derivative of the final state with respect to every scalar parameter path is
+      finite (forward mode), and the ``constraints()`` of every module hold.
+
+    Args: ``system``; ``y0`` initial positions and velocities ``(2 n_dof,)`` (default: a
+        small displacement of the first coordinate, so that something moves);
+        ``t1``, ``dt`` the run (time units); ``energy_rtol`` the energy-balance tolerance.
+    Raises: AssertionError listing every failing property.
+    """
+    if not isinstance(system, AbstractFrictionSystem):
+        raise AssertionError(f"{system!r} is not an AbstractFrictionSystem")
+    problems = []
+    n = system.n_dof
+    y0 = jnp.zeros(2 * n).at[0].set(0.1) if y0 is None else jnp.asarray(y0, dtype=float)
+    y = system.as_state(y0)
+    if not bool(constraints_hold(system)):
+        problems.append("the constraints() of its modules do not hold")
+    dy = system.vector_field(0.0, y)
+    if jnp.shape(dy) != (system.state_size,):
+        problems.append(f"vector_field returns shape {jnp.shape(dy)}, expected ({system.state_size},)")
+    elif not bool(jnp.all(jnp.isfinite(dy))):
+        problems.append("vector_field is not finite at y0")
+    try:
+        batch = jax.jit(jax.vmap(system.vector_field, in_axes=(None, 0)))(0.0, jnp.stack([y, y]))
+        if not bool(jnp.all(jnp.isfinite(batch))):
+            problems.append("vector_field under jit/vmap is not finite")
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        problems.append(f"vector_field fails under jit/vmap: {type(exc).__name__}: {exc}")
+    for name in ("friction_force", "slip_velocity", "f_eq"):
+        if not bool(jnp.all(jnp.isfinite(jnp.asarray(getattr(system, name)(0.0, y))))):
+            problems.append(f"{name} is not finite at y0")
+    if not bool(jnp.isfinite(system.mechanical_energy(y))):
+        problems.append("mechanical_energy is not finite at y0")
+    scalars = {p: jnp.asarray(get_parameter(system, p), dtype=float) for p in parameter_paths(system)
+               if np.ndim(get_parameter(system, p)) == 0}
+
+    def run(values):  # one compiled run gives the trajectory and its derivatives (forward mode)
+        traj = simulate(set_parameters(system, values), y0, 0.0, t1, dt, save_every=10)
+        return traj.ys[-1], (traj.ts, traj.ys, traj.status)
+
+    jac, (ts, ys, status) = jax.jit(jax.jacfwd(run, has_aux=True))(scalars)
+    traj = Trajectory(ts=ts, ys=ys, system=system, status=status)
+    if int(traj.status) != 0:
+        problems.append(f"the run from y0 ended with status {int(traj.status)}")
+    residual = float(relative_energy_residual(traj))
+    if not residual <= energy_rtol:
+        problems.append(f"energy balance: relative residual {residual:.3g} > {energy_rtol:g}")
+    for path, d in jac.items():
+        if not bool(jnp.all(jnp.isfinite(d))):
+            problems.append(f"non-finite derivative of the final state with respect to {path}")
+    _fail(f"{type(system).__name__}", problems)

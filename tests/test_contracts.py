@@ -1,0 +1,69 @@
+"""The library's own laws and systems pass the public contract checks (jaxfriction.testing)."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import pytest
+
+import jaxfriction as jf
+from jaxfriction.testing import check_law, check_system
+
+LAWS = [jf.Coulomb(0.5), jf.StaticKineticCoulomb(0.6, 0.4), jf.ViscousCoulomb(0.5, 0.2), jf.Karnopp(0.6, 0.01, 0.4),
+        jf.VelocityLimited(0.5, 0.02), jf.Quinn(0.5, 0.02), jf.StaticKineticQuinn(0.6, 0.4, 0.02),
+        jf.Threlfall(0.5, 0.05, 0.1), jf.Awrejcewicz(0.5, 3.0, 0.02), jf.Stribeck(0.6, 0.4, 0.1, 2.0),
+        jf.VectorCoulomb(0.3, 0.1), jf.VectorQuinn(0.3, 1e-3), jf.VectorThrelfall()]
+
+SHAKE = jf.Harmonic(jnp.array([3.0, 2.0]), 6.0)
+SYSTEMS = {  # system, energy tolerance (switch models and discontinuous springs are O(dt))
+    "oscillator": (jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5), damping=0.05), 1e-6),
+    "belt": (jf.Oscillator(law=jf.StaticKineticQuinn(0.6, 0.4, 0.02), surface=jf.Constant(0.5)), 1e-6),
+    "disc": (jf.disc_on_driving_disc(), 1e-6),
+    "chain": (jf.BurridgeKnopoffChain(law=jf.Quinn(1.0, 0.05), n=4), 1e-6),
+    "two-blocks": (jf.TwoBlocksOnBelt(law=jf.Quinn(jnp.array([0.5, 0.25]), 0.02)), 1e-6),
+    "block": (jf.BlockOnShakingFloor(law=jf.VectorQuinn(0.3, 0.01), ground=SHAKE), 1e-6),
+    "griffin": (jf.GriffinSpringBlock(ground=SHAKE, k_t=4000.0), 1e-4),
+    "leine": (jf.LeineSwitchDisc(), 1e-3),
+}
+
+
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: type(law).__name__)
+def test_every_law_passes(law):
+    check_law(law)
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_system_passes(name):
+    system, energy_rtol = SYSTEMS[name]
+    check_system(system, t1=2.0, dt=1e-3, energy_rtol=energy_rtol)
+
+
+def test_the_checks_catch_broken_code():
+    class Leaky(jf.Quinn):  # slips harder than its bound says
+        def __call__(self, v, f_eq, normal):
+            return 1.5 * jf.quinn(v, f_eq, normal, self.mu, self.eps)
+
+    with pytest.raises(AssertionError, match="bound"):
+        check_law(Leaky(0.5, 0.02))
+
+    class NoBalance(jf.Quinn):  # forgets the force balance at zero slip
+        def __call__(self, v, f_eq, normal):
+            return jf.quinn(v, 0.0 * f_eq, normal, self.mu, self.eps)
+
+    with pytest.raises(AssertionError, match="force balance at zero slip"):
+        check_law(NoBalance(0.5, 0.02))
+
+    class Kinked(jf.Quinn):  # sqrt(|v|): infinite slope at zero slip
+        def __call__(self, v, f_eq, normal):
+            return -self.mu * normal * jnp.sign(v) * jnp.sqrt(jnp.abs(v)) + 0.0 * f_eq
+
+    with pytest.raises(AssertionError, match="non-finite derivative"):
+        check_law(Kinked(0.5, 0.02))
+
+    class Creator(jf.Oscillator):  # its work integral misses the drive's power
+        def rates(self, t, y):
+            return super().rates(t, y)._replace(input_power=0.0)
+
+    with pytest.raises(AssertionError, match="energy balance"):
+        check_system(Creator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5)), t1=2.0)

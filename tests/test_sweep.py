@@ -1,0 +1,187 @@
+"""jaxfriction.sweep: lanes named by leaf paths, observables, gradients, status codes, templates."""
+
+import json
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import xarray as xr
+
+import jaxfriction as jf
+
+OMEGA = 0.5
+PERIOD = 2 * np.pi / OMEGA
+SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, 0.02), force=jf.Harmonic(1.2, OMEGA))
+
+
+def test_lane_matches_direct_simulation_and_finite_differences():
+    ds = jf.sweep(SYSTEM, {"law.mu": [0.8]}, cycles=4, frequency="force.omega", dt=0.01, wrt="law.mu",
+                  progress=False)
+    system = jf.set_parameters(SYSTEM, {"law.mu": 0.8})
+    pre = jf.simulate(system, jnp.zeros(2), 0.0, 3 * PERIOD, 0.01, save_every=None)
+    last = jf.simulate(system, pre.ys[-1], 3 * PERIOD, 4 * PERIOD, 0.01)
+    np.testing.assert_allclose(ds["dissipation"].values[0], jf.dissipation_per_cycle(last, PERIOD, 1)[0], rtol=1e-12)
+    np.testing.assert_allclose(ds["stick_fraction"].values[0], jf.stick_fraction(last), rtol=1e-14)
+    np.testing.assert_allclose(ds["final_position"].values[0], last.position[-1], rtol=1e-14)
+
+    def d(mu):
+        return float(jf.sweep(SYSTEM, {"law.mu": [mu]}, cycles=4, frequency="force.omega", dt=0.01,
+                              progress=False)["dissipation"][0])
+
+    h = 1e-6
+    np.testing.assert_allclose(ds["grad_dissipation"].sel(wrt="law.mu").values[0], (d(0.8 + h) - d(0.8 - h)) / (2 * h),
+                               rtol=1e-5)
+    assert ds["energy_residual"].values[0] < 1e-6 and int(ds["status"][0]) == 0
+
+
+def test_dataset_over_paths_with_closed_form_lanes():
+    grid = {"law.mu": np.array([0.2, 1.0]), "force.amplitude": np.array([0.2, 0.9, 2.0])}
+    ds = jf.sweep(jf.template("oscillator"), grid, cycles=3, chunk_size=4, progress=False)
+    assert ds["dissipation"].dims == ("law.mu", "force.amplitude") and ds["dissipation"].shape == (2, 3)
+    np.testing.assert_array_equal(ds["law.mu"], grid["law.mu"])
+    # alpha < mu N from rest: f_eq = -alpha sin(omega t) never leaves the static band
+    stuck = ds.sel({"law.mu": 1.0, "force.amplitude": 0.2})
+    assert abs(float(stuck["dissipation"])) < 1e-15 and float(stuck["final_position"]) == 0.0
+    assert float(ds["stick_fraction"].sel({"law.mu": 1.0, "force.amplitude": 0.9})) == 1.0
+    slipping = ds.sel({"law.mu": 0.2, "force.amplitude": 2.0})
+    assert float(slipping["dissipation"]) > 1.0 and float(slipping["stick_fraction"]) == 0.0
+    assert int(ds["status"].max()) == 0 and ds.attrs["steps_per_second"] > 0
+    assert ds.attrs["template"] == "oscillator" and json.loads(ds.attrs["fixed"])["force.omega"] == 0.5
+    again = jf.sweep(jf.template("oscillator"), grid, cycles=3, chunk_size=64, progress=False)
+    np.testing.assert_array_equal(ds["dissipation"], again["dissipation"])  # chunking changes no bit
+    samples = jf.sweep(jf.template("oscillator"), {k: v[[0, 1]] for k, v in {
+        "law.mu": grid["law.mu"], "force.amplitude": grid["force.amplitude"][[0, 2]]}.items()}, cycles=3,
+        samples=True, progress=False)
+    assert samples["dissipation"].dims == ("sample",)
+    np.testing.assert_array_equal(samples["dissipation"].values,
+                                  [ds["dissipation"].values[0, 0], ds["dissipation"].values[1, 2]])
+
+
+def test_forward_and_reverse_gradients_agree_with_finite_differences():
+    grid = {"law.mu": np.array([0.3, 0.8, 1.0]), "force.amplitude": np.array([1.6, 1.2, 0.4])}
+    kw = dict(cycles=4, frequency="force.omega", dt=0.01, samples=True, progress=False)
+    fwd = jf.sweep(SYSTEM, grid, wrt=["law.mu", "force.amplitude"], gradient="forward", **kw)
+    rev = jf.sweep(SYSTEM, grid, wrt=["law.mu", "force.amplitude"], gradient=jf.ReverseMode(), **kw)
+    plain = jf.sweep(SYSTEM, grid, **kw)
+    assert "grad_dissipation" not in plain and fwd.attrs["gradient"] == "ForwardMode"
+    np.testing.assert_array_equal(fwd["dissipation"], plain["dissipation"])
+    np.testing.assert_allclose(rev["grad_dissipation"], fwd["grad_dissipation"], rtol=1e-10, atol=1e-13)
+    h = 1e-6
+    for path in grid:
+        up = jf.sweep(SYSTEM, {**grid, path: grid[path] + h}, **kw)["dissipation"]
+        down = jf.sweep(SYSTEM, {**grid, path: grid[path] - h}, **kw)["dissipation"]
+        np.testing.assert_allclose(fwd["grad_dissipation"].sel(wrt=path), (up - down) / (2 * h), rtol=1e-5, atol=1e-8)
+    # alpha < mu N: the block never leaves the stick band, D and its gradient vanish
+    assert abs(float(fwd["grad_dissipation"][2].max())) < 1e-12
+
+
+def test_belt_steady_window_custom_observable_and_gradient_of_an_unswept_path():
+    # belt at v0 with mu_s = mu_k = 1 (Quinn's law, eps = 2 dt): after the first grazing stick
+    # the block slips for good, x = 1 + v0 sin(t) under the constant friction force mu N = 1,
+    # so the slip v - v0 peaks at 2 v0 and the friction work over a window W is
+    # v0 W - (x_end - x_start), with |x_end - x_start| <= 2 v0.
+    belt = jf.Oscillator(law=jf.Quinn(mu=1.0, eps=0.004), surface=jf.Constant(0.2))
+    observables = {**jf.WINDOW_OBSERVABLES, "belt_work": lambda traj: traj.input_work[-1] - traj.input_work[0]}
+    ds = jf.sweep(belt, {"surface.value": [0.2]}, t1=60.0, window=20.0, dt=0.002, observables=observables,
+                  wrt=["surface.value", "stiffness"], gradient_of=["dissipation", "belt_work"], progress=False)
+    out = ds.isel({"surface.value": 0})
+    assert int(out["status"]) == 0 and float(out["stick_fraction"]) < 0.01
+    np.testing.assert_allclose(out["peak_slip"], 0.4, atol=2e-3)
+    assert 0.8 - 1e-3 <= float(out["final_position"]) <= 1.2 + 1e-3
+    assert abs(float(out["dissipation"]) - 0.2 * 20.0) <= 0.4 + 1e-3
+    # steady sliding under the constant force mu N = 1: the belt's motor works v0 W = 4
+    np.testing.assert_allclose(out["belt_work"], 0.2 * 20.0, rtol=1e-6)
+    assert out["grad_belt_work"].dims == ("wrt",) and np.all(np.isfinite(out["grad_belt_work"]))
+
+    def d(v0):
+        return float(jf.sweep(belt, {"surface.value": [v0]}, t1=60.0, window=20.0, dt=0.002,
+                              progress=False)["dissipation"][0])
+
+    np.testing.assert_allclose(out["grad_dissipation"].sel(wrt="surface.value"), (d(0.2 + 1e-6) - d(0.2 - 1e-6)) / 2e-6,
+                               rtol=1e-5)
+    assert float(abs(out["grad_dissipation"].sel(wrt="stiffness"))) > 0  # an unswept path is differentiated too
+
+
+def test_lanes_are_flagged_never_silently_wrong():
+    # mu < 0 is out of range; eps = 0.01 / 2.9 makes RK4 unstable in Quinn's band (h mu N / eps
+    # = 2.9); sqrt(|x|) of a block that never leaves x = 0 has an infinite derivative
+    grid = {"law.mu": np.array([-0.5, 1.0, 1.0]), "law.eps": np.array([0.02, 0.01 / 2.9, 0.02])}
+    observables = {"dissipation": jf.window_dissipation, "root": lambda traj: jnp.sqrt(jnp.abs(traj.position[-1]))}
+    ds = jf.sweep(jf.set_parameters(SYSTEM, {"force.amplitude": 0.5}), grid, t1=10.0, dt=0.01, samples=True,
+                  observables=observables, wrt="force.amplitude", gradient_of=["dissipation", "root"],
+                  progress=False)
+    np.testing.assert_array_equal(ds["status"], [jf.STATUS_INVALID_PARAMETER, jf.STATUS_UNSTABLE_STEP,
+                                                 jf.STATUS_NONFINITE_GRADIENT])
+    assert np.isnan(ds["dissipation"][0]) and np.all(np.isnan(ds["grad_dissipation"][0]))  # no number at all
+    assert json.loads(ds.attrs["flagged"]) == {"invalid parameter": 1, "RK4 step unstable in the stick band": 1,
+                                               "non-finite gradient": 1}
+    assert list(ds["status"].attrs["flag_values"]) == sorted(jf.STATUS_MEANINGS)
+    # a NaN parameter of a drive: flagged as invalid as well
+    nan_scale = jf.sweep(SYSTEM, {"force.amplitude": [0.5, 1.0]}, t1=5.0, dt=0.01, progress=False,
+                         derive=lambda s: jf.set_parameters(s, {"force.omega": jnp.where(
+                             s.force.amplitude > 0.7, jnp.nan, 0.5)}))
+    np.testing.assert_array_equal(nan_scale["status"], [0, jf.STATUS_INVALID_PARAMETER])
+
+
+def test_multi_dof_template_and_netcdf_round_trip(tmp_path):
+    tpl = jf.template("chain", n=4)
+    ds = jf.sweep(tpl, {"alpha": [0.3, 0.6]}, cycles=2, wrt=["law.mu"], out_dir=tmp_path, progress=False)
+    assert ds["final_position"].dims == ("alpha", "dof") and ds["final_position"].shape == (2, 4)
+    assert ds["grad_dissipation"].dims == ("alpha", "wrt") and int(ds["status"].max()) == 0
+    with xr.open_dataset(tmp_path / "result.nc", engine="h5netcdf") as saved:
+        np.testing.assert_array_equal(saved["grad_dissipation"], ds["grad_dissipation"])
+        assert list(saved["wrt"].values) == ["law.mu"]
+    resumed = jf.sweep(tpl, {"alpha": [0.3, 0.6]}, cycles=2, wrt=["law.mu"], out_dir=tmp_path, progress=False)
+    assert resumed.attrs["chunks_loaded"] == 1 and resumed.attrs["chunks_computed"] == 0
+    with pytest.raises(ValueError, match="other arguments"):  # another template value is another sweep
+        jf.sweep(tpl.with_parameters({"omega": 0.4}), {"alpha": [0.3, 0.6]}, cycles=2, wrt=["law.mu"],
+                 out_dir=tmp_path, progress=False)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"grid": {"law.nu": [0.5]}}, "grid: 'law.nu' is not a field; did you mean 'law.mu'"),
+        ({"grid": {"law": [0.5]}}, "not a floating-point parameter"),
+        ({"grid": {"law.mu": [np.nan]}}, r"grid\['law.mu'\] must be"),
+        ({"grid": {}}, "grid"),
+        ({"grid": {"force.omega": [0.5]}, "cycles": 2}, "swept"),
+        ({"cycles": 2, "frequency": None, "system": SYSTEM}, "frequency"),
+        ({"t1": 5.0, "window": 6.0}, "window"),
+        ({"cycles": 2, "t1": 5.0}, "not both"),
+        ({"wrt": ["law.mu"], "gradient_of": "nope"}, "gradient_of"),
+        ({"wrt": ["law.mu"], "gradient": "sideways"}, "gradient"),
+        ({"dt": -0.1}, "dt"),
+        ({"y0": jnp.zeros(3)}, "y0"),
+        ({"solver": "euler"}, "solver"),
+        ({"system": "oscillator"}, "system"),
+    ],
+)
+def test_bad_input_is_named(kwargs, match):
+    args = {"system": jf.template("oscillator"), "grid": {"law.mu": [0.5]}, "cycles": 2, "progress": False, **kwargs}
+    if args.get("frequency", 1) is None:
+        del args["frequency"]
+    with pytest.raises(ValueError, match=match):
+        jf.sweep(args.pop("system"), args.pop("grid"), **args)
+
+
+def test_paths_set_elements_and_name_errors():
+    two = jf.TwoBlocksOnBelt(law=jf.Quinn(jnp.array([0.5, 0.25]), 0.02))
+    assert jf.parameter_paths(two) == ["law.mu", "law.eps", "kappa", "belt_amplitude", "belt_omega"]
+    changed = jf.set_parameters(two, {"law.mu[1]": 0.4, "kappa": 3.0})
+    np.testing.assert_array_equal(changed.law.mu, [0.5, 0.4])
+    assert float(jf.get_parameter(changed, "law.mu[1]")) == 0.4 and changed.kappa == 3.0
+    with pytest.raises(ValueError, match="out of range"):
+        jf.set_parameters(two, {"law.mu[2]": 0.1})
+    with pytest.raises(ValueError, match="derived property"):
+        jf.get_parameter(two, "masses")
+    with pytest.raises(ValueError, match="integer"):
+        jf.get_parameter(jf.BurridgeKnopoffChain(law=jf.Quinn(), n=4), "n")
+    with pytest.raises(ValueError, match="twice"):
+        jf.set_parameters(two, {"law.mu": jnp.ones(2), "law.mu[0]": 0.1})
+    with pytest.raises(ValueError, match="not a parameter path"):
+        jf.get_parameter(two, "law..mu")
