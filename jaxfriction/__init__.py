@@ -61,7 +61,12 @@ from ._laws import *  # noqa: F403
 from ._laws import __all__ as _laws_all
 from ._observables import *  # noqa: F403
 from ._observables import __all__ as _observables_all
-from ._paths import get_parameter, parameter_paths, set_parameters
+from ._paths import (
+    get_parameter,
+    parameter_paths,
+    scalar_parameter_paths,
+    set_parameters,
+)
 from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
 from ._systems import (
     AbstractContactSystem,
@@ -177,6 +182,7 @@ __all__ = [
     "peak_samples",
     "positive",
     "real",
+    "scalar_parameter_paths",
     "rk4_scan",
     "rk4_step",
     "set_parameters",

@@ -57,7 +57,7 @@ def parse_path(path: str) -> tuple:
 def _is_param_leaf(leaf) -> bool:
     if isinstance(leaf, bool):
         return False
-    if isinstance(leaf, float):
+    if isinstance(leaf, (int, float)):  # an int literal (``Quinn(mu=1)``) is a parameter too
         return True
     return (eqx.is_array(leaf) or isinstance(leaf, np.ndarray)) and jnp.issubdtype(leaf.dtype, jnp.floating)
 
@@ -65,12 +65,22 @@ def _is_param_leaf(leaf) -> bool:
 def parameter_paths(tree) -> list[str]:
     """Paths of the floating-point leaves of ``tree`` (``["law.mu", "law.eps", "force.amplitude", ...]``).
 
-    Array leaves are listed whole (``"masses"``); their elements are ``"masses[i]"``.
-    Structural fields (integers such as a chain's ``n``, strings, static fields) are not
-    parameters.
+    Array leaves are listed whole (``"masses"``); their elements are ``"masses[i]"``
+    (:func:`scalar_parameter_paths`). Structural fields (static fields such as a chain's
+    ``n``, strings, booleans) are not parameters.
     """
     return [jax.tree_util.keystr(path).lstrip(".")
             for path, leaf in jax.tree_util.tree_leaves_with_path(tree) if _is_param_leaf(leaf)]
+
+
+def scalar_parameter_paths(tree) -> list[str]:
+    """Like :func:`parameter_paths`, with array leaves expanded into their elements
+    (``"law.mu[0]"``, ``"law.mu[1]"``): every scalar that can be differentiated alone."""
+    out = []
+    for path in parameter_paths(tree):
+        shape = np.shape(get_parameter(tree, path))
+        out += [path] if not shape else [path + "".join(f"[{i}]" for i in index) for index in np.ndindex(shape)]
+    return out
 
 
 def _unknown(tree, path, why):
@@ -102,7 +112,7 @@ def _split(tree, path):
             shape = np.shape(node)
             if any(not -n <= k < n for k, n in zip(index, shape)):
                 _unknown(tree, path, f"indexes an array of shape {shape} out of range")
-            return steps[:i], index
+            return steps[:i], tuple(k % n for k, n in zip(index, shape))  # law.mu[-1] is law.mu[1]
         elif kind == "index" and isinstance(node, (list, tuple)):
             if not -len(node) <= key < len(node):
                 _unknown(tree, path, f"indexes a sequence of length {len(node)} out of range")
@@ -111,10 +121,8 @@ def _split(tree, path):
             node = node[key]
         else:
             _unknown(tree, path, "does not name a parameter")
-    if isinstance(node, eqx.Module) or not (_is_param_leaf(node) or isinstance(node, int)):
+    if isinstance(node, eqx.Module) or not _is_param_leaf(node):
         _unknown(tree, path, f"is a {type(node).__name__}, not a floating-point parameter")
-    if isinstance(node, (bool, int)):
-        _unknown(tree, path, "is an integer (structural) field, not a floating-point parameter")
     return steps, ()
 
 
@@ -161,8 +169,8 @@ def set_parameters(tree, values: dict):
     for path, value in values.items():
         steps, index = _split(tree, path)
         entry = nodes.setdefault(steps, [])
-        if (not index and entry) or (entry and entry[0][0] == ()):
-            raise ValueError(f"{path!r}: the leaf is named twice (whole and by element, or twice)")
+        if (not index and entry) or (entry and entry[0][0] == ()) or index in [e[0] for e in entry]:
+            raise ValueError(f"{path!r}: the leaf is named twice (whole and by element, or one element twice)")
         entry.append((index, value))
     replacements = []
     for steps, entries in nodes.items():

@@ -60,6 +60,10 @@ class Template:
         wrt: default gradient paths for the command line.
         name, description, source: labels (the source names the paper and equation).
 
+    Changing ``dt`` with ``replace`` keeps the system's regularization width; the builders
+    of :data:`TEMPLATES` tie it to the step (``template("oscillator", dt=0.005)`` halves
+    both).
+
     Raises: ValueError naming a field: not a system, ``dt <= 0``, both ``t1`` and
         ``cycles``, a ``frequency`` or ``wrt``/``grid`` path the system lacks.
     """
@@ -94,13 +98,6 @@ class Template:
         """A copy whose system has the parameters ``{path: value}`` set (see
         :func:`~jaxfriction.set_parameters`)."""
         return self.replace(system=set_parameters(self.system, values))
-
-    def times(self, system=None) -> tuple[float, float]:
-        """``(t_measure, t1)``, the measured window of a run from ``t = 0``, for ``system``
-        (default the template's): with ``cycles`` the period is read from the system's
-        ``frequency`` parameter."""
-        return run_times(self.system if system is None else system, self.t1, self.window, self.cycles,
-                         self.frequency)
 
 
 def check_times(system, t1, window, cycles, frequency):

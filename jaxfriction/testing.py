@@ -28,7 +28,7 @@ from ._integrate.trajectory import Trajectory
 from ._laws.base import AbstractFrictionLaw
 from ._laws.vector import project_to_disc
 from ._observables.energy import relative_energy_residual
-from ._paths import get_parameter, parameter_paths, set_parameters
+from ._paths import get_parameter, scalar_parameter_paths, set_parameters
 from ._systems.base import AbstractFrictionSystem
 
 
@@ -103,7 +103,7 @@ def check_law(law, normal=1.0, *, atol=1e-12):
     else:
         grid_v, grid_f = np.meshgrid(vs, fs, indexing="ij")
         v, f_eq = jnp.asarray(grid_v.ravel()), jnp.asarray(grid_f.ravel())
-    paths = [p for p in parameter_paths(law) if np.ndim(get_parameter(law, p)) == 0]
+    paths = scalar_parameter_paths(law)
     out = jax.device_get(_probe_law(law, v, f_eq, normal, {p: jnp.asarray(get_parameter(law, p), float) for p in paths}))
     force, size, bound, odd = out["force"], out["size"], out["bound"], out["odd"]
     if force.shape != v.shape:
@@ -144,8 +144,9 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
       balance (input work = change of mechanical energy + dissipated energy) holds to
       ``energy_rtol`` relative (:func:`~jaxfriction.relative_energy_residual`; use a looser
       value for discontinuous laws, whose residual is O(dt));
-    - the derivative of the final state with respect to every scalar parameter path is
-      finite (forward mode), and the ``constraints()`` of every module hold.
+    - the derivative of the final state with respect to every scalar parameter (array
+      leaves by element) is finite (forward mode), and the ``constraints()`` of every
+      module hold.
 
     Args: ``system``; ``y0`` initial positions and velocities ``(2 n_dof,)`` (default: a
         small displacement of the first coordinate, so that something moves);
@@ -176,8 +177,7 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
             problems.append(f"{name} is not finite at y0")
     if not bool(jnp.isfinite(system.mechanical_energy(y))):
         problems.append("mechanical_energy is not finite at y0")
-    scalars = {p: jnp.asarray(get_parameter(system, p), dtype=float) for p in parameter_paths(system)
-               if np.ndim(get_parameter(system, p)) == 0}
+    scalars = {p: jnp.asarray(get_parameter(system, p), dtype=float) for p in scalar_parameter_paths(system)}
 
     def run(values):  # one compiled run gives the trajectory and its derivatives (forward mode)
         traj = simulate(set_parameters(system, values), y0, 0.0, t1, dt, save_every=10)

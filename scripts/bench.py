@@ -152,7 +152,7 @@ def block(out):
 # ----------------------------------------------------------------------------- jaxfriction side
 
 
-class SweepConfig:
+class Workload:
     """Workload A's settings: Quinn 2004 eq. 5 with Quinn's law, eps = 2 dt, from rest."""
 
     omega, dt, eps = 0.5, 0.01, 0.02
@@ -161,23 +161,23 @@ class SweepConfig:
         self.cycles = cycles
 
 
-SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, SweepConfig.eps), force=jf.Harmonic(1.0, SweepConfig.omega))
+SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, Workload.eps), force=jf.Harmonic(1.0, Workload.omega))
 
 
 def sweep_config(cycles):
-    return SweepConfig(cycles)
+    return Workload(cycles)
 
 
 def steps_of(cycles):
-    period = 2 * math.pi / SweepConfig.omega
-    transient = jf.fixed_grid(0.0, (cycles - 1) * period, SweepConfig.dt, None)[1]
-    return transient + jf.fixed_grid(0.0, period, SweepConfig.dt, None)[1]
+    period = 2 * math.pi / Workload.omega
+    transient = jf.fixed_grid(0.0, (cycles - 1) * period, Workload.dt, None)[1]
+    return transient + jf.fixed_grid(0.0, period, Workload.dt, None)[1]
 
 
 def _sweep(cycles, mu, alpha, **kw):
     """``jf.sweep`` of workload A on the lanes ``(mu, alpha)`` (samples, in memory)."""
     return jf.sweep(SYSTEM, {"law.mu": np.asarray(mu), "force.amplitude": np.asarray(alpha)}, samples=True,
-                    cycles=cycles, frequency="force.omega", dt=SweepConfig.dt, progress=False,
+                    cycles=cycles, frequency="force.omega", dt=Workload.dt, progress=False,
                     observables={"dissipation": jf.window_dissipation, "stick_fraction": jf.stick_fraction}, **kw)
 
 

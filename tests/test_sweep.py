@@ -153,6 +153,8 @@ def test_multi_dof_template_and_netcdf_round_trip(tmp_path):
         ({"cycles": 2, "frequency": None, "system": SYSTEM}, "frequency"),
         ({"t1": 5.0, "window": 6.0}, "window"),
         ({"cycles": 2, "t1": 5.0}, "not both"),
+        ({"cycles": 2, "wrt": ["force.omega"]}, "window moves with 'force.omega'"),
+        ({"cycles": None, "window": 3.0}, "window needs t1"),
         ({"wrt": ["law.mu"], "gradient_of": "nope"}, "gradient_of"),
         ({"wrt": ["law.mu"], "gradient": "sideways"}, "gradient"),
         ({"dt": -0.1}, "dt"),
@@ -163,8 +165,9 @@ def test_multi_dof_template_and_netcdf_round_trip(tmp_path):
 )
 def test_bad_input_is_named(kwargs, match):
     args = {"system": jf.template("oscillator"), "grid": {"law.mu": [0.5]}, "cycles": 2, "progress": False, **kwargs}
-    if args.get("frequency", 1) is None:
-        del args["frequency"]
+    for key in ("frequency", "cycles"):
+        if key in args and args[key] is None:
+            del args[key]
     with pytest.raises(ValueError, match=match):
         jf.sweep(args.pop("system"), args.pop("grid"), **args)
 
@@ -179,9 +182,63 @@ def test_paths_set_elements_and_name_errors():
         jf.set_parameters(two, {"law.mu[2]": 0.1})
     with pytest.raises(ValueError, match="derived property"):
         jf.get_parameter(two, "masses")
-    with pytest.raises(ValueError, match="integer"):
+    with pytest.raises(ValueError, match="static field"):
         jf.get_parameter(jf.BurridgeKnopoffChain(law=jf.Quinn(), n=4), "n")
     with pytest.raises(ValueError, match="twice"):
         jf.set_parameters(two, {"law.mu": jnp.ones(2), "law.mu[0]": 0.1})
+    with pytest.raises(ValueError, match="twice"):
+        jf.set_parameters(two, {"law.mu[-1]": 1.0, "law.mu[1]": 2.0})
+    assert jf.scalar_parameter_paths(two)[:3] == ["law.mu[0]", "law.mu[1]", "law.eps"]
+    # int literals are parameters too; a chain's n is structural (static)
+    ints = jf.Oscillator(law=jf.Quinn(mu=1, eps=0.02), force=jf.Harmonic(1, 0.5), stiffness=2)
+    assert {"law.mu", "force.amplitude", "stiffness"} <= set(jf.parameter_paths(ints))
+    assert "n" not in jf.parameter_paths(jf.BurridgeKnopoffChain(law=jf.Quinn(), n=4))
     with pytest.raises(ValueError, match="not a parameter path"):
         jf.get_parameter(two, "law..mu")
+
+
+FORWARD = {"t1": 5.0, "window": 2.0, "wrt": "law.mu", "progress": False}
+
+
+def test_diffrax_solver_in_forward_mode():
+    # diffrax's default adjoint is reverse-only: the sweep runs diffrax solvers with ForwardMode
+    import diffrax
+
+    grid, kw = {"law.mu": [0.4, 0.7]}, FORWARD
+    rk4 = jf.sweep(SYSTEM, grid, dt=1e-3, **kw)
+    tsit5 = jf.sweep(SYSTEM, grid, solver=jf.Diffrax(diffrax.Tsit5(), rtol=1e-10, atol=1e-12), dt=1e-3, **kw)
+    assert int(tsit5["status"].max()) == 0
+    np.testing.assert_allclose(tsit5["dissipation"], rk4["dissipation"], rtol=1e-4)
+    np.testing.assert_allclose(tsit5["grad_dissipation"], rk4["grad_dissipation"], rtol=1e-3, atol=2e-4)
+
+
+@pytest.mark.slow  # ~15 s, compiling the event-driven solver with forward-mode adjoints
+def test_event_driven_solver_in_forward_mode():
+    coulomb = jf.Oscillator(law=jf.Coulomb(1.0), force=jf.Harmonic(1.2, OMEGA))
+    grid = {"law.mu": [0.4, 0.7]}
+    exact = jf.sweep(coulomb, grid, solver=jf.EventDriven(max_events=8), saveat=jf.SaveAt(n=20), **FORWARD)
+    assert int(exact["status"].max()) == 0 and np.all(np.isfinite(exact["grad_dissipation"]))
+    h = 1e-6
+    d = [jf.sweep(coulomb, {"law.mu": [0.7 + s]}, solver=jf.EventDriven(max_events=8), saveat=jf.SaveAt(n=20),
+                  t1=5.0, window=2.0, progress=False)["dissipation"].values[0] for s in (h, -h)]
+    np.testing.assert_allclose(exact["grad_dissipation"].values[1, 0], (d[0] - d[1]) / (2 * h), rtol=1e-5)
+
+
+def test_resume_identifies_user_functions_by_their_code(tmp_path):
+    def sweep(observable):
+        return jf.sweep(SYSTEM, {"law.mu": [0.5]}, t1=4.0, dt=0.01, observables={"x": observable}, out_dir=tmp_path,
+                        progress=False)
+
+    first = sweep(lambda traj: traj.position[-1])
+    assert sweep(lambda traj: traj.position[-1]).attrs["chunks_loaded"] == 1  # the same code resumes
+    with pytest.raises(ValueError, match="other arguments"):  # another body is another sweep
+        sweep(lambda traj: 100 * traj.position[-1])
+    assert np.isfinite(first["x"]).all()
+
+
+def test_peak_slip_of_a_vector_contact_is_the_slip_speed():
+    block = jf.BlockOnShakingFloor(law=jf.VectorQuinn(0.3, 0.01), ground=jf.Harmonic(jnp.array([3.0, 3.0]), 6.0))
+    traj = jf.simulate(block, jnp.zeros(4), 0.0, 2.0, 1e-3, save_every=10)
+    speed = np.max(np.linalg.norm(np.asarray(traj.ys[:, 2:4]), axis=1))
+    np.testing.assert_allclose(jf.peak_slip(traj), speed, rtol=1e-12)
+    assert speed > np.max(np.abs(np.asarray(traj.ys[:, 2:4]))) * 1.3  # equal components: sqrt(2) apart

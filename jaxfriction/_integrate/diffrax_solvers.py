@@ -39,11 +39,13 @@ def is_adaptive(solver) -> bool:
     return isinstance(solver, diffrax.AbstractAdaptiveSolver) and not isinstance(solver, ClassicRK4)
 
 
-def diffrax_solve(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None, rtol, atol, max_steps, args):
+def diffrax_solve(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None, rtol, atol, max_steps, args,
+                  adjoint=None):
     """Run ``diffrax.diffeqsolve`` on ``system.vector_field``.
 
     Fixed-step solvers step exactly through ``step_ts`` (``diffrax.StepTo``); adaptive ones
-    use a PID controller with ``rtol``/``atol``. Never throws: failures are returned.
+    use a PID controller with ``rtol``/``atol``. ``adjoint`` is diffrax's (None: its
+    default, reverse mode only). Never throws: failures are returned.
 
     Returns:
         ``(ys, ok)``: states at ``save_ts`` and a boolean, True when diffrax succeeded.
@@ -64,6 +66,7 @@ def diffrax_solve(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None
         saveat=diffrax.SaveAt(ts=save_ts),
         stepsize_controller=controller,
         max_steps=max_steps,
+        adjoint=diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint,
         throw=False,
     )
     return sol.ys, jnp.asarray(sol.result == diffrax.RESULTS.successful)

@@ -104,6 +104,9 @@ class Diffrax(AbstractSolver):
         solver: a ``diffrax.AbstractSolver`` instance.
         rtol, atol: adaptive tolerances (> 0).
         max_steps: diffrax step budget (a lane that needs more gets ``STATUS_SOLVER_FAILED``).
+        adjoint: a diffrax adjoint; None is diffrax's default (``RecursiveCheckpointAdjoint``,
+            reverse mode only). Forward-mode derivatives (``jax.jvp``, ``jax.jacfwd``) need
+            ``diffrax.ForwardMode()``; :func:`~jaxfriction.sweep` sets it by itself.
 
     Raises: ValueError for a solver that is not a diffrax solver or bad tolerances.
     """
@@ -112,6 +115,7 @@ class Diffrax(AbstractSolver):
     rtol: float = 1e-8
     atol: float = 1e-10
     max_steps: int = eqx.field(default=1_000_000, static=True)
+    adjoint: object = None
 
     def __check_init__(self):
         import diffrax
@@ -130,11 +134,12 @@ class Diffrax(AbstractSolver):
             if saveat.every is not None:
                 raise ValueError("SaveAt(every=...) needs a fixed-step solver; use SaveAt(n=...) or SaveAt(ts=...)")
             ys, ok = diffrax_solve(system, y0, t0, t1, self.solver, jnp.asarray(ts), dt0=dt, rtol=self.rtol,
-                                   atol=self.atol, max_steps=self.max_steps, args=args)
+                                   atol=self.atol, max_steps=self.max_steps, args=args, adjoint=self.adjoint)
         else:
             n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
             ts = t0 + jnp.arange(n_saves + 1) * (every * h)
             step_ts = t0 + jnp.arange(n_saves * every + 1) * h
             ys, ok = diffrax_solve(system, y0, t0, t1, self.solver, ts, step_ts=step_ts, rtol=self.rtol,
-                                   atol=self.atol, max_steps=max(self.max_steps, n_saves * every + 1), args=args)
+                                   atol=self.atol, max_steps=max(self.max_steps, n_saves * every + 1), args=args,
+                                   adjoint=self.adjoint)
         return ts, ys, finite_status(ys, ok)

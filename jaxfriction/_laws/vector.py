@@ -81,7 +81,7 @@ def vector_quinn(v, f_eq, normal, mu, eps):
     return -(limit / eps)[..., None] * project_to_disc(v - zeta, eps)
 
 
-class _VectorLaw(AbstractFrictionLaw):
+class _AbstractVectorLaw(AbstractFrictionLaw):
     vector = True
 
     def static_limit(self, normal):
@@ -91,7 +91,7 @@ class _VectorLaw(AbstractFrictionLaw):
         return jnp.broadcast_to(self.static_limit(normal), jnp.shape(v)[:-1])
 
 
-class VectorCoulomb(_VectorLaw):
+class VectorCoulomb(_AbstractVectorLaw):
     """Isotropic Coulomb friction with vector force balance, optional viscous term (Ratel).
 
     Args: ``mu`` >= 0; ``viscous`` ``F_v`` >= 0 (N s/m). Raises: ValueError for negative or
@@ -111,7 +111,7 @@ class VectorCoulomb(_VectorLaw):
         return self.mu * normal + self.viscous * safe_norm(v)
 
 
-class VectorQuinn(_VectorLaw):
+class VectorQuinn(_AbstractVectorLaw):
     """Quinn's regularization in vector form (:func:`vector_quinn`).
 
     Args: ``mu`` >= 0; ``eps`` > 0 regularization width (m/s). Raises: ValueError.
@@ -130,7 +130,7 @@ class VectorQuinn(_VectorLaw):
         return self.eps
 
 
-class VectorThrelfall(_VectorLaw):
+class VectorThrelfall(_AbstractVectorLaw):
     """Threlfall's law in vector form (:func:`vector_threlfall`; Ratel defaults).
 
     Args: ``mu`` >= 0 (0.1), ``v0`` > 0 (0.05 m/s), ``viscous`` >= 0 (0). Raises: ValueError.

@@ -10,7 +10,13 @@ from .stick import (
     stick_intervals,
     stick_mask,
 )
-from .window import WINDOW_OBSERVABLES, final_position, peak_slip, window_dissipation, window_energy_residual
+from .window import (
+    WINDOW_OBSERVABLES,
+    final_position,
+    peak_slip,
+    window_dissipation,
+    window_energy_residual,
+)
 
 __all__ = [
     "WINDOW_OBSERVABLES",

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .._laws.base import safe_divide
+from .._laws.vector import safe_norm
 from .stick import stick_fraction
 
 
@@ -19,9 +20,12 @@ def window_dissipation(traj):
 
 
 def peak_slip(traj):
-    """Largest slip speed over the saved points and contacts (largest ``|component|`` for
-    vector slip). Scalar, units of velocity."""
-    return jnp.max(jnp.abs(traj.slip_velocity))
+    """Largest slip speed over the saved points and contacts: ``|v_slip|`` for scalar
+    contacts, the norm of the slip vector for a vector law's contact (the 2-D block). Scalar,
+    units of velocity."""
+    slip = traj.slip_velocity
+    law = getattr(traj.system, "law", None)
+    return jnp.max(safe_norm(slip) if law is not None and law.vector else jnp.abs(slip))
 
 
 def window_energy_residual(traj):

@@ -1,5 +1,6 @@
 """The Burridge-Knopoff chain of Quinn 2004 Sec. 3.2 (Fig. 8)."""
 
+import equinox as eqx
 import jax.numpy as jnp
 
 from .._checks import nonnegative, real
@@ -40,7 +41,7 @@ class BurridgeKnopoffChain(AbstractContactSystem):
     """
 
     law: AbstractFrictionLaw
-    n: int
+    n: int = eqx.field(static=True)
     alpha: float = 0.25
     omega: float = 0.5
 

@@ -5,8 +5,8 @@
   parameters (measured on the default sweep, 1024 lanes, 2 CPU devices: 2.5 forward runs
   for one parameter, 4.2 for two).
 - :class:`ReverseMode`: reverse-mode AD (``jax.vjp``), one backward pass per output
-  whatever the number of parameters; with ``checkpoint=True`` the RK4 transient runs as a
-  checkpointed scan (memory O(sqrt(steps))); about 17 forward runs on the default sweep.
+  whatever the number of parameters; a sweep runs its RK4 transient as a checkpointed scan
+  (memory O(sqrt(steps))); 17-21 forward runs on the default sweep.
 - :class:`AutoMode`: forward up to ``max_forward`` parameters, reverse beyond.
 
 Strings ``"forward"``, ``"reverse"`` and ``"auto"`` are shortcuts for the defaults.
@@ -58,11 +58,10 @@ class ForwardMode(AbstractGradientMode):
 class ReverseMode(AbstractGradientMode):
     """Reverse-mode AD: ``jax.jacrev``, one backward pass per scalar output.
 
-    Args: ``checkpoint``: run fixed-step RK4 transients under ``jax.checkpoint`` (memory
-        O(sqrt(steps)) instead of every stage of every step, for about one extra forward run).
+    A sweep in reverse mode runs its RK4 transient under ``jax.checkpoint`` (memory
+    O(sqrt(steps)) instead of every stage of every step, for about one extra forward run);
+    elsewhere choose ``RK4(checkpoint=True)`` as the solver.
     """
-
-    checkpoint: bool = eqx.field(default=True, static=True)
 
     def resolve(self, n_params):
         return self
@@ -82,7 +81,9 @@ class AutoMode(AbstractGradientMode):
     """Forward mode for up to ``max_forward`` parameters, reverse mode beyond.
 
     The default 8 comes from the measured costs above: forward mode costs about 1 + 1.6 k
-    forward runs for ``k`` parameters, reverse mode about 17 whatever ``k``.
+    forward runs for ``k`` parameters, reverse mode 17-21 whatever ``k``. ``fit`` uses
+    ``AutoMode(max_forward=16)`` by default: its forward pass also yields the Jacobian of
+    the residuals, which the Gauss-Newton solvers and the covariance need anyway.
     """
 
     max_forward: int = eqx.field(default=8, static=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from .._paths import check_paths, get_parameter, parameter_paths, set_parameters
+from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
 from .._templates import Template
 from .gradient import as_gradient_mode
 
@@ -21,7 +21,7 @@ from .gradient import as_gradient_mode
 def _resolve(system, params):
     if isinstance(system, Template):
         system = system.system
-    names = parameter_paths(system) if params is None else ([params] if isinstance(params, str) else list(params))
+    names = scalar_parameter_paths(system) if params is None else ([params] if isinstance(params, str) else list(params))
     if not names:
         raise ValueError("params must name at least one parameter path")
     check_paths(system, names, "params")
@@ -34,9 +34,9 @@ def sensitivity(observable, system, params=None, gradient="auto"):
     Args:
         observable: scalar function of a system.
         system: the system at the point of interest (or a :class:`~jaxfriction.Template`).
-        params: leaf paths (default: every floating-point parameter,
-            :func:`~jaxfriction.parameter_paths`); each must be a scalar (an element
-            ``"masses[2]"`` of an array leaf, not the whole array).
+        params: leaf paths (default: every scalar parameter, array leaves by element,
+            ``"law.mu[0]"``); each must be a scalar (an element ``"masses[2]"`` of an array
+            leaf, not the whole array).
         gradient: a gradient mode object (:class:`~jaxfriction.ForwardMode`,
             :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name.
 

@@ -83,6 +83,15 @@ def _read_manifest(path, manifest):
         return 3
 
 
+def _refuse_other_sweep(state, folder, manifest, devices):
+    """Raise for a manifest of :func:`_read_manifest` state 2 (another sweep) or 3 (unreadable)."""
+    if state == 2:
+        raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or chunk_size "
+                         f"{manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
+    if state == 3:
+        raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
+
+
 def _write_atomic(path, text):
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
@@ -125,11 +134,7 @@ def _check_processes(folder, manifest, devices):
                          f"local device count) in process(es) {differ} than in process 0; run the same sweep "
                          f"everywhere")
     verdict = int(gathered[:, -1].max())
-    if verdict == 2:
-        raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or "
-                         f"chunk_size {manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
-    if verdict == 3:
-        raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
+    _refuse_other_sweep(verdict, folder, manifest, devices)
     # 2. Process 0 writes it; every process must then see it, else out_dir is not shared.
     if index == 0 and verdict == 0:
         _write_atomic(path, json.dumps(manifest))
@@ -220,11 +225,7 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         else:
             path = folder / "manifest.json"
             state = _read_manifest(path, manifest)
-            if state == 2:
-                raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or "
-                         f"chunk_size {manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
-            if state == 3:
-                raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
+            _refuse_other_sweep(state, folder, manifest, devices)
             if state == 0:
                 _write_atomic(path, json.dumps(manifest))
         for i in mine:  # a chunk being written when the run was killed; only the owner touches its files

@@ -18,6 +18,7 @@ non-finite states and solver failures keep their codes
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -29,14 +30,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real, constraints_hold
+from ..._exact.moreau_jean import MoreauJean
+from ..._exact.solver import EventDriven
 from ..._integrate.grid import fixed_grid
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import as_solver, simulate
-from ..._exact.moreau_jean import MoreauJean
-from ..._integrate.solvers import RK4, fixed_step_grid
+from ..._integrate.solvers import RK4, Diffrax, fixed_step_grid
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_MEANINGS,
+    STATUS_NONFINITE,
     STATUS_NONFINITE_GRADIENT,
     STATUS_OK,
 )
@@ -84,6 +87,22 @@ def _digest(system, settings) -> str:
     return h.hexdigest()
 
 
+def _function_digest(fn) -> str:
+    """What identifies a user function in a resume tag: its name, bytecode, constants and
+    closure values (a changed body or captured value is another sweep). Globals it reads are
+    not seen: pass such values through the system or a closure."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return repr(fn)
+    parts = [getattr(fn, "__qualname__", ""), code.co_code.hex(), repr(code.co_consts), repr(code.co_names)]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            parts.append(repr(cell.cell_contents))
+        except ValueError:  # an empty cell
+            parts.append("<empty>")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
 def _scalar_parameters(system, exclude):
     """JSON of the scalar parameters of ``system`` not in ``exclude`` (provenance)."""
     out = {}
@@ -113,13 +132,13 @@ class _Lane(eqx.Module):
         wrt, mode = self.wrt, self.mode
         fixed = {p: v for p, v in point.items() if p not in wrt}
         varied = {p: point[p] if p in point else jnp.asarray(get_parameter(self.system, p), dtype=float) for p in wrt}
-        reverse = isinstance(mode, ReverseMode)
+        kind = None if mode is None else "reverse" if isinstance(mode, ReverseMode) else "forward"
 
         def run(values):
             lane_system = set_parameters(self.system, {**fixed, **values})
             if self.derive is not None:
                 lane_system = self.derive(lane_system)
-            outputs, status = self.measure(lane_system, reverse)
+            outputs, status = self.measure(lane_system, kind)
             valid = constraints_hold(lane_system)
             return {k: outputs[k] for k in self.gradient_of}, (outputs, status, valid)
 
@@ -150,9 +169,16 @@ class _Window(eqx.Module):
     dt: float | None = eqx.field(static=True)
     observables: tuple = eqx.field(static=True)  # ((name, function of a Trajectory), ...)
 
-    def __call__(self, system, reverse):
+    def __call__(self, system, kind):
+        """``kind``: the gradient mode, None, ``"forward"`` or ``"reverse"``. Reverse mode runs an
+        RK4 transient checkpointed (memory O(sqrt(steps))); forward mode runs diffrax-based
+        solvers with ``diffrax.ForwardMode()`` (their default adjoint is reverse only)."""
         solver = self.solver
-        transient = RK4(checkpoint=True) if reverse and isinstance(solver, RK4) else solver
+        if kind == "forward" and isinstance(solver, (Diffrax, EventDriven)):
+            import diffrax
+
+            solver = dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
+        transient = RK4(checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) else solver
         state, status = self.y0, STATUS_OK
         if self.t_measure > 0:
             pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
@@ -167,9 +193,9 @@ class _Observable(eqx.Module):
 
     observable: object = eqx.field(static=True)
 
-    def __call__(self, system, reverse):
+    def __call__(self, system, kind):
         value = jnp.asarray(self.observable(system))
-        return {"value": value}, jnp.where(jnp.isfinite(value), STATUS_OK, 1)
+        return {"value": value}, jnp.where(jnp.isfinite(value), STATUS_OK, STATUS_NONFINITE)
 
 
 def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
@@ -238,12 +264,14 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             measured window ``[t1 - window, t1]`` (default: the whole run).
         cycles, frequency: instead of ``t1``: run ``cycles`` forcing periods ``2 pi /
             frequency`` and measure the last (Quinn 2004 Sec. 3.1.2); ``frequency`` is the
-            path of the forcing frequency (``"force.omega"``), which must not be swept.
+            path of the forcing frequency (``"force.omega"``), which must not be swept nor in
+            ``wrt`` (the window moves with it).
         dt: step bound (fixed-step solvers; required unless a template gives it).
         y0: initial positions and velocities ``(2 n_dof,)`` (default: the template's, or
             rest at the origin).
         solver: a solver object of :func:`~jaxfriction.simulate` (default RK4).
-        saveat: what the window saves (default every step: ``SaveAt(every=1)``).
+        saveat: what the window saves (default the solver's: every step for fixed-step
+            solvers, 1001 times for adaptive and event-driven ones).
         observables: dict name -> function of the window's :class:`~jaxfriction.Trajectory`
             returning a scalar or a fixed-shape array (the lane's system is ``traj.system``);
             default :data:`~jaxfriction.WINDOW_OBSERVABLES` (``dissipation``,
@@ -258,6 +286,12 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             (:func:`~jaxfriction._workflows.sweep.engine.run_sweep`): ``out_dir`` saves every
             chunk and makes the sweep resumable after an interruption (the same call
             continues); several processes share a sweep after ``jax.distributed.initialize()``.
+
+    The lane program is compiled once per structure (system layout, paths, observables and
+    other functions by identity, times, solver options, shapes, devices) and reused by
+    later calls. Like ``jax.jit``, a function that reads a global variable sees its value
+    when it was first compiled: pass such values through the system or a closure. Resume
+    identifies user functions by their code and closure values, not by their globals.
 
     Returns:
         ``xarray.Dataset`` with one dimension per swept path (or ``sample``): every
@@ -280,16 +314,22 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
         dt = tpl.dt if dt is None else dt
         y0 = tpl.y0 if y0 is None else y0
         if t1 is None and cycles is None:
+            if window is not None and tpl.cycles is not None:
+                raise ValueError(f"window needs t1: the template {tpl.name or ''} measures the last of its cycles; "
+                                 f"give t1 and window, or cycles")
             t1, cycles, window = tpl.t1, tpl.cycles, tpl.window if window is None else window
         if cycles is not None and frequency is None:
             frequency = tpl.frequency
     if cycles is not None and frequency is not None and frequency in grid:
         raise ValueError(f"cycles needs a fixed forcing frequency, but {frequency!r} is swept: give t1 and window")
+    if cycles is not None and frequency is not None and frequency in ((wrt,) if isinstance(wrt, str) else wrt):
+        raise ValueError(f"wrt: with cycles the measured window moves with {frequency!r}, which the derivative "
+                         f"would miss; give t1 and window to differentiate with respect to it")
     t_measure, t_end = run_times(system, t1, window, cycles, frequency)
     if dt is not None:
         check_real("dt", dt, positive=True)
     solver = as_solver(solver)
-    saveat = SaveAt(every=1) if saveat is None else saveat
+    saveat = SaveAt() if saveat is None else saveat
     observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
     if not observables or not all(callable(f) for f in observables.values()):
         raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
@@ -311,8 +351,10 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
         steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(
             fixed_step_grid(t_measure, t_end, dt, saveat)[:2])
     settings = {"t1": t_end, "window": t_end - t_measure, "t_measure": t_measure, "dt": dt, "solver": repr(solver),
-                "saveat": repr(saveat), "y0": np.asarray(y0).tolist(), "observables": sorted(observables),
-                "gradient_of": list(gradient_of), "derive": getattr(derive, "__qualname__", repr(derive))}
+                "saveat": (saveat.every, saveat.n, None if saveat.ts is None else np.asarray(saveat.ts).tolist()),
+                "y0": np.asarray(y0).tolist(), "gradient_of": list(gradient_of),
+                "observables": sorted((k, _function_digest(f)) for k, f in observables.items()),
+                "derive": None if derive is None else _function_digest(derive)}
     attrs = {k: v for k, v in settings.items() if k in ("t1", "window", "t_measure") or (k == "dt" and v is not None)}
     attrs.update(solver=type(solver).__name__, observables=",".join(observables),
                  template=tpl.name if tpl else "", source=tpl.source if tpl else "")
@@ -321,8 +363,8 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
                      settings=settings, attrs=attrs, steps_per_lane=steps)
 
 
-def sensitivity_map(observable, system, grid, wrt, *, gradient="forward", samples=False, chunk_size=1024,
-                    devices=None, out_dir=None, progress=False):
+def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=False, chunk_size=1024,
+                    devices=None, out_dir=None, progress=True):
     """Gradients of a scalar ``observable(system)`` over a grid of parameter values.
 
     The same lanes, engine and dataset as :func:`sweep`, for an observable that runs its
@@ -334,7 +376,7 @@ def sensitivity_map(observable, system, grid, wrt, *, gradient="forward", sample
         system: the template system (or a :class:`~jaxfriction.Template`).
         grid: dict path -> 1-D array (outer product, or ``samples=True``).
         wrt: paths to differentiate with respect to.
-        gradient: gradient mode (object or name); forward mode by default.
+        gradient: gradient mode (object or name), as :func:`sweep`.
         samples, chunk_size, devices, out_dir, progress: as :func:`sweep`.
 
     Returns: ``xarray.Dataset`` with ``value``, ``grad_value`` over ``wrt`` and ``status``
@@ -350,4 +392,5 @@ def sensitivity_map(observable, system, grid, wrt, *, gradient="forward", sample
     return _evaluate(system, grid, _Observable(observable), wrt=wrt, gradient=as_gradient_mode(gradient),
                      gradient_of=("value",),
                      derive=None, samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir,
-                     progress=progress, settings={"observable": name}, attrs={"observable": name})
+                     progress=progress, settings={"observable": _function_digest(observable)},
+                     attrs={"observable": name})
