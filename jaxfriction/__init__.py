@@ -96,7 +96,7 @@ _LAZY = {
     "sweep": "._workflows.sweep.sweep",
     "sensitivity_map": "._workflows.sweep.sweep",
     "fit": "._workflows.fit.fit",
-    "FitResult": "._workflows.fit.fit",
+    "FitResult": "._workflows.fit.result",
     "Measurement": "._workflows.fit.measurement",
     "load_measurement": "._workflows.fit.measurement",
     "sensitivity": "._workflows.sensitivity",

@@ -3,14 +3,13 @@
 A law or system that passes works in every workflow (sweep, fit, sensitivity, the command
 line). The library's own laws and systems pass them (``tests/test_contracts.py``).
 
->>> import jax
->>> jax.config.update("jax_enable_x64", True)
 >>> import jaxfriction as jf
 >>> from jaxfriction.testing import check_law
 >>> check_law(jf.Quinn(mu=0.5, eps=0.02))  # raises AssertionError naming what fails
 
 Both functions raise ``AssertionError`` listing every property that fails, and return
-None when all hold. Run them with JAX's x64 flag on (the tolerances are float64's).
+None when all hold. Run them with JAX's 64-bit mode on, as the tests do (the tolerances
+are float64's).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The ``jaxfriction`` command, one module per subcommand (:mod:`jaxfriction.cli` is the entry point)."""

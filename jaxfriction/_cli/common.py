@@ -1,0 +1,76 @@
+"""The command group and the option parsing shared by the subcommands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import numpy as np
+
+PRECISIONS = click.Choice(["float64", "float32"])
+
+
+def _fail(exc: Exception):
+    raise click.ClickException(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="jaxfriction")
+def main():
+    """Differentiable dry-friction and stick-slip simulation (JAX)."""
+
+
+def _name_values(option, items, parse=float):
+    """``NAME=VALUE`` items of a repeatable option -> dict (a ValueError names the option)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{option} expects NAME=VALUE, got {item!r}")
+        try:
+            out[name.strip()] = parse(value.strip())
+        except ValueError:
+            raise ValueError(f"{option} {name.strip()}: {value.strip()!r} is not valid") from None
+    return out
+
+
+def _grid_axis(name, spec):
+    """A swept axis from ``MIN:MAX:N`` (linspace), ``v1,v2,...`` or a TOML list/table value."""
+    try:
+        if isinstance(spec, dict):
+            return np.linspace(float(spec["min"]), float(spec["max"]), int(spec["n"]))
+        if isinstance(spec, (list, tuple)):
+            return np.asarray(spec, dtype=float)
+        if ":" in spec:
+            lo, hi, n = spec.split(":")
+            if int(n) < 1 or not float(hi) >= float(lo):
+                raise ValueError
+            return np.linspace(float(lo), float(hi), int(n))
+        return np.asarray([float(v) for v in spec.split(",")])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"--param {name}: give MIN:MAX:N with MIN <= MAX and N >= 1, or v1,v2,..., got {spec!r}")
+
+
+def _load_toml(path):
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _report(numbers, figure, as_json, plot, lines):
+    Path(figure).parent.mkdir(parents=True, exist_ok=True)
+    plot()
+    numbers["figure"] = figure
+    if as_json:
+        click.echo(json.dumps(numbers, indent=2))
+    else:
+        for line in lines:
+            click.echo(line)
+        click.echo(f"wrote {figure}")

@@ -1,0 +1,134 @@
+"""``jaxfriction reproduce``: the published figures of the source papers."""
+
+from __future__ import annotations
+
+import click
+import jax
+
+from .common import _fail, _report, main
+
+
+@main.group()
+def reproduce():
+    """Reproduce a published figure (writes a PNG; --json prints the key numbers)."""
+
+
+@reproduce.command("quinn-fig5", short_help="Quinn 2004 Fig 5: unforced oscillator, rest positions of three laws")
+@click.option("--dt", default=0.01, show_default=True, help="RK4 step.")
+@click.option("--t1", default=50.0, show_default=True, help="End time.")
+@click.option("--eps-factor", default=1.0, show_default=True,
+              help="eps = factor * dt; 1 reproduces the paper's -0.750090, 2 is the printed '2 dt'.")
+@click.option("--figure", default="jaxfriction-out/quinn-fig5.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
+    """Quinn 2004 Fig. 5: unforced oscillator from (2.75, 0) with three laws."""
+    from .._plots import plot_quinn_fig5
+    from .._reproduce import quinn_fig5
+
+    with jax.enable_x64(True):
+        try:
+            numbers, trajectories = quinn_fig5(dt=dt, t1=t1, eps_factor=eps_factor)
+        except ValueError as exc:
+            _fail(exc)
+        _report(numbers, figure, as_json, lambda: plot_quinn_fig5(numbers, trajectories, figure), [
+            *(f"{name:17s} rest position {r['rest_position']: .6f}  RK4-stage chatter {r['chatter_count']}"
+              for name, r in numbers["laws"].items()),
+            f"exact {numbers['exact_rest_position']}, paper (Quinn) {numbers['paper_quinn_rest_position']}",
+        ])
+
+
+@reproduce.command("quinn-fig7", short_help="Quinn 2004 Fig 7: dissipation error vs RK4 step, exact event-driven reference")
+@click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.1 ... 0.001].")
+@click.option("--cycles", default=50, show_default=True, help="Cycles; D is measured in the last.")
+@click.option("--figure", default="jaxfriction-out/quinn-fig7.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig7_command(dts, cycles, figure, as_json):
+    """Quinn 2004 Fig. 7: dissipation error vs RK4 step against the exact event-driven solution."""
+    from .._plots import plot_quinn_fig7
+    from .._reproduce import quinn_fig7
+    from .._reproduce.quinn_fig7 import DTS
+
+    with jax.enable_x64(True):
+        try:
+            numbers = quinn_fig7(dts=dts or DTS, cycles=cycles)
+        except ValueError as exc:
+            _fail(exc)
+    _report(numbers, figure, as_json, lambda: plot_quinn_fig7(numbers, figure), [
+        *(f"{case}: D_exact {c['D_exact']:.12g}; fitted orders: "
+          + ", ".join(f"{k} {v['order']:.2f}" for k, v in c["laws"].items()) for case, c in numbers["cases"].items()),
+        numbers["note"],
+    ])
+
+
+@reproduce.command("quinn-fig9", short_help="Quinn 2004 Fig 9: n = 32 Burridge-Knopoff chain, D vs RK4 step")
+@click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.01 ... 1e-4].")
+@click.option("--figure", default="jaxfriction-out/quinn-fig9.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig9_command(dts, figure, as_json):
+    """Quinn 2004 Fig. 9: n = 32 chain, dissipation vs RK4 step for three laws, Moreau-Jean D0."""
+    from .._plots import plot_quinn_fig9
+    from .._reproduce import quinn_fig9
+    from .._reproduce.quinn_fig9 import DTS
+
+    with jax.enable_x64(True):
+        try:
+            numbers = quinn_fig9(dts=dts or DTS)
+        except ValueError as exc:
+            _fail(exc)
+    _report(numbers, figure, as_json, lambda: plot_quinn_fig9(numbers, figure), [
+        f"D0 (Moreau-Jean) {numbers['D0_moreau_jean']:.8f}, paper {numbers['paper_D0']}",
+        *(f"{k:17s} D at h = {v['h'][0]:.3g}: {v['D'][0]:.6f} (error {v['relative_error'][0]:+.1%}); "
+          f"at h = {v['h'][-1]:.3g}: {v['D'][-1]:.6f}" for k, v in numbers["laws"].items()),
+    ])
+
+
+@reproduce.command("quinn-fig11", short_help="Quinn 2004 Fig 11: two blocks on a belt (coupled contacts) vs Moreau-Jean")
+@click.option("--dt", default=1e-3, show_default=True, help="RK4 step (Moreau-Jean uses dt/10).")
+@click.option("--t1", default=50.0, show_default=True, help="End time.")
+@click.option("--figure", default="jaxfriction-out/quinn-fig11.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def quinn_fig11_command(dt, t1, figure, as_json):
+    """Quinn 2004 Fig. 11: two blocks on a belt (coupled contacts) vs exact Moreau-Jean."""
+    from .._plots import plot_quinn_fig11
+    from .._reproduce import quinn_fig11
+
+    with jax.enable_x64(True):
+        try:
+            numbers, trajectories = quinn_fig11(dt=dt, t1=t1)
+        except ValueError as exc:
+            _fail(exc)
+        plot = lambda: plot_quinn_fig11(numbers, trajectories, figure)  # noqa: E731
+        _report(numbers, figure, as_json, plot, [
+            f"stick fractions: Quinn {numbers['stick_fraction_quinn']}, Moreau-Jean "
+            f"{numbers['stick_fraction_moreau_jean']}; max |x_Quinn - x_exact| {numbers['max_deviation_x']}",
+        ])
+
+
+@reproduce.command("awrejcewicz", short_help="Paper 002 Figs 3-5: disc on a driving disc, bifurcation and Lyapunov exponent")
+@click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
+@click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")
+@click.option("--dt", default=1e-3, show_default=True, help="RK4 step (paper: 1e-3).")
+@click.option("--figure", default="jaxfriction-out/awrejcewicz.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def awrejcewicz_command(n_params, omega_range, dt, figure, as_json):
+    """Paper 002 Figs. 3-5: disc on a driving disc, phase portraits, bifurcation, Lyapunov exponent."""
+    from .._plots import plot_awrejcewicz
+    from .._reproduce import awrejcewicz
+
+    with jax.enable_x64(True):
+        try:
+            numbers, data = awrejcewicz(n_params=n_params, omega_range=tuple(omega_range), dt=dt)
+        except ValueError as exc:
+            _fail(exc)
+        _report(numbers, figure, as_json, lambda: plot_awrejcewicz(numbers, data, figure), [
+            f"stick-slip period (M0 = 0): {numbers['stick_slip_period']['continuous']['period']:.4f} s "
+            f"(switch model {numbers['stick_slip_period']['switch']['period']:.4f} s)",
+            f"lambda_1: {numbers['lambda_1']} +- {numbers['lambda_1_uncertainty']}",
+            f"lambda_1 > 0 on {numbers['fraction_lambda_positive']:.0%} of omega_dr; periodic windows with "
+            f"lambda_1 > 3 sigma: {numbers['periodic_with_positive_lambda_beyond_3_sigma']}",
+        ])
