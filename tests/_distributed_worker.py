@@ -64,7 +64,7 @@ def main(port, num_processes, process_id, out_dir, runs=1):
         written = []
 
         def recording_savez(file, *args, **kwds):
-            written.append(int(re.search(r"chunk_(\d+)\.tmp\.npz$", str(file)).group(1)))
+            written.append(int(re.search(r"chunk_(\d+)\.[^/]*tmp\.npz$", str(file)).group(1)))
             return savez(file, *args, **kwds)
 
         np.savez = recording_savez

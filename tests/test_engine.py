@@ -56,6 +56,47 @@ def test_resume_refuses_other_arguments(tmp_path):
         run_sweep(oscillator, GRID, chunk_size=0)
     with pytest.raises(ValueError, match="grid"):
         run_sweep(oscillator, {"mu": [np.nan]})
+    with pytest.raises(ValueError, match="fn must return a dict"):
+        run_sweep(lambda mu, alpha: mu * alpha, GRID, progress=False)
+
+
+def test_chunk_files_carry_their_identity(tmp_path):
+    run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)  # chunks 0..2
+    (tmp_path / "manifest.json").unlink()  # without the manifest, a resume with another grid ...
+    other = {"mu": np.linspace(0.2, 1.1, 5), "alpha": GRID["alpha"]}
+    with pytest.raises(ValueError, match=r"chunk_000000.npz belongs to another sweep"):
+        run_sweep(oscillator, other, chunk_size=8, out_dir=tmp_path, progress=False)  # ... is refused by chunk
+    (tmp_path / "manifest.json").unlink()
+    a, b = tmp_path / "chunk_000000.npz", tmp_path / "chunk_000001.npz"
+    a.rename(tmp_path / "swap"), b.rename(a), (tmp_path / "swap").rename(b)  # two chunk files swapped
+    with pytest.raises(ValueError, match=r"chunk_000000.npz holds lanes \[8, 16\], but chunk 0 is lanes \[0, 8\]"):
+        run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)
+    b.write_bytes(b"junk")
+    (tmp_path / "manifest.json").unlink(missing_ok=True)
+    a.unlink()
+    with pytest.raises(ValueError, match=r"chunk_000001.npz: not a readable chunk file"):
+        run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        run_sweep(oscillator, GRID, out_dir=tmp_path / "file", progress=False)
+
+
+def test_concurrent_sweeps_into_one_folder_all_succeed_alike(tmp_path):
+    # three processes start the same sweep into one folder at once: one computes while the
+    # others wait on the folder's lock, then load its chunks; result.nc is whole at every moment
+    script = tmp_path / "sweep.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "out"
+    procs = [subprocess.Popen([sys.executable, str(script), str(out), "200"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [p.communicate(timeout=240) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [r[1][-2000:] for r in results]
+    counts = sorted(tuple(map(int, r[0].split())) for r in results)
+    assert counts[-1] == (12, 0) and counts[0] == (0, 12) and counts[1] == (0, 12)  # one computed everything
+    assert not list(out.glob("*.tmp*")) and sorted(p.name for p in out.glob("chunk_*")) == [
+        f"chunk_{i:06d}.npz" for i in range(12)]
+    with xr.open_dataset(out / "result.nc", engine="h5netcdf") as ds:
+        assert ds["E"].shape == (6, 4) and np.all(np.isfinite(ds["E"]))
 
 
 SCRIPT = textwrap.dedent("""

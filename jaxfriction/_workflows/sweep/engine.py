@@ -21,9 +21,12 @@ chunk files; process 0 alone writes ``result.nc``.
 import hashlib
 import json
 import os
+import sys
 import time
+import uuid
 from pathlib import Path
 
+import filelock
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,6 +36,11 @@ from tqdm.auto import tqdm
 
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK
 from .sharding import compiled_batch
+
+#: Names of the identity entries every chunk file carries (see ``run_sweep``).
+_LANES, _DIGEST = "__chunk_lanes__", "__chunk_digest__"
+#: The lock a sweep holds on its ``out_dir`` (process 0 of a multi-process sweep).
+LOCK_NAME = ".sweep.lock"
 
 SHARED_FILE_TIMEOUT = 60.0
 """Seconds a process waits for a file written by another process to appear in ``out_dir``
@@ -92,8 +100,22 @@ def _refuse_other_sweep(state, folder, manifest, devices):
         raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
 
 
+def _acquire(folder, progress):
+    """Hold ``folder``'s sweep lock (filelock): a second sweep into the same folder waits until
+    the first finishes, then resumes from its chunks. The operating system releases the lock
+    of a process that is killed, so a crash never leaves the folder locked."""
+    lock = filelock.FileLock(folder / LOCK_NAME)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        if progress:
+            print(f"waiting for the sweep that is writing {folder} to finish ...", file=sys.stderr, flush=True)
+        lock.acquire()
+    return lock
+
+
 def _write_atomic(path, text):
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
 
@@ -171,6 +193,16 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         output_dims: ``output_dims(name, ndim) -> names`` of an output's ``ndim`` per-lane
             axes (default ``<name>_dim<i>``); coords: dict dimension name -> labels of axes.
 
+    Files and safety. Every chunk file carries its lane range and a digest of its lanes'
+    parameter values and of the manifest, checked when it is loaded: a file of another grid
+    (even with the manifest deleted), another chunk (files swapped or renamed) or another
+    sweep raises ``ValueError`` naming the file. Temporary files have unique names (process
+    id and a random suffix) and are renamed into place, ``result.nc`` included, so a reader
+    never sees half a file. The sweep holds a lock on ``out_dir`` (``.sweep.lock``, the
+    ``filelock`` package; process 0 of a multi-process sweep): a second sweep started into
+    the same folder waits for the first to finish and then resumes from its chunks; the
+    operating system releases the lock of a killed process.
+
     Several processes: after ``jax.distributed.initialize(...)`` in every process (e.g. the
     same script started N times with ``coordinator_address``, ``num_processes`` and its
     ``process_id``, or with no arguments under SLURM / Open MPI, which are detected), every
@@ -196,8 +228,9 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         ``compile_seconds`` / ``run_seconds`` time the compilation and this process's chunks
         apart (compilation is skipped, 0 s, when this process has nothing to compute).
 
-    Raises: ValueError for a bad grid or ``chunk_size``, an ``out_dir`` holding a sweep
-        with other arguments, and with several processes: no ``out_dir``, an ``out_dir`` not
+    Raises: ValueError for a bad grid or ``chunk_size``, an ``out_dir`` that is a file or
+        holds a sweep with other arguments, a chunk file that does not belong to this sweep
+        (named), and with several processes: no ``out_dir``, an ``out_dir`` not
         shared by all of them, ``devices`` of another process, or arguments that differ
         between processes (raised in every process alike).
     """
@@ -215,28 +248,65 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
     padded = {k: np.concatenate([v, np.full(n_chunks * chunk - total, v[-1])]) for k, v in lanes.items()}
     mine = [i for i in range(n_chunks) if chunk_owner(i, process_count) == process_index]
 
-    folder = None
+    folder, lock, manifest = None, None, None
     if out_dir is not None:
         folder = Path(out_dir)
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"out_dir {folder} is a file, not a folder")
         folder.mkdir(parents=True, exist_ok=True)
+        if process_index == 0:  # one sweep at a time in a folder (the processes of one sweep share it)
+            lock = _acquire(folder, progress)
         manifest = _manifest(axes, samples, chunk, tag)
-        if process_count > 1:
-            words = _check_processes(folder, manifest, devices)
-        else:
-            path = folder / "manifest.json"
-            state = _read_manifest(path, manifest)
-            _refuse_other_sweep(state, folder, manifest, devices)
-            if state == 0:
-                _write_atomic(path, json.dumps(manifest))
+        try:
+            if process_count > 1:
+                words = _check_processes(folder, manifest, devices)
+            else:
+                path = folder / "manifest.json"
+                state = _read_manifest(path, manifest)
+                _refuse_other_sweep(state, folder, manifest, devices)
+                if state == 0:
+                    _write_atomic(path, json.dumps(manifest))
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
         for i in mine:  # a chunk being written when the run was killed; only the owner touches its files
-            folder.joinpath(f"chunk_{i:06d}.tmp.npz").unlink(missing_ok=True)
+            for stale in folder.glob(f"chunk_{i:06d}.*tmp.npz"):
+                stale.unlink(missing_ok=True)
 
     def chunk_points(i):
         return {k: jnp.asarray(v[i * chunk : (i + 1) * chunk]) for k, v in padded.items()}
 
-    def load(file):
-        with np.load(file) as data:
-            return {k: data[k] for k in data.files}
+    def identity(i):
+        """What chunk file ``i`` must carry: its lane range and a digest of its lanes' values
+        and of the manifest, so that a file from another grid, another chunk or another sweep
+        is never taken for this one."""
+        digest = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode())
+        for k, v in padded.items():
+            digest.update(k.encode())
+            digest.update(np.ascontiguousarray(v[i * chunk : (i + 1) * chunk]).tobytes())
+        return np.array([i * chunk, (i + 1) * chunk]), np.array(digest.hexdigest())
+
+    def load(file, i):
+        lanes_expected, digest_expected = identity(i)
+        try:
+            with np.load(file) as data:
+                out = {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValueError(f"{file}: not a readable chunk file ({exc}); delete it to compute it again") from None
+        lanes_found, digest_found = out.pop(_LANES, None), out.pop(_DIGEST, None)
+        if lanes_found is None or digest_found is None:
+            raise ValueError(f"{file} carries no chunk identity (written by an older jaxfriction?); delete it or "
+                             f"use another out_dir")
+        if not np.array_equal(lanes_found, lanes_expected):
+            raise ValueError(f"{file} holds lanes {lanes_found.tolist()}, but chunk {i} is lanes "
+                             f"{lanes_expected.tolist()}: chunk files were renamed or swapped")
+        if str(digest_found) != str(digest_expected):
+            raise ValueError(f"{file} belongs to another sweep (its lanes' values or the sweep's arguments differ); "
+                             f"delete it or use another out_dir")
+        if any(np.shape(v)[:1] != (chunk,) for v in out.values()):
+            raise ValueError(f"{file} does not hold {chunk} lanes per output")
+        return out
 
     compiled, compile_seconds = None, 0.0
     parts, computed, pending = {}, 0, None
@@ -245,19 +315,24 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
 
     def finish(i, result, file):
         """Fetch chunk ``i``'s result (the device may still be computing it) and save it."""
+        if not isinstance(result, dict):
+            raise ValueError(f"fn must return a dict name -> per-lane output, got {type(result).__name__}")
         out = {k: np.asarray(v) for k, v in jax.device_get(result).items()}
         if file is not None:
-            tmp = file.with_suffix(".tmp.npz")
-            np.savez(tmp, **out)
+            tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
+            lanes_range, digest = identity(i)
+            np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest})
             os.replace(tmp, file)
         parts[i] = out
 
-    with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
-        for done, i in enumerate(mine, 1):
-            file = None if folder is None else folder / f"chunk_{i:06d}.npz"
-            if file is not None and file.exists():
-                parts[i] = load(file)
-            else:
+    try:
+        with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
+            for done, i in enumerate(mine, 1):
+                file = None if folder is None else folder / f"chunk_{i:06d}.npz"
+                if file is not None and file.exists():
+                    parts[i] = load(file, i)
+                    bar.update(1)
+                    continue
                 if compiled is None:  # compile only when there is something to compute
                     compiled, compile_seconds = compiled_batch(fn, chunk_points(0), devices)
                 # dispatch this chunk, then fetch and save the previous one while it runs
@@ -266,48 +341,54 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
                     finish(*pending)
                 pending = (i, result, file)
                 computed += 1
-            bar.update(1)
-            elapsed = time.perf_counter() - start - compile_seconds
-            bar.set_postfix(lanes_per_s=f"{done * chunk / max(elapsed, 1e-9):.3g}")
-        if pending is not None:
-            finish(*pending)
-    run_seconds = time.perf_counter() - start - compile_seconds
+                bar.update(1)
+                elapsed = time.perf_counter() - start - compile_seconds
+                bar.set_postfix(lanes_per_s=f"{done * chunk / max(elapsed, 1e-9):.3g}")
+            if pending is not None:
+                finish(*pending)
+        run_seconds = time.perf_counter() - start - compile_seconds
+        attrs = {"chunks_computed": computed, "chunks_loaded": n_chunks - computed, "chunk_size": chunk,
+                 "devices": len(devices), "tag": tag, "compile_seconds": compile_seconds, "run_seconds": run_seconds,
+                 "process_index": process_index, "process_count": process_count}
+        if process_count > 1:
+            barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"
+            multihost_utils.sync_global_devices(f"{barrier}:chunks written")
+            for i in range(n_chunks):
+                if i not in parts:
+                    file = folder / f"chunk_{i:06d}.npz"
+                    if not _wait_for(file, SHARED_FILE_TIMEOUT):
+                        owner = chunk_owner(i, process_count)
+                        raise RuntimeError(f"{file} (chunk of process {owner}) is missing after all processes "
+                                           f"finished; is out_dir {folder} shared by all of them?")
+                    parts[i] = load(file, i)
 
-    if process_count > 1:
-        barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"
-        multihost_utils.sync_global_devices(f"{barrier}:chunks written")
-        for i in range(n_chunks):
-            if i not in parts:
-                file = folder / f"chunk_{i:06d}.npz"
-                if not _wait_for(file, SHARED_FILE_TIMEOUT):
-                    owner = chunk_owner(i, process_count)
-                    raise RuntimeError(f"{file} (chunk of process {owner}) is missing after all processes "
-                                       f"finished; is out_dir {folder} shared by all of them?")
-                parts[i] = load(file)
+        shape = tuple(a.size for a in axes.values()) if not samples else (total,)
+        ordered = [parts[i] for i in range(n_chunks)]
+        data = {}
+        for k in ordered[0]:
+            joined = np.concatenate([p[k] for p in ordered])[:total]
+            data[k] = joined.reshape(shape + joined.shape[1:])
+        if "status" not in data:
+            finite = np.all([np.isfinite(v).reshape(shape + (-1,)).all(axis=-1) for v in data.values()], axis=0)
+            data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
 
-    shape = tuple(a.size for a in axes.values()) if not samples else (total,)
-    ordered = [parts[i] for i in range(n_chunks)]
-    data = {}
-    for k in ordered[0]:
-        joined = np.concatenate([p[k] for p in ordered])[:total]
-        data[k] = joined.reshape(shape + joined.shape[1:])
-    if "status" not in data:
-        finite = np.all([np.isfinite(v).reshape(shape + (-1,)).all(axis=-1) for v in data.values()], axis=0)
-        data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
-    def var_dims(k, v):
-        n = v.ndim - len(shape)
-        return dims + (tuple(output_dims(k, n)) if output_dims else tuple(f"{k}_dim{i}" for i in range(n)))
+        def var_dims(k, v):
+            n = v.ndim - len(shape)
+            return dims + (tuple(output_dims(k, n)) if output_dims else tuple(f"{k}_dim{i}" for i in range(n)))
 
-    axis_coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
-    ds = xr.Dataset({k: (var_dims(k, v), v) for k, v in data.items()}, coords={**axis_coords, **dict(coords or {})},
-                    attrs={"chunks_computed": computed, "chunks_loaded": n_chunks - computed,
-                           "chunk_size": chunk, "devices": len(devices), "tag": tag,
-                           "compile_seconds": compile_seconds, "run_seconds": run_seconds,
-                           "process_index": process_index, "process_count": process_count})
-    if finalize is not None:
-        ds = finalize(ds)
-    if folder is not None and process_index == 0:
-        ds.to_netcdf(folder / "result.nc", engine="h5netcdf")
-    if process_count > 1:
-        multihost_utils.sync_global_devices(f"{barrier}:result written")
+        axis_coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
+        ds = xr.Dataset({k: (var_dims(k, v), v) for k, v in data.items()},
+                        coords={**axis_coords, **dict(coords or {})}, attrs=attrs)
+        if finalize is not None:
+            ds = finalize(ds)
+        if folder is not None and process_index == 0:
+            tmp = folder / f"result.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.nc"
+            ds.to_netcdf(tmp, engine="h5netcdf")
+            os.replace(tmp, folder / "result.nc")  # readers see the old file or the new one, never half of it
+        if process_count > 1:
+            multihost_utils.sync_global_devices(f"{barrier}:result written")
+    finally:
+        if lock is not None:
+            lock.release()
     return ds
+

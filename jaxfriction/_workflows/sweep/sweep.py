@@ -35,7 +35,7 @@ from ..._exact.solver import EventDriven
 from ..._integrate.grid import fixed_grid
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import as_solver, simulate
-from ..._integrate.solvers import RK4, Diffrax, fixed_step_grid
+from ..._integrate.solvers import RK4, Diffrax, check_saved_size, fixed_step_grid
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_MEANINGS,
@@ -101,6 +101,11 @@ def _function_digest(fn) -> str:
         except ValueError:  # an empty cell
             parts.append("<empty>")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _lane_count(grid, samples):
+    sizes = [np.size(v) for v in grid.values()]
+    return sizes[0] if samples else int(np.prod(sizes))
 
 
 def _scalar_parameters(system, exclude):
@@ -346,10 +351,15 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     measure = _Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
                       dt=None if dt is None else float(dt), observables=tuple(observables.items()))
 
+    if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:  # one chunk's saved windows
+        saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
+        check_saved_size(saves * min(chunk_size, _lane_count(grid, samples)), system.state_size, jnp.result_type(float),
+                         what=f"window/saveat/chunk_size: a chunk of {chunk_size} lanes",
+                         remedy="measure a shorter window, save it less often (saveat) or use a smaller chunk_size")
     steps = None
     if dt is not None and isinstance(solver, (RK4, MoreauJean)):
         steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(
-            fixed_step_grid(t_measure, t_end, dt, saveat)[:2])
+            fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[:2])
     settings = {"t1": t_end, "window": t_end - t_measure, "t_measure": t_measure, "dt": dt, "solver": repr(solver),
                 "saveat": (saveat.every, saveat.n, None if saveat.ts is None else np.asarray(saveat.ts).tolist()),
                 "y0": np.asarray(y0).tolist(), "gradient_of": list(gradient_of),
