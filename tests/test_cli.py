@@ -89,6 +89,15 @@ def test_sweep_bad_input_names_the_option(tmp_path):
         assert result.output.strip().startswith("Error:")
     out = CliRunner().invoke(main, ["sweep", "--out", str(tmp_path / "file"), "--no-progress"])
     assert out.exit_code != 0 and "--out" in out.output
+    # TOML values of the wrong type, string numbers, malformed axes: named
+    for text, word in [('cycles = "50"\n', "cycles must be an integer"), ('dt = "0.01"\n', "dt must be a number"),
+                       ('t1 = true\n', "t1 must be a number"), ('[set]\n"law.mu" = "0.5"\n', "set.law.mu must be a number"),
+                       ('[param]\n"law.mu" = [0.1, "x"]\n', "--param law.mu"),
+                       ('[param]\n"law.mu" = { min = 0.1, max = 1.0 }\n', "--param law.mu"),
+                       ('param = 3\n', "param must be a table")]:
+        config.write_text(text)
+        result = sweep(tmp_path, "--config", str(config))
+        assert result.exit_code == 1 and word in result.output and "Traceback" not in result.output, (text, result.output)
 
 
 def test_reproduce_quinn_fig5_json(tmp_path):

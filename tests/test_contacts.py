@@ -157,3 +157,26 @@ def test_large_chain_vmapped_over_loads():
 def test_bad_input(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_quinn_chain_dissipation_weights_the_last_block_like_the_others():
+    # the physical dissipation weights the last block by its normal force (3/4 of the others');
+    # Quinn's D weights all blocks alike: the two agree while the last block sticks
+    def run(alpha):
+        chain = jf.BurridgeKnopoffChain(law=jf.Quinn(1.0, 0.05), n=4, alpha=alpha, omega=OMEGA)
+        traj = jf.simulate(chain, jnp.zeros(8), 0.0, 2 * T, T / 2000, save_every=1)
+        physical = jf.dissipation_per_cycle(traj, T, 2)
+        quadrature = jf.dissipation_per_cycle(traj, T, 2, weights=jnp.ones(4))
+        quinn = jf.dissipation_per_cycle(traj, T, 2, weights=chain.quinn_weights())
+        last = jf.dissipation_per_cycle(traj, T, 2, weights=jnp.array([0.0, 0.0, 0.0, 1.0]))
+        np.testing.assert_allclose(quadrature, physical, rtol=1e-5)  # the trapezoid rule, O(h^2): 1.1e-6
+        np.testing.assert_allclose(quinn, quadrature + last / 3, rtol=1e-10)
+        return physical, last
+
+    physical, last = run(0.5)
+    assert float(physical[-1]) > 0.05 and float(jnp.max(jnp.abs(last))) == 0.0  # the last block sticks: D agree
+    physical, last = run(3.0)
+    assert float(last[-1]) > 0.03 * float(physical[-1])  # it slips (4.6 %): Quinn's D is larger by last / 3
+    with pytest.raises(ValueError, match="weights must have shape"):
+        jf.dissipation_per_cycle(jf.simulate(jf.BurridgeKnopoffChain(law=jf.Quinn(), n=4), jnp.zeros(8), 0.0, 1.0, 0.01),
+                                 0.5, weights=jnp.ones(3))

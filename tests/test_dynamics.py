@@ -84,8 +84,10 @@ def test_stick_slip_period_of_both_models():
     kw = {"t0": 0.0, "t1": 60.0, "dt": 1e-3}
     cont = jf.simulate(jf.disc_on_driving_disc(M0=0.0), jnp.zeros(2), **kw)
     switch = jf.simulate(jf.LeineSwitchDisc(M0=0.0), jnp.zeros(2), **kw)
-    (pc, sc), (ps, ss) = stick_slip_period(cont), stick_slip_period(switch)
-    assert 3.3 < pc < 3.4 and sc < 5e-3 and ss < 5e-3
+    # a tolerance at the band's scale times the onsets sharply (the decay below it is slow);
+    # onsets are interpolated between saved points: spreads 7e-5 and 3e-4 (5e-4 before)
+    (pc, sc), (ps, ss) = stick_slip_period(cont, v_tol=1e-3), stick_slip_period(switch, v_tol=1e-3)
+    assert 3.3 < pc < 3.4 and sc < 2e-4 and ss < 1e-3
     assert abs(pc - ps) < 2e-3  # the continuous model reproduces the switch model's stick-slip
     assert float(jf.relative_energy_residual(cont)) < 1e-6
 
@@ -122,3 +124,18 @@ def test_reproduce_awrejcewicz_cli(tmp_path):
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_tangents_are_aligned_during_the_transient():
+    # x' = A x (upper triangular: exponents 0.5, -0.2, -1): over a short average, counting the
+    # tangents' start-up (no transient) biases the estimate by 6 %; evolved through a transient
+    # first, the tangents are aligned and the estimate is exact to RK4's error
+    a = jnp.array([[0.5, 1.0, 0.0], [0.0, -0.2, 0.3], [0.0, 0.0, -1.0]])
+    exact = np.array([0.5, -0.2, -1.0])
+
+    def estimate(transient):
+        res = lyapunov_spectrum(lambda t, x, args=None: a @ x, jnp.array([1.0, 0.3, 0.2]), dt=0.01, duration=20.0,
+                                transient=transient)
+        return np.max(np.abs(np.asarray(res.exponents) - exact))
+
+    assert estimate(0.0) > 0.03 and estimate(20.0) < 1e-6

@@ -60,6 +60,14 @@ def test_belt_limit_cycle():
     np.testing.assert_allclose(log.states[3, 0], cycle["stick_end"], rtol=1e-9)
     np.testing.assert_allclose(traj.position[1], cycle["peak_spring_force"], rtol=1e-9)
     assert float(jf.relative_energy_residual(traj)) < 1e-10
+    # mu_s = mu_k (paper 004's setup): the block grazes the belt speed once per cycle, no stick
+    grazing = belt_limit_cycle(v0, 0.6, 0.6)
+    assert grazing["stick_duration"] == 0.0 and grazing["period"] == pytest.approx(2 * math.pi, rel=1e-15)
+    system = jf.Oscillator(law=jf.Coulomb(0.6), surface=jf.Constant(v0))
+    run = jf.simulate(system, jnp.array([0.6 - 1e-9, v0]), 0.0, 3 * math.pi, solver=jf.EventDriven(max_events=16),
+                      saveat=jf.SaveAt(n=600))
+    np.testing.assert_allclose([run.position.max(), run.position.min()],
+                               [grazing["peak_spring_force"], grazing["min_spring_force"]], atol=1e-6)
 
 
 def stick_slip_dissipation(params, adjoint=None, rtol=1e-12, atol=1e-12):
@@ -167,3 +175,17 @@ def test_mass_under_force_exact_slip_and_stick():
     assert 0.02 < float(jf.stick_fraction(exact, 1e-12)) < 0.9
     np.testing.assert_allclose(log.times[1], math.asin(0.6), rtol=1e-10)  # breakaway at F = mu_s N
     assert list(np.asarray(log.regimes[:2])) == [0, 1]
+
+
+def test_event_driven_solver_is_compiled_once(monkeypatch):
+    # the segment loop is traced (compiled) on the first call only; another value of a parameter
+    # reuses it (it took seconds of tracing on every call before)
+    import jaxfriction._exact.event_driven as ed
+
+    traced = []
+    solve = ed._solve
+    monkeypatch.setattr(ed, "_solve", lambda *a, **k: traced.append(1) or solve(*a, **k))
+    runs = [simulate_event_driven(jf.Oscillator(law=jf.Coulomb(mu), force=jf.Harmonic(1.2, 0.5)), jnp.zeros(2), 0.0,
+                                  7.0, n_save=7, max_events=8)[1] for mu in (0.7, 0.8, 0.9)]
+    assert len(traced) == 2  # the locating and the differentiable solve, traced once
+    assert all(int(log.status) == 0 and int(log.n_events) > 0 for log in runs)

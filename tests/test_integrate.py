@@ -138,3 +138,24 @@ def test_simulate_bad_input(kwargs, match):
     args = {"system": frictionless(), "y0": jnp.zeros(2), "t0": 0.0, "t1": 1.0, "dt": 0.1, **kwargs}
     with pytest.raises(ValueError, match=match):
         jf.simulate(**args)
+
+
+def test_the_papers_rounding_of_the_step_count():
+    # T / dt = 1256.64 steps per forcing period: the library rounds up (h <= dt), the papers round
+    period = 4 * np.pi
+    assert jf.fixed_grid(0.0, 2.5, 0.3, None) == (1, 9, 2.5 / 9)
+    assert jf.fixed_grid(0.0, 2.5, 0.3, None, "round") == (1, 8, 2.5 / 8)
+    ceil_run = jf.simulate(frictionless(), jnp.zeros(2), 0.0, 2.5, 0.3, save_every=None)
+    round_run = jf.simulate(frictionless(), jnp.zeros(2), 0.0, 2.5, 0.3, save_every=None,
+                            solver=jf.RK4(rounding="round"))
+    assert float(ceil_run.ts[-1]) == float(round_run.ts[-1]) == 2.5
+    assert jf.fixed_grid(0.0, period, 0.01, 1, "round")[0] == 1257
+    with pytest.raises(ValueError, match="rounding"):
+        jf.RK4(rounding="floor")
+
+
+def test_absurd_saved_sizes_are_refused_with_the_figures():
+    with pytest.raises(ValueError, match=r"dt/saveat: the run would save 60,000,000,001 states of 5 numbers, 2235.2 GiB"):
+        jf.simulate(frictionless(), jnp.zeros(2), 0.0, 60.0, 1e-9)
+    with pytest.raises(ValueError, match="window/saveat/chunk_size: a chunk of 1024 lanes"):
+        jf.sweep(frictionless(), {"force.amplitude": np.linspace(0.1, 1.0, 2048)}, t1=1000.0, dt=1e-3, progress=False)

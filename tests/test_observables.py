@@ -65,3 +65,14 @@ def test_chatter_classical_vs_regularized():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_stick_fraction_over_a_time_window():
+    traj = jf.simulate(oscillator(mu=1.0, alpha=1.2), jnp.array([0.0, 0.5]), 0.0, 4 * PERIOD, 0.01, save_every=5)
+    m = np.asarray(jf.stick_mask(traj), dtype=float)
+    ts = np.asarray(traj.ts)
+    k, j = 100, 700  # a window between saved points k and j: the trapezoid over them
+    expected = np.sum(np.diff(ts[k : j + 1]) * 0.5 * (m[k:j] + m[k + 1 : j + 1])) / (ts[j] - ts[k])
+    np.testing.assert_allclose(jf.stick_fraction(traj, t_start=ts[k], t_end=ts[j]), expected, rtol=1e-12)
+    np.testing.assert_allclose(jf.stick_fraction(traj, t_start=-1.0, t_end=1e9), jf.stick_fraction(traj), rtol=1e-14)
+    assert 0.0 < expected < 1.0 and jf.STICK_TOL == 1e-6

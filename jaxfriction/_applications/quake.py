@@ -11,10 +11,12 @@ from pathlib import Path
 
 import jax.numpy as jnp
 
-from .._checks import check_real
+from .._checks import check_real, is_concrete
 from .._exact.moreau_jean import MoreauJean
+from .._forcing.ground_motion import GroundMotion, combine_components
 from .._integrate.saveat import SaveAt
 from .._integrate.simulate import simulate
+from .._integrate.solvers import MAX_SAVED_BYTES, fixed_step_grid
 from .._laws.vector import VectorCoulomb, VectorQuinn, safe_norm
 from .._paths import set_parameters
 from .._systems.block2d import BlockOnShakingFloor
@@ -23,6 +25,11 @@ from .._systems.block2d import BlockOnShakingFloor
 #: shared data folder beside or inside the working directory.
 DATA_DIRS = ("../shared/data/ground_motions", "shared/data/ground_motions")
 
+#: Budget of one run of :func:`quake_response`: at most this many RK4 / Moreau-Jean steps
+#: (and the library's :data:`~jaxfriction._integrate.solvers.MAX_SAVED_BYTES` of saved
+#: trajectory). A larger run is refused before it starts instead of running for hours.
+MAX_STEPS = 10**9
+
 
 def find_record(name):
     """Path of a record given a path or a bare name (``elcentro``, ``kobe.txt``).
@@ -30,12 +37,12 @@ def find_record(name):
     Raises: FileNotFoundError listing the places searched.
     """
     path = Path(name)
-    if path.exists():
+    if path.exists():  # a directory is returned too: the loaders refuse it by name
         return path
     dirs = [os.environ["JAXFRICTION_DATA"]] if os.environ.get("JAXFRICTION_DATA") else []
     for folder in [*dirs, *DATA_DIRS]:
         for candidate in (Path(folder) / name, Path(folder) / f"{name}.txt"):
-            if candidate.exists():
+            if candidate.is_file():
                 return candidate
     raise FileNotFoundError(f"no ground-motion record {name!r} (looked in ., {', '.join([*dirs, *DATA_DIRS])})")
 
@@ -45,8 +52,67 @@ def default_eps(mu, dt, gravity=9.81):
 
     It keeps the stick band's decay rate ``mu g / eps`` at ``1 / (2 dt)``, well inside RK4's
     stability limit.
+
+    With ``mu = 0`` there is no friction: Quinn's force ``-(mu N / eps)(...)`` is exactly 0
+    for any width, the block keeps its own velocity and slides relative to the floor by
+    minus the floor's displacement. ``2 mu g dt`` would be 0, which the law refuses, so the
+    width is then ``2 g dt`` (that of ``mu = 1``); it changes no number. Works with traced
+    ``mu`` (a sweep lane).
+
+    Args: ``mu`` >= 0, ``dt`` (s), ``gravity`` (m/s^2). Returns: eps (m/s), > 0 for
+        ``dt > 0``.
     """
-    return 2.0 * mu * gravity * dt
+    if is_concrete(mu) and jnp.ndim(mu) == 0:
+        return 2.0 * (float(mu) if float(mu) != 0 else 1.0) * gravity * dt
+    return 2.0 * jnp.where(mu == 0, 1.0, mu) * gravity * dt
+
+
+def run_size(duration, dt, save_every=10, state_size=7, *, name="dt"):
+    """Steps and saved-trajectory memory of a fixed-step run, checked against the budget.
+
+    Args:
+        duration: length of the run (s), > 0. dt: largest step (s), > 0.
+        save_every: steps per saved point (int >= 1). state_size: entries of the state
+            (7 for :class:`~jaxfriction.BlockOnShakingFloor`).
+        name: how to call ``dt`` in the error (``"--dt"`` for the CLI).
+    Returns: ``(n_steps, n_saves, n_bytes)`` with ``n_bytes = n_saves x state_size x 8`` (the
+        saved states, float64, counted as :func:`~jaxfriction.simulate` counts them).
+    Raises: ValueError naming ``name`` with the figures when ``n_steps > MAX_STEPS`` or
+        ``n_bytes > MAX_SAVED_BYTES``.
+    """
+    check_real(name, dt, positive=True)
+    check_real("duration", duration, positive=True)
+    n_saves, every, _ = fixed_step_grid(0.0, float(duration), float(dt), SaveAt(every=save_every))
+    n_saves += 1  # the initial point
+    n_steps, n_bytes = (n_saves - 1) * every, n_saves * state_size * 8
+    if n_steps > MAX_STEPS or n_bytes > MAX_SAVED_BYTES:
+        raise ValueError(
+            f"{name} {dt:g} is too small for this record: {duration:g} s of run is {n_steps:.3g} steps and "
+            f"{n_saves:.3g} saved states ({n_bytes / 1024**3:.3g} GiB); the budget is {MAX_STEPS:.0e} steps and "
+            f"{MAX_SAVED_BYTES / 1024**3:g} GiB of saved trajectory: use a larger {name} (at least "
+            f"{max(duration / MAX_STEPS, duration * state_size * 8 / (save_every * MAX_SAVED_BYTES)):.2g} s)")
+    return n_steps, n_saves, n_bytes
+
+
+def as_floor_motion(motion):
+    """The motion as a 2-component floor: a 1-component record (one ``.AT2``) shakes along x.
+
+    Args: a :class:`~jaxfriction.GroundMotion` with 1 or 2 components.
+    Returns: it unchanged (2 components), or :func:`~jaxfriction._forcing.ground_motion.combine_components`
+        of it (``a_y = 0``).
+    Raises: ValueError naming ``motion`` for anything else, or a non-finite ``scale`` or
+        ``rotation`` (they bypass the constructor's checks when set by ``eqx.tree_at``).
+    """
+    if not isinstance(motion, GroundMotion):
+        raise ValueError(f"motion must be a GroundMotion, got {type(motion).__name__}")
+    check_real("motion.scale", motion.scale)
+    check_real("motion.rotation", motion.rotation)
+    components = motion.values.shape[1]
+    if components == 1:
+        return combine_components(motion)
+    if components != 2:
+        raise ValueError(f"motion must have 1 or 2 components, got {components}")
+    return motion
 
 
 def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, gravity=9.81, tail=5.0,
@@ -54,19 +120,30 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, 
     """Simulate the block on a ground motion (``tail`` seconds of rest added after the record).
 
     Args:
-        motion: a :class:`~jaxfriction.GroundMotion` (2 components).
-        mu: friction coefficient (>= 0). eps: Quinn width (m/s), default :func:`default_eps`.
+        motion: a :class:`~jaxfriction.GroundMotion`, 2 components (x, y), or 1 (one
+            ``.AT2`` file: shaking along x, ``a_y = 0``; see :func:`as_floor_motion`).
+        mu: friction coefficient (>= 0). ``mu = 0`` is the frictionless block: it keeps
+            its velocity (0) and slides relative to the floor by minus the floor's
+            displacement (Quinn's width then defaults to ``2 g dt``, see :func:`default_eps`).
+        eps: Quinn width (m/s, > 0), default :func:`default_eps`; ignored with ``exact``.
         exact: use vector Moreau-Jean (exact Coulomb) instead of Quinn's law with RK4.
         dt: step (s). mass (kg), gravity (m/s^2), tail (s), save_every (steps).
 
     Returns: ``(trajectory, summary)``; ``summary`` has ``peak_sliding`` and
         ``residual_sliding`` (m, norms of the displacement relative to the floor),
         ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2) and
-        ``status``.
-    Raises: ValueError for bad values (named).
+        ``status`` (:data:`~jaxfriction.STATUS_MEANINGS`; the numbers mean nothing unless
+        it is 0).
+    Raises: ValueError for bad values (named), and naming ``dt`` for a run beyond
+        :data:`MAX_STEPS` steps or :data:`MAX_SAVED_BYTES` of saved trajectory
+        (:func:`run_size`).
+    Source: paper 003 (block on a floor shaken in x and y); Quinn 2004 (the law, ``eps``).
     """
     check_real("mu", mu, nonnegative=True)
     check_real("dt", dt, positive=True)
+    check_real("tail", tail, nonnegative=True)
+    motion = as_floor_motion(motion)
+    run_size(motion.duration + tail, dt, save_every)
     law = VectorCoulomb(mu) if exact else VectorQuinn(mu, default_eps(mu, dt, gravity) if eps is None else eps)
     system = BlockOnShakingFloor(law=law, ground=motion, mass=mass, gravity=gravity)
     traj = simulate(system, jnp.zeros(4), 0.0, motion.duration + tail, dt, solver=MoreauJean() if exact else None,
@@ -99,7 +176,8 @@ def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81, tail=5.0, sav
     lane with ``eps = default_eps(mu, dt)`` (tied to the lane's ``mu``), RK4, the whole run
     (record plus ``tail`` seconds) measured at every ``save_every``-th step.
 
-    Args: ``motion`` a :class:`~jaxfriction.GroundMotion`; ``mus`` friction coefficients
+    Args: ``motion`` a :class:`~jaxfriction.GroundMotion` (1 or 2 components, as in
+        :func:`quake_response`); ``mus`` friction coefficients
         and ``scales`` record factors (1-D); ``dt`` (s), ``gravity`` (m/s^2), ``tail`` (s);
         further ``options`` go to :func:`~jaxfriction.sweep` (``out_dir``, ``devices``, ...).
     Returns: ``xarray.Dataset`` over ``("law.mu", "ground.scale")`` with
@@ -108,6 +186,7 @@ def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81, tail=5.0, sav
     """
     from .._workflows.sweep.sweep import sweep
 
+    motion = as_floor_motion(motion)
     system = BlockOnShakingFloor(law=VectorQuinn(0.3, default_eps(0.3, dt, gravity)), ground=motion, gravity=gravity)
 
     def tie_eps(lane):  # Quinn's eps = 2 mu g dt for each lane's mu

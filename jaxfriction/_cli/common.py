@@ -39,8 +39,13 @@ def _grid_axis(name, spec):
     """A swept axis from ``MIN:MAX:N`` (linspace), ``v1,v2,...`` or a TOML list/table value."""
     try:
         if isinstance(spec, dict):
+            if set(spec) != {"min", "max", "n"} or not all(isinstance(spec[k], (int, float)) and not isinstance(
+                    spec[k], bool) for k in spec) or not isinstance(spec["n"], int):
+                raise ValueError
             return np.linspace(float(spec["min"]), float(spec["max"]), int(spec["n"]))
         if isinstance(spec, (list, tuple)):
+            if not spec or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
+                raise ValueError
             return np.asarray(spec, dtype=float)
         if ":" in spec:
             lo, hi, n = spec.split(":")
@@ -49,7 +54,8 @@ def _grid_axis(name, spec):
             return np.linspace(float(lo), float(hi), int(n))
         return np.asarray([float(v) for v in spec.split(",")])
     except (ValueError, KeyError, TypeError):
-        raise ValueError(f"--param {name}: give MIN:MAX:N with MIN <= MAX and N >= 1, or v1,v2,..., got {spec!r}")
+        raise ValueError(f"--param {name}: give MIN:MAX:N with MIN <= MAX and N >= 1, v1,v2,..., a list of numbers "
+                         f"or {{min, max, n}}, got {spec!r}") from None
 
 
 def _load_toml(path):

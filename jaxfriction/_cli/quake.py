@@ -6,12 +6,18 @@ import click
 import jax
 
 from .common import _fail, _report, main
+from .sweep import _check_writable
+
+#: What to try when a run comes back flagged, by status code.
+_HINTS = {1: "use a smaller --dt or --scale", 5: "use a smaller --dt or a larger --eps"}
 
 
 @main.command()
 @click.argument("record")
-@click.option("--mu", default=0.3, show_default=True, help="Friction coefficient.")
-@click.option("--eps", default=None, type=float, help="Quinn regularization width (m/s) [default: 2 mu g dt].")
+@click.argument("record_y", required=False)
+@click.option("--mu", default=0.3, show_default=True, help="Friction coefficient (>= 0; 0: no friction).")
+@click.option("--eps", default=None, type=float,
+              help="Quinn regularization width (m/s) [default: 2 mu g dt; 2 g dt for mu = 0].")
 @click.option("--exact", is_flag=True, help="Exact Coulomb (vector Moreau-Jean) instead of Quinn's law.")
 @click.option("--scale", default=1.0, show_default=True, help="Scale factor on the record.")
 @click.option("--rotation", default=0.0, show_default=True, help="Rotate the components by this angle (degrees).")
@@ -19,29 +25,52 @@ from .common import _fail, _report, main
 @click.option("--figure", default=None, type=click.Path(dir_okay=False),
               help="Figure path [default: jaxfriction-out/quake-RECORD.png].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def quake(record, mu, eps, exact, scale, rotation, dt, figure, as_json):
-    """Slide a 1 kg block on a floor shaken by RECORD (a path, or a name in the shared data folder)."""
+def quake(record, record_y, mu, eps, exact, scale, rotation, dt, figure, as_json):
+    """Slide a 1 kg block on a floor shaken by RECORD (a path, or a name in the shared data folder).
+
+    RECORD is a two-column file (x and y), or one PEER .AT2 component: alone it shakes the
+    floor along x only (a_y = 0); with RECORD_Y, a second .AT2 of the same DT, it is the x
+    component and RECORD_Y the y one (the shorter record is padded with zeros). A run that
+    comes back flagged (non-finite or unstable) prints its status as an error, no numbers.
+    """
     import math
 
     import equinox as eqx
 
-    from .._applications.quake import find_record, quake_response
+    from .._applications.quake import as_floor_motion, find_record, quake_response
+    from .._checks import check_real
     from .._forcing import load_ground_motion
+    from .._integrate.status import STATUS_MEANINGS
     from .._plots import plot_quake
 
     with jax.enable_x64(True):
         try:
-            motion = load_ground_motion(find_record(record))
-            if motion.values.shape[1] != 2:
-                raise ValueError(f"{record}: the block needs a 2-component record, got {motion.values.shape[1]}")
+            for option, value in (("--scale", scale), ("--rotation", rotation)):
+                check_real(option, value)
+            check_real("--mu", mu, nonnegative=True)
+            check_real("--dt", dt, positive=True)
+            if eps is not None and not exact:
+                check_real("--eps", eps, positive=True)
+            if figure is not None:
+                _check_writable("--figure", figure)
+            paths = [find_record(record)] + ([find_record(record_y)] if record_y is not None else [])
+            motion = as_floor_motion(load_ground_motion(*paths))  # one .AT2 component: shaking along x
             motion = eqx.tree_at(lambda m: (m.scale, m.rotation), motion, (scale, math.radians(rotation)))
+            figure = figure or f"jaxfriction-out/quake-{motion.name}.png"
+            _check_writable("--figure", figure)
             traj, summary = quake_response(motion, mu, eps=eps, exact=exact, dt=dt)
+            numbers = [v for v in summary.values() if isinstance(v, float)]
+            if summary["status"] != 0 or not all(math.isfinite(v) for v in numbers):
+                code = summary["status"]
+                meaning = STATUS_MEANINGS.get(code, "unknown status") if code else "non-finite result"
+                hint = _HINTS.get(code, "use a smaller --dt")
+                raise ValueError(f"{summary['record']}: the run failed (status {code}: {meaning}); "
+                                 f"no results: {hint}")
         except (ValueError, FileNotFoundError) as exc:
             _fail(exc)
-        figure = figure or f"jaxfriction-out/quake-{motion.name}.png"
         _report(summary, figure, as_json, lambda: plot_quake(summary, traj, motion, figure), [
-            f"{summary['record']} (PGA {summary['pga']:.2f} m/s^2, scale {scale}, rotation {rotation} deg), "
-            f"mu = {mu}, {summary['scheme']}:",
-            f"  peak sliding {1e3 * summary['peak_sliding']:.3f} mm, residual {1e3 * summary['residual_sliding']:.3f} mm, "
-            f"peak sliding velocity {summary['peak_sliding_velocity']:.4f} m/s",
+            (f"{summary['record']} (PGA {summary['pga']:.2f} m/s^2, scale {scale}, rotation {rotation} deg), "
+             f"mu = {mu}, {summary['scheme']}:"),
+            (f"  peak sliding {1e3 * summary['peak_sliding']:.3f} mm, residual {1e3 * summary['residual_sliding']:.3f} "
+             f"mm, peak sliding velocity {summary['peak_sliding_velocity']:.4f} m/s"),
         ])

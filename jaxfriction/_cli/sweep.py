@@ -11,8 +11,31 @@ import jax
 
 from .common import PRECISIONS, _fail, _grid_axis, _load_toml, _name_values, main
 
-SWEEP_KEYS = {"system", "law", "param", "set", "cycles", "frequency", "t1", "window", "dt", "wrt", "gradient",
-              "chunk_size", "devices", "out", "figure", "precision"}
+_NUMBER = ((int, float), "a number")
+_TEXT = (str, "a string")
+#: The keys of a sweep's TOML file: key -> (accepted types, how the message calls them).
+SWEEP_KEYS = {"system": _TEXT, "law": _TEXT, "param": (dict, "a table of paths"), "set": (dict, "a table of paths"),
+              "cycles": (int, "an integer"), "frequency": _TEXT, "t1": _NUMBER, "window": _NUMBER, "dt": _NUMBER,
+              "wrt": ((str, list), "a string or a list of paths"), "gradient": _TEXT, "chunk_size": (int, "an integer"),
+              "devices": (int, "an integer"), "out": _TEXT, "figure": _TEXT, "precision": _TEXT}
+
+
+def _check_config(cfg, path):
+    """Refuse unknown keys and values of the wrong type in a TOML file, naming the key."""
+    unknown = sorted(set(cfg) - set(SWEEP_KEYS))
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {unknown}; known: {sorted(SWEEP_KEYS)}")
+    for key, value in cfg.items():
+        types, what = SWEEP_KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise ValueError(f"{path}: {key} must be {what}, got {value!r}")
+    for name, value in cfg.get("set", {}).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{path}: set.{name} must be a number, got {value!r}")
+    for name, value in cfg.get("param", {}).items():
+        if isinstance(value, bool) or not isinstance(value, (str, list, dict)):
+            raise ValueError(f"{path}: param.{name} must be MIN:MAX:N, a list of numbers or {{min, max, n}}, "
+                             f"got {value!r}")
 
 
 def _use_devices(n):
@@ -73,10 +96,10 @@ def _check_writable(option, path):
               help="Gradient mode [default: auto: forward for <= 8 parameters].")
 @click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
 @click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
-@click.option("--out", default=None, type=click.Path(file_okay=False),
+@click.option("--out", default=None,
               help="Folder for chunks, manifest and result.nc [default: jaxfriction-out/sweep].")
 @click.option("--resume", is_flag=True, help="Continue the sweep saved in --out (same arguments).")
-@click.option("--figure", default=None, type=click.Path(dir_okay=False), help="Figure [default: OUT/sweep.png].")
+@click.option("--figure", default=None, help="Figure [default: OUT/sweep.png].")
 @click.option("--precision", type=PRECISIONS, default=None, help="float64 (default) or float32.")
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window, dt, wrt, gradient, chunk_size,
@@ -93,9 +116,7 @@ def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window,
 
     try:
         cfg = _load_toml(config_file) if config_file else {}
-        unknown = sorted(set(cfg) - SWEEP_KEYS)
-        if unknown:
-            raise ValueError(f"{config_file}: unknown keys {unknown}; known: {sorted(SWEEP_KEYS)}")
+        _check_config(cfg, config_file)
         pick = {k: v for k, v in dict(system=system, law=law, cycles=cycles, frequency=frequency, t1=t1, window=window,
                                       dt=dt, wrt=wrt, gradient=gradient, chunk_size=chunk_size, devices=devices,
                                       out=out, figure=figure, precision=precision).items() if v is not None}

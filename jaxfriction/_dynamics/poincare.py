@@ -7,7 +7,7 @@ import numpy as np
 from .._checks import check_real
 from .._integrate.grid import fixed_grid
 from .._integrate.rk4 import rk4_scan
-from .._observables.stick import stick_intervals
+from .._observables.stick import STICK_TOL
 from .lyapunov import system_dynamics
 
 
@@ -44,14 +44,26 @@ def peak_samples(values, n_peaks):
     return jnp.where(is_peak[idx], mid[idx], jnp.nan)
 
 
-def stick_slip_period(traj, v_tol=1e-3, skip=1):
+def stick_slip_period(traj, v_tol=STICK_TOL, skip=1):
     """Period of a periodic stick-slip motion from the spacing of its stick onsets.
 
-    Host-side. ``skip`` first onsets are dropped as transient. Returns ``(period,
-    spread)``: mean and standard deviation of the onset spacings (time units); NaN when
-    fewer than two onsets remain.
+    Host-side. An onset is where the largest slip speed falls through ``v_tol``, located by
+    linear interpolation between the saved points around it (so the period is resolved
+    below the save spacing). ``skip`` first onsets are dropped as transient.
+
+    Args: ``traj``; ``v_tol`` the stick tolerance (default :data:`~jaxfriction.STICK_TOL`;
+        a tolerance at the scale of the law's band, e.g. ``1e-3`` for paper 002's disc,
+        times the onsets more sharply, since the slip speed decays slowly below it, and
+        Leine's switch model needs it: its velocity relaxes over the band); ``skip`` >= 0.
+    Returns: ``(period, spread)``: mean and standard deviation of the onset spacings (time
+        units); NaN when fewer than three onsets remain.
     """
-    starts = stick_intervals(traj, v_tol)[skip:, 0]
+    check_real("v_tol", v_tol, positive=True)
+    ts = np.asarray(traj.ts)
+    slip = np.abs(np.asarray(traj.slip_velocity)).reshape(ts.shape[0], -1).max(axis=1)
+    k = np.flatnonzero((slip[1:] <= v_tol) & (slip[:-1] > v_tol)) + 1  # first stuck sample of each onset
+    frac = (slip[k - 1] - v_tol) / (slip[k - 1] - slip[k])
+    starts = (ts[k - 1] + frac * (ts[k] - ts[k - 1]))[skip:]
     if starts.size < 3:
         return float("nan"), float("nan")
     gaps = np.diff(starts)

@@ -29,7 +29,13 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._integrate.solvers import AbstractSolver, finite_status, fixed_step_grid
+from .._integrate.grid import check_rounding
+from .._integrate.solvers import (
+    AbstractSolver,
+    check_saved_size,
+    finite_status,
+    fixed_step_grid,
+)
 from .._laws.vector import safe_norm
 from .._systems.block2d import BlockOnShakingFloor
 from .._systems.contacts import AbstractContactSystem
@@ -153,17 +159,24 @@ class MoreauJean(AbstractSolver):
     projection). Fixed step ``dt``, step-aligned grid, ``SaveAt(every=...)`` or
     ``SaveAt(n=...)``.
 
-    Args: ``sweeps``: projected Gauss-Seidel sweeps for coupled contacts (default 50).
+    Args: ``sweeps``: projected Gauss-Seidel sweeps for coupled contacts (default 50);
+        ``rounding``: the step-count convention, ``"ceil"`` or ``"round"``
+        (:func:`~jaxfriction.fixed_grid`).
     Raises (when integrating): ValueError for another system or law.
     """
 
     sweeps: int = eqx.field(default=50, static=True)
+    rounding: str = eqx.field(default="ceil", static=True)
+
+    def __check_init__(self):
+        check_rounding(self.rounding)
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         del args
         step = _step_function(system)
         mu_s, mu_k = coulomb_coefficients(system)
-        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
+        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
+        check_saved_size(n_saves + 1, y0.size, y0.dtype)
         kwargs = {"sweeps": self.sweeps} if step is contact_moreau_jean_step else {}
 
         def one_save(y, i):

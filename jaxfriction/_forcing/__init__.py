@@ -1,7 +1,13 @@
 """Prescribed drives ``drive(t)``: forces, belt velocities, ground motions."""
 
 from .drives import AbstractDrive, Constant, Harmonic
-from .ground_motion import GroundMotion, load_at2, load_ground_motion, load_two_column
+from .ground_motion import (
+           GroundMotion,
+           combine_components,
+           load_at2,
+           load_ground_motion,
+           load_two_column,
+)
 
-__all__ = ["AbstractDrive", "Constant", "GroundMotion", "Harmonic", "load_at2", "load_ground_motion",
-           "load_two_column"]
+__all__ = ["AbstractDrive", "Constant", "GroundMotion", "Harmonic", "combine_components", "load_at2",
+           "load_ground_motion", "load_two_column"]

@@ -4,7 +4,7 @@ from .grid import fixed_grid
 from .rk4 import rk4_scan, rk4_step
 from .saveat import SaveAt
 from .simulate import as_solver, simulate
-from .solvers import RK4, AbstractSolver, Diffrax
+from .solvers import MAX_SAVED_BYTES, RK4, AbstractSolver, Diffrax
 from .stability import RK4_STABILITY_LIMIT, stick_band_rate
 from .status import (
     STATUS_EVENT_BUDGET,
@@ -19,6 +19,7 @@ from .status import (
 from .trajectory import Trajectory
 
 __all__ = [
+    "MAX_SAVED_BYTES",
     "RK4",
     "RK4_STABILITY_LIMIT",
     "STATUS_EVENT_BUDGET",

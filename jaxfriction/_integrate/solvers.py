@@ -15,7 +15,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._checks import check_real, check_time_span
-from .grid import fixed_grid
+from .grid import check_rounding, fixed_grid
 from .rk4 import rk4_scan
 from .saveat import SaveAt
 from .stability import RK4_STABILITY_LIMIT, stick_band_rate
@@ -39,8 +39,9 @@ class AbstractSolver(eqx.Module):
         """
 
 
-def fixed_step_grid(t0, t1, dt, saveat: SaveAt):
-    """``(n_saves, save_every, h)`` of a step-aligned fixed-step run for ``saveat``.
+def fixed_step_grid(t0, t1, dt, saveat: SaveAt, rounding="ceil"):
+    """``(n_saves, save_every, h)`` of a step-aligned fixed-step run for ``saveat``
+    (``rounding``: the step-count convention of :func:`~jaxfriction.fixed_grid`).
 
     Raises: ValueError for ``saveat.ts`` (fixed-step solvers save on their grid), a missing
         or invalid ``dt``, or an invalid span.
@@ -51,10 +52,25 @@ def fixed_step_grid(t0, t1, dt, saveat: SaveAt):
     if dt is None:
         raise ValueError("dt is required for fixed-step integration")
     if saveat.n is None:
-        return fixed_grid(t0, t1, dt, saveat.every or 1)
-    n_min = fixed_grid(t0, t1, dt, None)[1]
-    every = math.ceil(n_min / saveat.n)
+        return fixed_grid(t0, t1, dt, saveat.every or 1, rounding)
+    n_min = fixed_grid(t0, t1, dt, None, rounding)[1]
+    every = math.ceil(n_min / saveat.n) if rounding == "ceil" else max(1, round(n_min / saveat.n))
     return saveat.n, every, (float(t1) - float(t0)) / (saveat.n * every)
+
+
+#: Largest saved trajectory one run may hold (bytes). A run that would save more is refused
+#: before it starts, with the figures, instead of running out of memory after seconds.
+MAX_SAVED_BYTES = 2 * 1024**3
+
+
+def check_saved_size(n_saved, state_size, dtype, what="dt/saveat: the run",
+                     remedy="save less often (SaveAt(every=k), SaveAt(n=k)) or use a larger dt"):
+    """Raise ValueError (``what`` names the arguments) when ``n_saved`` states would exceed
+    :data:`MAX_SAVED_BYTES`."""
+    size = int(n_saved) * int(state_size) * jnp.dtype(dtype).itemsize
+    if size > MAX_SAVED_BYTES:
+        raise ValueError(f"{what} would save {int(n_saved):,} states of {state_size} numbers, "
+                         f"{size / 1024**3:.1f} GiB (more than {MAX_SAVED_BYTES / 1024**3:.0f} GiB): {remedy}")
 
 
 def finite_status(ys, ok=True):
@@ -78,12 +94,19 @@ class RK4(AbstractSolver):
             sqrt(save_every)) states for about one extra forward run (values unchanged;
             reverse-mode gradients differ from unchecked ones by round-off, up to ~1e-11
             relative, because XLA fuses the recomputed steps differently).
+        rounding: the step count, ``"ceil"`` (default: ``h <= dt``) or ``"round"`` (the
+            papers' nearest count, :func:`~jaxfriction.fixed_grid`).
     """
 
     checkpoint: bool = eqx.field(default=False, static=True)
+    rounding: str = eqx.field(default="ceil", static=True)
+
+    def __check_init__(self):
+        check_rounding(self.rounding)
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
-        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
+        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
+        check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
         status = finite_status(ys)
         rate = stick_band_rate(system)
@@ -137,6 +160,7 @@ class Diffrax(AbstractSolver):
                                    atol=self.atol, max_steps=self.max_steps, args=args, adjoint=self.adjoint)
         else:
             n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat)
+            check_saved_size(n_saves + 1, y0.size, y0.dtype)
             ts = t0 + jnp.arange(n_saves + 1) * (every * h)
             step_ts = t0 + jnp.arange(n_saves * every + 1) * h
             ys, ok = diffrax_solve(system, y0, t0, t1, self.solver, ts, step_ts=step_ts, rtol=self.rtol,

@@ -74,10 +74,17 @@ def vector_quinn(v, f_eq, normal, mu, eps):
     ``f = -(mu N / eps)(v - zeta)`` for ``|v - zeta| <= eps`` and ``-mu N (v - zeta)/|v - zeta|``
     beyond, i.e. ``-(mu N / eps) project_to_disc(v - zeta, eps)``. At ``v = 0`` it is the vector
     force balance exactly; with ``mu N = 0`` it returns 0.
+
+    As in the scalar :func:`~jaxfriction.quinn`, ``zeta -> eps f_eq / |f_eq|`` as ``mu N -> 0+``,
+    so the derivative in ``mu`` at ``mu = 0`` is the one-sided limit from ``mu > 0``: a zero or
+    subnormal ``mu N`` takes a huge finite reciprocal (``sqrt`` of the largest float) instead
+    of ``1 / (mu N)``, which would overflow, and tangents stay finite.
     """
     limit = jnp.asarray(mu * normal)
-    ok = limit > 0
-    zeta = project_to_disc(f_eq * jnp.where(ok, eps / jnp.where(ok, limit, 1.0), 0.0)[..., None], eps)
+    huge = jnp.sqrt(jnp.finfo(jnp.result_type(limit, f_eq, float)).max)
+    positive = limit > 1.0 / huge
+    inv_limit = jnp.where(positive, 1.0 / jnp.where(positive, limit, 1.0), huge)
+    zeta = project_to_disc(f_eq * (eps * inv_limit)[..., None], eps)
     return -(limit / eps)[..., None] * project_to_disc(v - zeta, eps)
 
 

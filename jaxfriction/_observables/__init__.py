@@ -3,6 +3,7 @@
 from .dissipation import dissipation_per_cycle, friction_dissipation_at
 from .energy import energy_balance_residual, relative_energy_residual
 from .stick import (
+    STICK_TOL,
     chatter_count,
     rest_position,
     rk4_stage_forces,
@@ -19,6 +20,7 @@ from .window import (
 )
 
 __all__ = [
+    "STICK_TOL",
     "WINDOW_OBSERVABLES",
     "final_position",
     "peak_slip",

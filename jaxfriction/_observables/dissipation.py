@@ -30,24 +30,37 @@ def friction_dissipation_at(traj, t):
     return h00 * e[i] + h10 * h * p[i] + h01 * e[i + 1] + h11 * h * p[i + 1]
 
 
-def dissipation_per_cycle(traj, period, n_cycles=None):
+def dissipation_per_cycle(traj, period, n_cycles=None, weights=None):
     """Friction dissipation in each forcing cycle, ``D = -int_cycle v f dt`` (Quinn Sec. 3.1.2).
 
-    Cycle ``k`` spans ``[ts[0] + k T, ts[0] + (k+1) T]``. Exact when the cycle boundaries
-    are saved points (e.g. ``save_every`` = steps per cycle), else Hermite-interpolated.
+    Cycle ``k`` spans ``[ts[0] + k T, ts[0] + (k+1) T]``. By default the running integral
+    ``E_friction`` of the state is read at the cycle boundaries: exact when they are saved
+    points (e.g. ``save_every`` = steps per cycle), else Hermite-interpolated. For the
+    Burridge-Knopoff chain this is the physical dissipation, which is Quinn's ``D = -(1/n)
+    sum_i int u_i' f_i dt`` (his scaled forces) except that his sum weights the last block
+    like the others while its physical normal force, and so its dissipation, is 3/4 of theirs
+    (:class:`~jaxfriction.BurridgeKnopoffChain`): the two agree while the last block sticks.
+    Quinn's definition is ``weights=chain.quinn_weights()``.
 
     Args:
         traj: a trajectory (one contact or many: the dissipation is the total).
         period: forcing period ``T = 2 pi / omega`` > 0 (time units).
         n_cycles: number of whole cycles; default all that fit (needs concrete ``ts``).
+        weights: optional ``(c,)`` weights of the contacts' dissipation. The cycle integrals
+            of ``-sum_c w_c f_c v_c`` are then the trapezoid rule over the saved points (error
+            O(h^2) in the save spacing: save every step), with the cycle boundaries on saved
+            points.
 
     Returns:
-        array ``(n_cycles,)`` (J). For Quinn's chain normalisation divide by ``n``.
+        array ``(n_cycles,)`` (J).
 
     Raises:
-        ValueError: ``period <= 0``, or ``n_cycles`` missing under ``jit``/``vmap``.
+        ValueError: ``period <= 0``, ``n_cycles`` missing under ``jit``/``vmap``, weights of
+            the wrong shape.
     """
     check_real("period", period, positive=True)
+    if weights is not None:
+        return _weighted_per_cycle(traj, period, n_cycles, jnp.asarray(weights, dtype=traj.ts.dtype))
     if n_cycles is None:
         if not is_concrete(traj.ts):
             raise ValueError("n_cycles must be given when the trajectory is traced (jit/vmap)")
@@ -56,3 +69,17 @@ def dissipation_per_cycle(traj, period, n_cycles=None):
     bounds = traj.ts[0] + period * jnp.arange(n_cycles + 1)
     bounds = jnp.minimum(bounds, traj.ts[-1])
     return jnp.diff(friction_dissipation_at(traj, bounds))
+
+
+def _weighted_per_cycle(traj, period, n_cycles, weights):
+    n = traj.ts.shape[0]
+    power = -jnp.reshape(traj.friction_force * traj.slip_velocity, (n, -1))
+    if weights.shape != power.shape[1:]:
+        raise ValueError(f"weights must have shape {power.shape[1:]} (one per contact), got {weights.shape}")
+    p = power @ weights
+    running = jnp.concatenate([jnp.zeros(1, p.dtype), jnp.cumsum(0.5 * jnp.diff(traj.ts) * (p[1:] + p[:-1]))])
+    if n_cycles is None:
+        n_cycles = int(np.floor(float(traj.ts[-1] - traj.ts[0]) / float(period) * (1 + 1e-12)))
+    bounds = traj.ts[0] + period * jnp.arange(n_cycles + 1)
+    idx = jnp.clip(jnp.searchsorted(traj.ts, bounds - 1e-9 * period), 0, n - 1)  # boundaries on saved points
+    return jnp.diff(running[idx])

@@ -8,8 +8,22 @@ import numpy as np
 
 from .._checks import check_real
 
+#: The default slip speed below which a contact counts as stuck (velocity units), for every
+#: stick observable (:func:`stick_mask`, :func:`stick_fraction`, :func:`stick_intervals`,
+#: :func:`~jaxfriction.stick_slip_period`). Laws that keep Coulomb's structure settle far
+#: below it in stick; models whose stick is not exact (Leine's switch model relaxes the
+#: velocity over its band) need a tolerance of their own, e.g. ``1e-3``.
+STICK_TOL = 1e-6
 
-def stick_mask(traj, v_tol=1e-6, contact=None):
+
+def _window_weights(ts, t_start, t_end):
+    """Trapezoid weights of the segments between saved points, clipped to ``[t_start, t_end]``."""
+    lo = ts[:-1] if t_start is None else jnp.clip(ts[:-1], t_start, None)
+    hi = ts[1:] if t_end is None else jnp.clip(ts[1:], None, t_end)
+    return jnp.maximum(hi - lo, 0.0)
+
+
+def stick_mask(traj, v_tol=STICK_TOL, contact=None):
     """True at saved points where every contact's ``|slip velocity| <= v_tol``.
 
     ``contact`` (int) restricts the test to one contact (or one slip component).
@@ -28,14 +42,20 @@ def stick_mask(traj, v_tol=1e-6, contact=None):
     return jnp.all(slip <= v_tol, axis=-1)
 
 
-def stick_fraction(traj, v_tol=1e-6, contact=None):
-    """Fraction of the time span spent sticking (trapezoidal in time; in ``[0, 1]``)."""
+def stick_fraction(traj, v_tol=STICK_TOL, contact=None, t_start=None, t_end=None):
+    """Fraction of a time window spent sticking (trapezoidal in time; in ``[0, 1]``).
+
+    Args: ``traj``; ``v_tol`` stick tolerance (:data:`STICK_TOL`); ``contact`` as
+        :func:`stick_mask`; ``t_start``, ``t_end`` the window (default the whole run; a
+        boundary between saved points weights the segment it cuts in proportion).
+    Returns: scalar (NaN for an empty window).
+    """
     m = stick_mask(traj, v_tol, contact).astype(traj.ts.dtype)
-    dt = jnp.diff(traj.ts)
-    return jnp.sum(dt * 0.5 * (m[1:] + m[:-1])) / (traj.ts[-1] - traj.ts[0])
+    w = _window_weights(traj.ts, t_start, t_end)
+    return jnp.sum(w * 0.5 * (m[1:] + m[:-1])) / jnp.sum(w)
 
 
-def stick_intervals(traj, v_tol=1e-6, contact=None):
+def stick_intervals(traj, v_tol=STICK_TOL, contact=None):
     """Maximal runs of stuck saved points, as ``(k, 2)`` NumPy array of ``[t_start, t_end]``.
 
     Host-side (not jittable): for reports and plots. Times are saved points, so interval

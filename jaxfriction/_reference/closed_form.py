@@ -88,19 +88,24 @@ def belt_limit_cycle(belt_velocity, mu_s_n, mu_k_n, stiffness=1.0, mass=1.0):
     returns to ``v0``, at ``x = x_k - d``, after sweeping the angle ``pi + 2 theta``, ``theta =
     atan2(v0/omega_n, d)``.
 
+    With ``mu_s = mu_k`` (the setup of the event-detection notes, paper 004) ``d = 0``: the
+    block touches the belt speed once per cycle without sticking (``stick_duration = 0``) and
+    the cycle is the free oscillation about ``x_k`` with period ``2 pi / omega_n``.
+
     Args: ``belt_velocity`` v0 > 0, ``mu_s_n`` = mu_s N, ``mu_k_n`` = mu_k N with
-        ``0 <= mu_k N < mu_s N``, ``stiffness`` k > 0, ``mass`` m > 0. Plain floats.
+        ``0 <= mu_k N <= mu_s N``, ``stiffness`` k > 0, ``mass`` m > 0. Plain floats.
     Returns: dict with ``period``, ``stick_duration``, ``slip_duration``,
-        ``peak_spring_force`` (k (x_k + A)), ``stick_start`` and ``stick_end`` positions.
-    Raises: ValueError for invalid arguments or ``mu_k N >= mu_s N`` (no stick phase).
+        ``peak_spring_force`` (k (x_k + A)), ``min_spring_force`` (k (x_k - A)),
+        ``stick_start`` and ``stick_end`` positions.
+    Raises: ValueError for invalid arguments or ``mu_k N > mu_s N``.
     """
     check_real("belt_velocity", belt_velocity, positive=True)
     check_real("mu_s_n", mu_s_n, nonnegative=True)
     check_real("mu_k_n", mu_k_n, nonnegative=True)
     check_real("stiffness", stiffness, positive=True)
     check_real("mass", mass, positive=True)
-    if not mu_k_n < mu_s_n:
-        raise ValueError(f"mu_k_n must be < mu_s_n for a stick phase, got {mu_k_n!r} >= {mu_s_n!r}")
+    if not mu_k_n <= mu_s_n:
+        raise ValueError(f"mu_k_n must be <= mu_s_n, got {mu_k_n!r} > {mu_s_n!r}")
     omega_n = math.sqrt(stiffness / mass)
     x_k, d = mu_k_n / stiffness, (mu_s_n - mu_k_n) / stiffness
     y0 = belt_velocity / omega_n
@@ -112,6 +117,7 @@ def belt_limit_cycle(belt_velocity, mu_s_n, mu_k_n, stiffness=1.0, mass=1.0):
         "stick_duration": stick,
         "slip_duration": slip,
         "peak_spring_force": stiffness * (x_k + amplitude),
+        "min_spring_force": stiffness * (x_k - amplitude),
         "stick_start": x_k - d,
         "stick_end": x_k + d,
     }

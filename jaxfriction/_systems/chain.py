@@ -81,6 +81,13 @@ class BurridgeKnopoffChain(AbstractContactSystem):
     def external_force(self, t):
         return jnp.zeros(self.n).at[0].set(-self.alpha * jnp.sin(self.omega * t))
 
+    def quinn_weights(self):
+        """Per-block weights ``(n,)`` that turn the physical friction dissipation into Quinn's
+        ``D = -(1/n) sum_i int u_i' f_i dt``: 1, and 4/3 for the last block, whose physical
+        normal force is 3/4 of the others' (see the class docstring). Use with
+        :func:`~jaxfriction.dissipation_per_cycle` (``weights=``)."""
+        return jnp.ones(self.n).at[-1].set(4.0 / 3.0)
+
     def stiffness_rows(self):
         """Quinn's printed matrix ``K`` (``(1/n) u'' + n K u = f/n - G e_1``), ``(n, n)``."""
         k = 2 * jnp.eye(self.n) - jnp.eye(self.n, k=1) - jnp.eye(self.n, k=-1)
