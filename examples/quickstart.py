@@ -28,7 +28,7 @@ print(ds["dissipation"].sel({"law.mu": 0.2, "force.amplitude": 2.0}).item(),
 # identification: the belt template's (mu_s, mu_k) from a noisy 30 s record, 25 % off at the start
 belt = jf.template("belt")
 truth = jf.set_parameters(belt.system, {"law.mu_s": 0.6, "law.mu_k": 0.4})
-record = jf.Measurement.from_trajectory(jf.simulate(truth, jnp.array([0.0, 0.5]), 0.0, 30.0, 0.02, save_every=5),
+record = jf.Measurement.from_trajectory(jf.simulate(truth, jnp.array([0.0, 0.5]), 0.0, 30.0, 0.01, save_every=10),
                                         noise=0.01, seed=1, known_y0=True)
-result = jf.fit(belt, {"law.mu_s": 0.75, "law.mu_k": 0.3}, record, dt=0.02)
+result = jf.fit(belt, {"law.mu_s": 0.75, "law.mu_k": 0.3}, record, dt=0.01)
 print(result.summary())

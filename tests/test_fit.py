@@ -32,7 +32,7 @@ BELT = dict(
     guess={"law.mu_s": 0.75, "law.mu_k": 0.3},
     y0=(0.0, 0.5),
     t1=30.0,
-    dt=0.02,
+    dt=0.01,  # the template's eps = 2 dt: at dt = eps the breakaway takes less than a step
     interval=0.1,
     sigma=0.01,
 )
@@ -90,16 +90,22 @@ def belt_data():
 
 
 @pytest.fixture(scope="module")
+def belt_truth_loss(belt_data):
+    # the loss at the true parameters (no step taken): the optimum lies at or below it
+    return fit(SYSTEMS["belt"], BELT["truth"], belt_data, dt=BELT["dt"], steps=0).loss_history[-1]
+
+
+@pytest.fixture(scope="module")
 def belt_adam(belt_data):
     return fit(SYSTEMS["belt"], BELT["guess"], belt_data, dt=BELT["dt"])
 
 
-def test_belt_recovers_static_and_kinetic_friction_with_adam(belt_adam):
+def test_belt_recovers_static_and_kinetic_friction_with_adam(belt_adam, belt_truth_loss):
     # stick-slip record: ~5 cycles, the block sticks about 20 % of the time
     r = belt_adam
     assert r.optimizer == "adam" and r.gradient == "forward" and r.n_variables == 2 and r.n_residuals == 301
-    check_recovered(r, BELT, max_rel_stderr=0.005)  # measured: 0.08 % and 0.13 %
-    assert r.loss_history[-1] < 1e-3 * r.loss_history[0]
+    check_recovered(r, BELT, max_rel_stderr=0.005)  # measured: 0.12 % and 0.13 %
+    assert r.loss_history[-1] <= belt_truth_loss < 2e-3 * r.loss_history[0]  # 8.502e-5, 8.583e-5, 0.0977
     assert isinstance(r.system.law, jf.StaticKineticQuinn)
     assert r.system.law.mu_s == pytest.approx(r.params["law.mu_s"])
 
@@ -108,11 +114,14 @@ def test_lbfgs_reaches_the_adam_optimum(belt_data, belt_adam):
     # the slowest test here (~14 s on a loaded 2-core machine): the zoom line search compiles
     # three copies of the simulation's Jacobian
     r = fit(SYSTEMS["belt"], BELT["guess"], belt_data, dt=BELT["dt"], optimizer="lbfgs")
-    assert r.converged and r.n_steps < 40 < belt_adam.n_steps  # measured: 17 vs ~280
+    assert r.converged and r.n_steps < belt_adam.n_steps / 5  # measured: 18 vs 343
     for name in BELT["truth"]:
         assert abs(r.params[name] - belt_adam.params[name]) < 0.02 * belt_adam.stderr[name]
-    assert r.loss_history[-1] == pytest.approx(belt_adam.loss_history[-1], rel=1e-8)
-    assert r.stderr == pytest.approx(belt_adam.stderr, rel=1e-4)
+    # adam stops 1.3e-9 (relative) above the optimum L-BFGS finds; the standard errors at the
+    # two end points differ by 5e-5 (relative, measured)
+    assert r.loss_history[-1] <= belt_adam.loss_history[-1] * (1 + 1e-8)
+    assert r.loss_history[-1] == pytest.approx(belt_adam.loss_history[-1], rel=1e-7)
+    assert r.stderr == pytest.approx(belt_adam.stderr, rel=1e-3)
 
 
 def test_oscillator_recovers_mu_n_and_alpha_from_two_records():
@@ -250,15 +259,15 @@ def test_fit_errors_name_the_argument(belt_data):
             fit(kwargs.pop("system"), kwargs.pop("initial"), kwargs.pop("data"), **kwargs)
 
 
-def test_optimizer_objects_optax_and_optimistix(belt_data):
+def test_optimizer_objects_optax_and_optimistix(belt_data, belt_truth_loss):
     import optax
     import optimistix as optx
 
     gn = fit(SYSTEMS["belt"], BELT["guess"], belt_data, dt=BELT["dt"], optimizer=optx.GaussNewton(rtol=1e-8, atol=1e-10))
     check_recovered(gn, BELT, max_rel_stderr=0.005)
-    assert gn.optimizer == "GaussNewton" and gn.n_steps < 20
+    assert gn.optimizer == "GaussNewton" and gn.n_steps < 20  # measured: 8
     adam = fit(SYSTEMS["belt"], BELT["guess"], belt_data, dt=BELT["dt"], optimizer=optax.adam(0.01), steps=600)
-    assert adam.optimizer == "optax" and adam.loss_history[-1] < 1e-3 * adam.loss_history[0]
+    assert adam.optimizer == "optax" and adam.loss_history[-1] <= belt_truth_loss
     for name in BELT["truth"]:
         assert abs(adam.params[name] - gn.params[name]) < 0.5 * gn.stderr[name]
 
@@ -307,7 +316,7 @@ def test_cli_fit(tmp_path, belt_data):
     belt_data.to_csv(path)
     runner = CliRunner()
     args = ["fit", str(path), "--system", "belt", "--params", "law.mu_s,law.mu_k", "--initial", "law.mu_s=0.75",
-            "--initial", "law.mu_k=0.3", "--y0", "0,0.5", "--dt", "0.02", "--set", "law.eps=0.02", "--optimizer", "lm"]
+            "--initial", "law.mu_k=0.3", "--y0", "0,0.5", "--dt", "0.01", "--set", "law.eps=0.02", "--optimizer", "lm"]
     out = runner.invoke(main, args + ["--json"])
     assert out.exit_code == 0, out.output
     report = json.loads(out.output)
@@ -341,7 +350,7 @@ def test_least_squares_rejects_trial_points_where_the_simulation_is_not_finite(b
 
         def __call__(self, v, f_eq, normal):
             mu_k = self.mu_k * jnp.where(self.mu_s > 0.59, jnp.nan, 1.0)
-            return jf.quinn(v, f_eq, normal, jf.stribeck_coefficient(v, self.mu_s, mu_k, self.eps, 2.0), self.eps)
+            return jf.static_kinetic_quinn(v, f_eq, normal, self.mu_s, mu_k, self.eps)
 
         def static_limit(self, normal):
             return self.mu_s * normal

@@ -155,7 +155,7 @@ SPECS = [
     Spec(
         jf.StaticKineticQuinn,
         lambda c: static_kinetic(c, eps=SCALE),
-        lambda v, f, N, p: jf.quinn(v, f, N, jf.stribeck_coefficient(v, p["mu_s"], p["mu_k"], p["eps"], 2.0), p["eps"]),
+        lambda v, f, N, p: jf.static_kinetic_quinn(v, f, N, p["mu_s"], p["mu_k"], p["eps"]),
         lambda p: p["eps"],
         _pm("eps"),
     ),
@@ -796,3 +796,20 @@ def test_threlfall_exact_when_x64_enabled_after_import():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert abs(float(out) + 1.0) <= 1e-14, out
+
+
+def test_vector_quinn_derivative_in_mu_at_zero_is_the_one_sided_limit():
+    # zeta -> eps f_eq / |f_eq| as mu N -> 0+: d/dmu at mu = 0 is the limit from mu > 0, and a
+    # subnormal mu N (whose reciprocal overflows) gives finite values and tangents
+    v, f_eq, normal, eps = jnp.array([0.003, -0.001]), jnp.array([0.4, 0.9]), 2.0, 0.01
+    d = jax.jacfwd(lambda mu: jf.vector_quinn(v, f_eq, normal, mu, eps))
+    h = 1e-9
+    one_sided = (jf.vector_quinn(v, f_eq, normal, h, eps) - jf.vector_quinn(v, f_eq, normal, 0.0, eps)) / h
+    np.testing.assert_allclose(d(0.0), one_sided, rtol=1e-6)
+    np.testing.assert_allclose(d(1e-300), d(0.0), rtol=1e-12)
+    assert np.all(np.isfinite(jf.vector_quinn(v, f_eq, normal, 1e-310, eps)))
+    # restricted to one axis it is the scalar law, derivative included
+    x = jnp.array([0.003, 0.0])
+    scalar = jax.jacfwd(lambda mu: jf.quinn(0.003, 0.4, normal, mu, eps))(0.0)
+    np.testing.assert_allclose(jax.jacfwd(lambda mu: jf.vector_quinn(x, jnp.array([0.4, 0.0]), normal, mu, eps))(0.0),
+                               [scalar, 0.0], rtol=1e-12)

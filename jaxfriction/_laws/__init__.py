@@ -14,7 +14,7 @@ from .coulomb import (
     viscous_coulomb,
 )
 from .karnopp import Karnopp, karnopp
-from .quinn import Quinn, StaticKineticQuinn, quinn
+from .quinn import Quinn, StaticKineticQuinn, quinn, static_kinetic_quinn
 from .stribeck import Stribeck, stribeck, stribeck_coefficient
 from .threlfall import Threlfall, threlfall
 from .velocity_limited import VelocityLimited, velocity_limited
@@ -38,6 +38,7 @@ __all__ = [
     "quinn",
     "smoothstep",
     "static_kinetic_coulomb",
+    "static_kinetic_quinn",
     "stribeck",
     "stribeck_coefficient",
     "threlfall",
