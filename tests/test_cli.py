@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 
 import jax
 
@@ -40,6 +42,12 @@ def test_sweep_writes_results_and_figure_and_resumes(tmp_path):
     assert resumed.exit_code == 0 and "0 chunks computed, 3 loaded" in resumed.output
     xr.testing.assert_identical(xr.load_dataset(tmp_path / "sweep" / "result.nc", engine="h5netcdf")["dissipation"],
                                 ds["dissipation"])
+    # and from another process: the sweep's identity holds no memory address (the default
+    # observables' nested code objects were once hashed by repr, so this resume was refused)
+    other = subprocess.run([sys.executable, "-c", "from jaxfriction.cli import main; main()", "sweep", "--out",
+                            str(tmp_path / "sweep"), "--no-progress", *args, "--resume"],
+                           capture_output=True, text=True)
+    assert other.returncode == 0 and "0 chunks computed, 3 loaded" in other.stdout, other.stdout + other.stderr
 
 
 def test_sweep_of_the_belt_from_a_toml_file(tmp_path):

@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import re
+import types
 
 import equinox as eqx
 import jax
@@ -87,17 +88,39 @@ def _digest(system, settings) -> str:
     return h.hexdigest()
 
 
+def _code_parts(code) -> list:
+    """Bytecode, names and constants of a code object; nested code (lambdas, generator
+    expressions) by their own parts, never by ``repr``, which holds a memory address that
+    differs from one process to the next."""
+    parts = [code.co_code.hex(), repr(code.co_names)]
+    for const in code.co_consts:
+        parts.extend(_code_parts(const) if isinstance(const, types.CodeType) else [repr(const)])
+    return parts
+
+
+def _value_repr(value) -> str:
+    """A closure value in a resume tag: functions by their digest, others by ``repr`` without
+    memory addresses."""
+    if callable(value) and hasattr(value, "__code__"):
+        return _function_digest(value)
+    return _ADDRESS.sub("", repr(value))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _function_digest(fn) -> str:
     """What identifies a user function in a resume tag: its name, bytecode, constants and
-    closure values (a changed body or captured value is another sweep). Globals it reads are
-    not seen: pass such values through the system or a closure."""
+    closure values (a changed body or captured value is another sweep), the same in every
+    process. Globals it reads are not seen: pass such values through the system or a
+    closure."""
     code = getattr(fn, "__code__", None)
     if code is None:
-        return repr(fn)
-    parts = [getattr(fn, "__qualname__", ""), code.co_code.hex(), repr(code.co_consts), repr(code.co_names)]
+        return _ADDRESS.sub("", repr(fn))
+    parts = [getattr(fn, "__qualname__", ""), *_code_parts(code)]
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            parts.append(repr(cell.cell_contents))
+            parts.append(_value_repr(cell.cell_contents))
         except ValueError:  # an empty cell
             parts.append("<empty>")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
@@ -308,9 +331,9 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
         ``run_seconds``) and ``steps_per_second`` (fixed-step solvers).
 
     Raises:
-        ValueError naming the argument: an unknown path (with close matches), a swept
-        frequency with ``cycles``, missing or invalid times, an unknown observable in
-        ``gradient_of``, a bad gradient mode, solver or grid.
+        ValueError: naming the argument: an unknown path (with close matches), a swept
+            frequency with ``cycles``, missing or invalid times, an unknown observable in
+            ``gradient_of``, a bad gradient mode, solver or grid.
     """
     system, tpl = _unpack(system)
     if not isinstance(grid, dict) or not grid:
