@@ -16,6 +16,7 @@ published numbers.
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real
 from ._dynamics import (
@@ -92,6 +93,21 @@ from ._workflows.gradient import (
 )
 
 __version__ = "0.2.0"
+
+if TYPE_CHECKING:  # the lazy names below, visible to type checkers and the API docs
+    from ._applications.quake import (  # noqa: F401
+        default_eps,
+        find_record,
+        fragility_sweep,
+        quake_response,
+    )
+    from ._exact.event_driven import EventLog, simulate_event_driven  # noqa: F401
+    from ._integrate.diffrax_solvers import ClassicRK4  # noqa: F401
+    from ._workflows.fit.fit import fit  # noqa: F401
+    from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
+    from ._workflows.fit.result import FitResult  # noqa: F401
+    from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
+    from ._workflows.sweep.sweep import sensitivity_map, sweep  # noqa: F401
 
 #: Public names defined in modules that load heavy dependencies: name -> module.
 _LAZY = {

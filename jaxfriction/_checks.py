@@ -173,9 +173,12 @@ def without_tangents(tree):
 def constraints_hold(tree):
     """One boolean: every constraint of every module in ``tree`` holds (traceable).
 
-    Args: ``tree`` a system (or any pytree of modules); modules without a ``constraints``
-        method are skipped.
-    Returns: a scalar boolean JAX array.
+    Args:
+        tree: a system (or any pytree of modules); modules without a ``constraints`` method
+            are skipped.
+
+    Returns:
+        A scalar boolean JAX array.
     """
     tree = without_tangents(tree)
     ok = jnp.asarray(True)

@@ -35,8 +35,9 @@ _STEP = re.compile(r"(?:^|\.)([A-Za-z_][A-Za-z_0-9]*)|\[(-?\d+)\]|\[(['\"])(.*?)
 def parse_path(path: str) -> tuple:
     """Steps of a path: ``("attr", name)``, ``("index", i)`` or ``("key", k)``.
 
-    Raises: ValueError naming the path if it is not of the form described in the module
-        docstring.
+    Raises:
+        ValueError: naming the path if it is not of the form described in the module
+            docstring.
     """
     if not isinstance(path, str) or not path:
         raise ValueError(f"a parameter path must be a non-empty string such as 'law.mu', got {path!r}")
@@ -68,6 +69,12 @@ def parameter_paths(tree) -> list[str]:
     Array leaves are listed whole (``"masses"``); their elements are ``"masses[i]"``
     (:func:`scalar_parameter_paths`). Structural fields (static fields such as a chain's
     ``n``, strings, booleans) are not parameters.
+
+    Examples:
+        >>> import jaxfriction as jf
+        >>> system = jf.Oscillator(law=jf.Quinn(mu=0.5, eps=0.02), force=jf.Harmonic(0.8, 0.5))
+        >>> jf.parameter_paths(system)[:4]
+        ['law.mu', 'law.eps', 'force.amplitude', 'force.omega']
     """
     return [jax.tree_util.keystr(path).lstrip(".")
             for path, leaf in jax.tree_util.tree_leaves_with_path(tree) if _is_param_leaf(leaf)]
@@ -147,7 +154,8 @@ def check_paths(tree, paths, what="parameter"):
 def get_parameter(tree, path):
     """The value at ``path`` (a leaf, or an element of an array leaf).
 
-    Raises: ValueError naming the path (with close matches and the known paths).
+    Raises:
+        ValueError: naming the path (with close matches and the known paths).
     """
     steps, index = _split(tree, path)
     value = _node(tree, steps)
@@ -161,7 +169,18 @@ def set_parameters(tree, values: dict):
     (``"masses[0]"``, ``"masses[2]"``) are set together; a whole leaf and its elements
     cannot both be given.
 
-    Raises: ValueError naming an unknown path, or a leaf named twice.
+    Raises:
+        ValueError: naming an unknown path, or a leaf named twice.
+
+    Examples:
+        >>> import jaxfriction as jf
+        >>> system = jf.Oscillator(law=jf.Quinn(mu=0.5, eps=0.02))
+        >>> jf.set_parameters(system, {"law.mu": 0.7}).law.mu
+        0.7
+        >>> jf.set_parameters(system, {"law.muu": 0.7})
+        Traceback (most recent call last):
+        ...
+        ValueError: 'law.muu' is not a field; did you mean 'law.mu'? ...
     """
     if not values:
         return tree

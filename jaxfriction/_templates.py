@@ -64,8 +64,9 @@ class Template:
     of :data:`TEMPLATES` tie it to the step (``template("oscillator", dt=0.005)`` halves
     both).
 
-    Raises: ValueError naming a field: not a system, ``dt <= 0``, both ``t1`` and
-        ``cycles``, a ``frequency`` or ``wrt``/``grid`` path the system lacks.
+    Raises:
+        ValueError: naming a field: not a system, ``dt <= 0``, both ``t1`` and ``cycles``, a
+            ``frequency`` or ``wrt``/``grid`` path the system lacks.
     """
 
     system: AbstractFrictionSystem
@@ -103,7 +104,8 @@ class Template:
 def check_times(system, t1, window, cycles, frequency):
     """Validate a run specification: ``t1`` (and ``window``), or ``cycles`` and ``frequency``.
 
-    Raises: ValueError naming the argument.
+    Raises:
+        ValueError: naming the argument.
     """
     if cycles is not None:
         if t1 is not None or window is not None:
@@ -172,7 +174,9 @@ def oscillator_template(dt=0.01, law="quinn") -> Template:
     50 forcing cycles from rest, the last measured (Quinn Sec. 3.1.2). Command-line default
     grid: ``law.mu`` 0.05..1 and ``force.amplitude`` 0.05..2 (64 x 64), ``dD/d law.mu``.
 
-    Args: ``dt`` RK4 step (> 0); ``law`` a name of :data:`OSCILLATOR_LAWS`.
+    Args:
+        dt: RK4 step (> 0).
+        law: a name of :data:`OSCILLATOR_LAWS`.
     """
     check_real("dt", dt, positive=True)
     system = Oscillator(law=_choose(OSCILLATOR_LAWS, law, "oscillator")(1.0, 2 * dt), force=Harmonic(1.2, 0.5))
@@ -192,7 +196,9 @@ def belt_template(dt=0.01, law="quinn") -> Template:
     the last 20 measured. Command-line default grid: ``surface.value`` (the belt speed)
     0.05..0.35 and ``law.mu_k`` 0.2..0.5 (16 x 16), gradients in ``law.mu_s``, ``law.mu_k``.
 
-    Args: ``dt`` RK4 step (> 0); ``law`` a name of :data:`BELT_LAWS`.
+    Args:
+        dt: RK4 step (> 0).
+        law: a name of :data:`BELT_LAWS`.
     """
     check_real("dt", dt, positive=True)
     friction = _choose(BELT_LAWS, law, "belt")(0.6, 0.4, 2 * dt)
@@ -210,7 +216,9 @@ def disc_template(dt=1e-3, law="awrejcewicz") -> Template:
     50 excitation periods (``Omega = 2``), the last measured. Command-line default grid:
     ``surface.value`` (``omega_dr``) 0.02..0.4 (64), ``dD/d law.mu_s``.
 
-    Args: ``dt`` RK4 step (> 0); ``law``: ``"awrejcewicz"`` only.
+    Args:
+        dt: RK4 step (> 0).
+        law: ``"awrejcewicz"`` only.
     """
     check_real("dt", dt, positive=True)
     _choose({"awrejcewicz": None}, law, "disc")
@@ -226,8 +234,10 @@ def chain_template(dt=0.01, law="quinn", n=32) -> Template:
     dt`` (as printed), four cycles from rest, the last measured. Command-line default grid:
     ``alpha`` 0.05..0.5 (16), ``dD/d alpha``.
 
-    Args: ``dt`` RK4 step (> 0; keep it below about ``1/n``); ``law``: ``"quinn"``,
-        ``"coulomb"`` or ``"velocity-limited"``; ``n`` blocks (int >= 2).
+    Args:
+        dt: RK4 step (> 0; keep it below about ``1/n``).
+        law: ``"quinn"``, ``"coulomb"`` or ``"velocity-limited"``.
+        n: blocks (int >= 2).
     """
     check_real("dt", dt, positive=True)
     laws = {"quinn": lambda eps: Quinn(1.0, eps), "coulomb": lambda eps: Coulomb(1.0),
@@ -245,7 +255,9 @@ def two_blocks_template(dt=1e-3, law="quinn") -> Template:
     sin(0.5 t)``, Quinn's law with ``eps = 2 dt``; four belt periods from rest, the last
     measured. Command-line default grid: ``kappa`` 0.5..4 (16), ``dD/d kappa``.
 
-    Args: ``dt`` RK4 step (> 0); ``law``: ``"quinn"`` or ``"coulomb"``.
+    Args:
+        dt: RK4 step (> 0).
+        law: ``"quinn"`` or ``"coulomb"``.
     """
     check_real("dt", dt, positive=True)
     mu = jnp.array([0.5, 0.25])
@@ -269,7 +281,8 @@ TEMPLATES: dict[str, Callable[..., Template]] = {
 def template(name: str, **options) -> Template:
     """The named template (a key of :data:`TEMPLATES`), built with ``options`` (``dt``, ``law``).
 
-    Raises: ValueError for an unknown name (the message lists the known ones) or option.
+    Raises:
+        ValueError: an unknown name (the message lists the known ones) or option.
     """
     if name not in TEMPLATES:
         raise ValueError(f"system must be one of {sorted(TEMPLATES)} (or module:attribute of your own), got {name!r}")
@@ -288,8 +301,9 @@ def load_template(spec, *, dt=None, law=None) -> Template:
     run length comes from the caller). ``dt`` replaces the template's step; ``law`` selects
     a named law of a library template.
 
-    Raises: ValueError naming ``system`` (unknown name, module or attribute, or not a
-        template), ``law`` (a law for a template that takes none) or ``dt``.
+    Raises:
+        ValueError: naming ``system`` (unknown name, module or attribute, or not a
+            template), ``law`` (a law for a template that takes none) or ``dt``.
     """
     import importlib
     import importlib.util

@@ -83,8 +83,13 @@ def check_law(law, normal=1.0, *, atol=1e-12):
     - vector laws: the same in 2-D (components on the last axis), and the law restricted
       to one axis has the symmetry and bound of a scalar law.
 
-    Args: ``law`` the law; ``normal`` the normal force probed (N); ``atol`` tolerance (N).
-    Raises: AssertionError listing every failing property.
+    Args:
+        law: the law.
+        normal: the normal force probed (N).
+        atol: tolerance (N).
+
+    Raises:
+        AssertionError: listing every failing property.
     """
     if not isinstance(law, AbstractFrictionLaw):
         raise AssertionError(f"{law!r} is not an AbstractFrictionLaw")
@@ -147,10 +152,16 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
       leaves by element) is finite (forward mode), and the ``constraints()`` of every
       module hold.
 
-    Args: ``system``; ``y0`` initial positions and velocities ``(2 n_dof,)`` (default: a
-        small displacement of the first coordinate, so that something moves);
-        ``t1``, ``dt`` the run (time units); ``energy_rtol`` the energy-balance tolerance.
-    Raises: AssertionError listing every failing property.
+    Args:
+        system: the system to check.
+        y0: initial positions and velocities ``(2 n_dof,)`` (default: a small displacement of
+            the first coordinate, so that something moves).
+        t1: length of the run (time units).
+        dt: step of the run (time units).
+        energy_rtol: the energy-balance tolerance.
+
+    Raises:
+        AssertionError: listing every failing property.
     """
     if not isinstance(system, AbstractFrictionSystem):
         raise AssertionError(f"{system!r} is not an AbstractFrictionSystem")

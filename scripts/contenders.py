@@ -30,8 +30,9 @@ Operation count of the numba forward kernel, per lane per RK4 step (from ``_stag
     total: 65 flops (adds + muls), 16 min/max, 0 divisions, 0 transcendentals per lane-step
     (plus 3 sines per *step* shared by all lanes of the batch, precomputed in a table).
 
-The library's formula (``jaxfriction._laws.quinn``) has 2 divisions per stage (``f_eq / mu N``
-and ``v / eps``), i.e. 8 divisions per step, and integrates 5 states instead of 3.
+The library's formula (``jaxfriction._laws.quinn``) multiplies by the reciprocals ``1 / mu N``
+and ``1 / eps``, which depend on the parameters only (a scan hoists them out of its loop),
+and integrates 5 states instead of 3.
 
 Gradient kernel (forward-mode tangents in mu N and alpha, ``_gstage``/``_grad_lane``):
     per stage: primal 8 flops + tangents 23 flops (d f_eq_alpha 1, d zeta 5, d u 6, d f 4,

@@ -34,7 +34,8 @@ MAX_STEPS = 10**9
 def find_record(name):
     """Path of a record given a path or a bare name (``elcentro``, ``kobe.txt``).
 
-    Raises: FileNotFoundError listing the places searched.
+    Raises:
+        FileNotFoundError: listing the places searched.
     """
     path = Path(name)
     if path.exists():  # a directory is returned too: the loaders refuse it by name
@@ -59,8 +60,13 @@ def default_eps(mu, dt, gravity=9.81):
     width is then ``2 g dt`` (that of ``mu = 1``); it changes no number. Works with traced
     ``mu`` (a sweep lane).
 
-    Args: ``mu`` >= 0, ``dt`` (s), ``gravity`` (m/s^2). Returns: eps (m/s), > 0 for
-        ``dt > 0``.
+    Args:
+        mu: friction coefficient, >= 0.
+        dt: time step (s).
+        gravity: gravitational acceleration (m/s^2).
+
+    Returns:
+        eps (m/s), > 0 for ``dt > 0``.
     """
     if is_concrete(mu) and jnp.ndim(mu) == 0:
         return 2.0 * (float(mu) if float(mu) != 0 else 1.0) * gravity * dt
@@ -71,14 +77,19 @@ def run_size(duration, dt, save_every=10, state_size=7, *, name="dt"):
     """Steps and saved-trajectory memory of a fixed-step run, checked against the budget.
 
     Args:
-        duration: length of the run (s), > 0. dt: largest step (s), > 0.
-        save_every: steps per saved point (int >= 1). state_size: entries of the state
-            (7 for :class:`~jaxfriction.BlockOnShakingFloor`).
+        duration: length of the run (s), > 0.
+        dt: largest step (s), > 0.
+        save_every: steps per saved point (int >= 1).
+        state_size: entries of the state (7 for :class:`~jaxfriction.BlockOnShakingFloor`).
         name: how to call ``dt`` in the error (``"--dt"`` for the CLI).
-    Returns: ``(n_steps, n_saves, n_bytes)`` with ``n_bytes = n_saves x state_size x 8`` (the
-        saved states, float64, counted as :func:`~jaxfriction.simulate` counts them).
-    Raises: ValueError naming ``name`` with the figures when ``n_steps > MAX_STEPS`` or
-        ``n_bytes > MAX_SAVED_BYTES``.
+
+    Returns:
+        ``(n_steps, n_saves, n_bytes)`` with ``n_bytes = n_saves x state_size x 8`` (the saved
+            states, float64, counted as :func:`~jaxfriction.simulate` counts them).
+
+    Raises:
+        ValueError: naming ``name`` with the figures when ``n_steps > MAX_STEPS`` or
+            ``n_bytes > MAX_SAVED_BYTES``.
     """
     check_real(name, dt, positive=True)
     check_real("duration", duration, positive=True)
@@ -97,11 +108,16 @@ def run_size(duration, dt, save_every=10, state_size=7, *, name="dt"):
 def as_floor_motion(motion):
     """The motion as a 2-component floor: a 1-component record (one ``.AT2``) shakes along x.
 
-    Args: a :class:`~jaxfriction.GroundMotion` with 1 or 2 components.
-    Returns: it unchanged (2 components), or :func:`~jaxfriction._forcing.ground_motion.combine_components`
-        of it (``a_y = 0``).
-    Raises: ValueError naming ``motion`` for anything else, or a non-finite ``scale`` or
-        ``rotation`` (they bypass the constructor's checks when set by ``eqx.tree_at``).
+    Args:
+        motion: a :class:`~jaxfriction.GroundMotion` with 1 or 2 components.
+
+    Returns:
+        It unchanged (2 components), or
+            :func:`~jaxfriction._forcing.ground_motion.combine_components` of it (``a_y = 0``).
+
+    Raises:
+        ValueError: naming ``motion`` for anything else, or a non-finite ``scale`` or
+            ``rotation`` (they bypass the constructor's checks when set by ``eqx.tree_at``).
     """
     if not isinstance(motion, GroundMotion):
         raise ValueError(f"motion must be a GroundMotion, got {type(motion).__name__}")
@@ -127,16 +143,24 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, 
             displacement (Quinn's width then defaults to ``2 g dt``, see :func:`default_eps`).
         eps: Quinn width (m/s, > 0), default :func:`default_eps`; ignored with ``exact``.
         exact: use vector Moreau-Jean (exact Coulomb) instead of Quinn's law with RK4.
-        dt: step (s). mass (kg), gravity (m/s^2), tail (s), save_every (steps).
+        dt: step (s).
+        mass: mass of the block (kg).
+        gravity: gravitational acceleration (m/s^2).
+        tail: rest added after the record (s).
+        save_every: steps per saved point.
 
-    Returns: ``(trajectory, summary)``; ``summary`` has ``peak_sliding`` and
-        ``residual_sliding`` (m, norms of the displacement relative to the floor),
-        ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2) and
-        ``status`` (:data:`~jaxfriction.STATUS_MEANINGS`; the numbers mean nothing unless
-        it is 0).
-    Raises: ValueError for bad values (named), and naming ``dt`` for a run beyond
-        :data:`MAX_STEPS` steps or :data:`MAX_SAVED_BYTES` of saved trajectory
-        (:func:`run_size`).
+    Returns:
+        ``(trajectory, summary)``; ``summary`` has ``peak_sliding`` and
+            ``residual_sliding`` (m, norms of the displacement relative to the floor),
+            ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2) and
+            ``status`` (:data:`~jaxfriction.STATUS_MEANINGS`; the numbers mean nothing unless
+            it is 0).
+
+    Raises:
+        ValueError: bad values (named), and naming ``dt`` for a run beyond
+            :data:`MAX_STEPS` steps or :data:`MAX_SAVED_BYTES` of saved trajectory
+            (:func:`run_size`).
+
     Source: paper 003 (block on a floor shaken in x and y); Quinn 2004 (the law, ``eps``).
     """
     check_real("mu", mu, nonnegative=True)
@@ -176,13 +200,21 @@ def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81, tail=5.0, sav
     lane with ``eps = default_eps(mu, dt)`` (tied to the lane's ``mu``), RK4, the whole run
     (record plus ``tail`` seconds) measured at every ``save_every``-th step.
 
-    Args: ``motion`` a :class:`~jaxfriction.GroundMotion` (1 or 2 components, as in
-        :func:`quake_response`); ``mus`` friction coefficients
-        and ``scales`` record factors (1-D); ``dt`` (s), ``gravity`` (m/s^2), ``tail`` (s);
-        further ``options`` go to :func:`~jaxfriction.sweep` (``out_dir``, ``devices``, ...).
-    Returns: ``xarray.Dataset`` over ``("law.mu", "ground.scale")`` with
-        ``residual_sliding`` and ``peak_sliding`` (m), ``status``, and the coordinate
-        ``pga`` (m/s^2) along ``ground.scale``.
+    Args:
+        motion: a :class:`~jaxfriction.GroundMotion` (1 or 2 components, as in
+            :func:`quake_response`).
+        mus: friction coefficients (1-D).
+        scales: record factors (1-D).
+        dt: time step (s).
+        gravity: gravitational acceleration (m/s^2).
+        tail: time run after the record (s).
+        **options: further options, passed to :func:`~jaxfriction.sweep` (``out_dir``,
+            ``devices``, ...).
+
+    Returns:
+        ``xarray.Dataset`` over ``("law.mu", "ground.scale")`` with ``residual_sliding`` and
+            ``peak_sliding`` (m), ``status``, and the coordinate ``pga`` (m/s^2) along
+            ``ground.scale``.
     """
     from .._workflows.sweep.sweep import sweep
 

@@ -49,7 +49,8 @@ def system_dynamics(system: AbstractFrictionSystem, autonomous=False):
     appended as a state ``tau' = 1`` (the paper's ``psi' = Omega`` up to scale), giving the
     extra zero exponent of the autonomous form; the state is then ``[q, v, tau]``.
 
-    Returns: ``(f, d)`` with ``f(t, x, args)`` and the dimension ``d`` of ``x``.
+    Returns:
+        ``(f, d)`` with ``f(t, x, args)`` and the dimension ``d`` of ``x``.
     """
     n2 = 2 * system.n_dof
     pad = jnp.zeros(system.state_size - n2)
@@ -73,20 +74,24 @@ def lyapunov_spectrum(vector_field, x0, *, dt, duration, transient=0.0, t0=0.0, 
     Args:
         vector_field: ``f(t, x, args)`` (e.g. from :func:`system_dynamics`).
         x0: ``(d,)`` initial state.
-        dt: RK4 step (> 0). duration: averaging time after the transient (> 0).
+        dt: RK4 step (> 0).
+        duration: averaging time after the transient (> 0).
         transient: time integrated first (>= 0), the tangents evolved and renormalized along
             but their growth not counted, so that averaging starts from tangents already
             aligned with the Lyapunov vectors (counting their start-up transient biased a
-            300 s average by about 1 %). t0: start time.
+            300 s average by about 1 %).
+        t0: start time.
         n_exponents: how many exponents (default all ``d``; 1 gives the largest alone, the
             cheaper option: a single tangent renormalized by its norm).
         renorm_every: RK4 steps between QR renormalizations (static int >= 1).
         n_blocks: blocks for the uncertainty estimate (must divide the renormalizations).
 
-    Returns: :class:`LyapunovResult`. Works under ``jit`` and ``vmap`` (batch over parameters
-        by building the system inside the mapped function).
+    Returns:
+        The spectrum, a :class:`LyapunovResult`. Works under ``jit`` and ``vmap`` (batch over
+            parameters by building the system inside the mapped function).
 
-    Raises: ValueError for non-positive ``dt``/``duration``, negative ``transient``, bad counts.
+    Raises:
+        ValueError: non-positive ``dt``/``duration``, negative ``transient``, bad counts.
     """
     check_real("dt", dt, positive=True)
     check_real("duration", duration, positive=True)

@@ -17,9 +17,17 @@ def stroboscopic_samples(system, y0, period, *, dt, transient_periods, n_samples
     The RK4 grid is aligned to the period (``h = T / ceil(T / dt)``), so samples fall exactly
     at ``t = (transient_periods + k) T``, ``k = 1..n_samples``.
 
-    Args: ``system``, ``y0`` (2 n_dof or full state), ``period`` T > 0, ``dt`` > 0,
-        ``transient_periods`` >= 0 and ``n_samples`` >= 1 (ints), ``coordinate`` index.
-    Returns: ``(n_samples,)`` array. ``vmap`` over systems for a bifurcation diagram.
+    Args:
+        system: the system.
+        y0: initial state (2 n_dof or full state).
+        period: forcing period T > 0.
+        dt: step bound, > 0.
+        transient_periods: number of transient periods (int >= 0).
+        n_samples: number of samples (int >= 1).
+        coordinate: index of the sampled position.
+
+    Returns:
+        ``(n_samples,)`` array. ``vmap`` over systems for a bifurcation diagram.
     """
     check_real("period", period, positive=True)
     if not (isinstance(n_samples, int) and n_samples >= 1 and isinstance(transient_periods, int)
@@ -35,7 +43,12 @@ def stroboscopic_samples(system, y0, period, *, dt, transient_periods, n_samples
 def peak_samples(values, n_peaks):
     """The last ``n_peaks`` local maxima of a series (for autonomous systems), NaN-padded.
 
-    Args: ``values`` ``(n,)`` samples; ``n_peaks`` static int. Returns ``(n_peaks,)``.
+    Args:
+        values: ``(n,)`` samples.
+        n_peaks: number of maxima (static int).
+
+    Returns:
+        ``(n_peaks,)`` array.
     """
     mid = values[1:-1]
     is_peak = (mid > values[:-2]) & (mid >= values[2:])
@@ -51,12 +64,17 @@ def stick_slip_period(traj, v_tol=STICK_TOL, skip=1):
     linear interpolation between the saved points around it (so the period is resolved
     below the save spacing). ``skip`` first onsets are dropped as transient.
 
-    Args: ``traj``; ``v_tol`` the stick tolerance (default :data:`~jaxfriction.STICK_TOL`;
-        a tolerance at the scale of the law's band, e.g. ``1e-3`` for paper 002's disc,
-        times the onsets more sharply, since the slip speed decays slowly below it, and
-        Leine's switch model needs it: its velocity relaxes over the band); ``skip`` >= 0.
-    Returns: ``(period, spread)``: mean and standard deviation of the onset spacings (time
-        units); NaN when fewer than three onsets remain.
+    Args:
+        traj: the trajectory.
+        v_tol: the stick tolerance (default :data:`~jaxfriction.STICK_TOL`; a tolerance at the
+            scale of the law's band, e.g. ``1e-3`` for paper 002's disc, times the onsets more
+            sharply, since the slip speed decays slowly below it, and Leine's switch model
+            needs it: its velocity relaxes over the band).
+        skip: number of first onsets dropped as transient, >= 0.
+
+    Returns:
+        ``(period, spread)``: mean and standard deviation of the onset spacings (time units);
+            NaN when fewer than three onsets remain.
     """
     check_real("v_tol", v_tol, positive=True)
     ts = np.asarray(traj.ts)

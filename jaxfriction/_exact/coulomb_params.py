@@ -11,7 +11,8 @@ def coulomb_coefficients(system):
     The exact solvers integrate set-valued Coulomb friction themselves, so they accept only
     those two laws (the regularized laws have no exact counterpart to solve).
 
-    Raises: ValueError naming ``law`` for any other law.
+    Raises:
+        ValueError: naming ``law`` for any other law.
     """
     law = system.law
     if isinstance(law, (Coulomb, VectorCoulomb)):

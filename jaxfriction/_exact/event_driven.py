@@ -236,8 +236,8 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
 
     Returns:
         ``(trajectory, log)``: a :class:`~jaxfriction.Trajectory` at ``ts`` (every observable
-        applies; its status combines the solver's and the budget's; times not reached before
-        the budget ran out hold NaN) and an :class:`EventLog`.
+            applies; its status combines the solver's and the budget's; times not reached
+            before the budget ran out hold NaN) and an :class:`EventLog`.
 
     Raises:
         ValueError: another law, ``t1 <= t0``, bad ``y0``, ``max_events < 1``, ``ts`` outside

@@ -52,10 +52,17 @@ def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
 def moreau_jean_step(system, mu_s, mu_k, t, y, h):
     """One Moreau-Jean step of a single-contact system (see module docstring).
 
-    Args: ``system`` an :class:`~jaxfriction.Oscillator`, ``mu_s >= mu_k`` coefficients, time ``t``, full
-        state ``y`` (5,), step ``h``.
-    Returns: the state at ``t + h``; the integrals are advanced with the step's impulse
-        (friction dissipation ``-P v_rel(t+h)``, exactly 0 in stick).
+    Args:
+        system: an :class:`~jaxfriction.Oscillator`.
+        mu_s: static coefficient, ``mu_s >= mu_k``.
+        mu_k: kinetic coefficient.
+        t: time.
+        y: full state (5,).
+        h: step.
+
+    Returns:
+        The state at ``t + h``; the integrals are advanced with the step's impulse (friction
+            dissipation ``-P v_rel(t+h)``, exactly 0 in stick).
     """
     x, v = y[0], y[1]
     m, n = system.mass, system.normal
@@ -78,9 +85,17 @@ def moreau_jean_step(system, mu_s, mu_k, t, y, h):
 def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):
     """One Moreau-Jean step of an :class:`~jaxfriction.AbstractContactSystem` (module docstring).
 
-    Args: ``system``, coefficients ``mu_s``, ``mu_k`` (scalars or ``(c,)``), time ``t``, full
-        state ``y``, step ``h``, ``sweeps`` Gauss-Seidel sweeps for coupled contacts.
-    Returns: the state at ``t + h``.
+    Args:
+        system: an :class:`~jaxfriction.AbstractContactSystem`.
+        mu_s: static coefficient (scalar or ``(c,)``).
+        mu_k: kinetic coefficient (scalar or ``(c,)``).
+        t: time.
+        y: full state.
+        h: step.
+        sweeps: Gauss-Seidel sweeps for coupled contacts.
+
+    Returns:
+        The state at ``t + h``.
     """
     n = system.n_dof
     q, v = y[:n], y[n : 2 * n]
@@ -159,10 +174,13 @@ class MoreauJean(AbstractSolver):
     projection). Fixed step ``dt``, step-aligned grid, ``SaveAt(every=...)`` or
     ``SaveAt(n=...)``.
 
-    Args: ``sweeps``: projected Gauss-Seidel sweeps for coupled contacts (default 50);
-        ``rounding``: the step-count convention, ``"ceil"`` or ``"round"``
-        (:func:`~jaxfriction.fixed_grid`).
-    Raises (when integrating): ValueError for another system or law.
+    Args:
+        sweeps: projected Gauss-Seidel sweeps for coupled contacts (default 50).
+        rounding: the step-count convention, ``"ceil"`` or ``"round"``
+            (:func:`~jaxfriction.fixed_grid`).
+
+    Raises:
+        ValueError: when integrating, for another system or law.
     """
 
     sweeps: int = eqx.field(default=50, static=True)

@@ -18,8 +18,13 @@ class EventDriven(AbstractSolver):
     friction. Saves at ``SaveAt(ts=...)`` or ``SaveAt(n=...)`` (default ``n=1000``); ``dt`` is
     not used (the step is adaptive, at most ``dtmax``).
 
-    Args: ``max_events`` (static int >= 1), ``rtol``, ``atol``, ``dtmax``, ``max_steps``,
-        ``adjoint`` (a diffrax adjoint; ``diffrax.ForwardMode()`` for ``jax.jvp``).
+    Args:
+        max_events: event budget (static int >= 1).
+        rtol: relative tolerance.
+        atol: absolute tolerance.
+        dtmax: largest step.
+        max_steps: step budget.
+        adjoint: a diffrax adjoint; ``diffrax.ForwardMode()`` for ``jax.jvp``.
     """
 
     max_events: int = eqx.field(default=256, static=True)

@@ -35,7 +35,9 @@ class GroundMotion(AbstractDrive):
         name: label (file name).
 
     Call ``motion(t)`` for the ``(c,)`` acceleration at time ``t``; it is an ordinary drive.
-    Raises: ValueError for non-finite values, bad shapes or ``dt <= 0``.
+
+    Raises:
+        ValueError: non-finite values, bad shapes or ``dt <= 0``.
     """
 
     values: jnp.ndarray
@@ -83,9 +85,10 @@ def _fail(path, line, message):
 def _read_lines(path):
     """The lines of a text record, numbered from 1 (CRLF, CR and LF line endings).
 
-    Raises: ValueError naming the file for a directory, an unreadable file or binary data
-    (NUL bytes); undecodable bytes are kept as U+FFFD, so a data line holding them fails
-    with its line number (see :func:`_binary_line`).
+    Raises:
+        ValueError: naming the file for a directory, an unreadable file or binary data (NUL
+            bytes); undecodable bytes are kept as U+FFFD, so a data line holding them fails
+            with its line number (see :func:`_binary_line`).
     """
     path = Path(path)
     if path.is_dir():
@@ -111,11 +114,18 @@ def _binary_line(path, number, line):
 def load_two_column(path, dt=0.005):
     """Load a shared two-column record (cm/s^2 -> m/s^2). Returns a :class:`GroundMotion`.
 
-    Args: ``path`` of the file; ``dt`` its sample spacing (s, the shared files' 0.005).
-    Returns: a :class:`GroundMotion` with ``values`` of shape ``(n, 2)`` (m/s^2).
-    Raises: FileNotFoundError if missing; ValueError naming the file (and the line where
-    there is one) for non-numeric or ragged rows, NaN or infinite values, a header ``dt=``
-    that disagrees with ``dt``, fewer than 2 samples, a directory or binary data.
+    Args:
+        path: path of the file.
+        dt: its sample spacing (s, the shared files' 0.005).
+
+    Returns:
+        The record, a :class:`GroundMotion` with ``values`` of shape ``(n, 2)`` (m/s^2).
+
+    Raises:
+        FileNotFoundError: if missing.
+        ValueError: naming the file (and the line where there is one) for non-numeric or
+            ragged rows, NaN or infinite values, a header ``dt=`` that disagrees with ``dt``,
+            fewer than 2 samples, a directory or binary data.
     """
     path = Path(path)
     rows = []
@@ -161,14 +171,21 @@ def load_at2(path):
     Format: four header lines, the fourth holding ``NPTS= n, DT= dt SEC`` (or the older
     ``n dt NPTS, DT``), then the ``n`` accelerations (g), several a row.
 
-    Args: ``path`` of the file.
-    Returns: a :class:`GroundMotion` with ``values`` of shape ``(n, 1)`` (m/s^2, g = 9.80665);
-        combine two with :func:`combine_components` (or give :func:`load_ground_motion` two
-        paths) for the 2-component floor of the sliding block.
-    Raises: FileNotFoundError if missing; ValueError naming the file and line for a header
-        without ``NPTS``/``DT``, ``NPTS`` not a positive integer, ``DT`` not finite and > 0,
-        bad or non-finite values, a sample count that disagrees with ``NPTS``, fewer than 2
-        samples, a directory or binary data.
+    Args:
+        path: path of the file.
+
+    Returns:
+        The record, a :class:`GroundMotion` with ``values`` of shape ``(n, 1)`` (m/s^2,
+            g = 9.80665); combine two with :func:`combine_components` (or give
+            :func:`load_ground_motion` two paths) for the 2-component floor of the sliding
+            block.
+
+    Raises:
+        FileNotFoundError: if missing.
+        ValueError: naming the file and line for a header without ``NPTS``/``DT``, ``NPTS``
+            not a positive integer, ``DT`` not finite and > 0, bad or non-finite values, a
+            sample count that disagrees with ``NPTS``, fewer than 2 samples, a directory or
+            binary data.
     """
     path = Path(path)
     lines = _read_lines(path)
@@ -211,14 +228,18 @@ def combine_components(x, y=None):
         x: :class:`GroundMotion` with values ``(n_x, 1)``, the acceleration along x.
         y: :class:`GroundMotion` with values ``(n_y, 1)`` along y, or None for shaking along
             x only (``a_y = 0``).
-    Returns: a :class:`GroundMotion` with values ``(max(n_x, n_y), 2)`` (m/s^2), the
-        components' own ``scale`` applied (the result has ``scale = 1``, ``rotation = 0``),
-        ``dt`` of the inputs and the name ``x.name+y.name``. The shorter record is padded
-        with zeros at its end (the floor is still in that direction once its record ends,
-        as a :class:`GroundMotion` is zero after its record), so the result lasts as long as
-        the longer one.
-    Raises: ValueError naming the record for a motion with other than one component, and
-        naming both for different ``dt`` (relative difference above 1e-9).
+
+    Returns:
+        The floor motion, a :class:`GroundMotion` with values ``(max(n_x, n_y), 2)`` (m/s^2),
+            the components' own ``scale`` applied (the result has ``scale = 1``,
+            ``rotation = 0``), ``dt`` of the inputs and the name ``x.name+y.name``. The
+            shorter record is padded with zeros at its end (the floor is still in that
+            direction once its record ends, as a :class:`GroundMotion` is zero after its
+            record), so the result lasts as long as the longer one.
+
+    Raises:
+        ValueError: naming the record for a motion with other than one component, and
+            naming both for different ``dt`` (relative difference above 1e-9).
     """
     parts = [("x", x)] + ([("y", y)] if y is not None else [])
     for axis, motion in parts:
@@ -259,10 +280,14 @@ def load_ground_motion(path, y=None):
         y: optional second ``.AT2`` path, the y component: then ``path`` is the x component
             and the two are joined by :func:`combine_components` (same ``DT`` required, the
             shorter padded with zeros) into values ``(n, 2)``.
-    Returns: a :class:`GroundMotion` (m/s^2).
-    Raises: FileNotFoundError if a file is missing; ValueError naming the file (and line) if
-        malformed, a directory or binary, if ``y`` is given and either record is not
-        one-component, or if the two ``DT`` differ.
+
+    Returns:
+        The record, a :class:`GroundMotion` (m/s^2).
+
+    Raises:
+        FileNotFoundError: if a file is missing.
+        ValueError: naming the file (and line) if malformed, a directory or binary, if ``y``
+            is given and either record is not one-component, or if the two ``DT`` differ.
     """
     first = _load_one(path)
     if y is None:

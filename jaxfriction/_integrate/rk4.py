@@ -11,9 +11,15 @@ import jax.numpy as jnp
 def rk4_step(vector_field, t, y, h, args=None):
     """One classical RK4 step; the friction law is evaluated at all four stages.
 
-    Args: ``vector_field(t, y, args)``, time ``t``, state ``y`` (an array of any shape, or
-        any pytree of arrays that ``vector_field`` takes and returns), step ``h``.
-    Returns: the state at ``t + h``, shaped like ``y``.
+    Args:
+        vector_field: ``vector_field(t, y, args)``.
+        t: time.
+        y: state (an array of any shape, or any pytree of arrays that ``vector_field`` takes
+            and returns).
+        h: step.
+
+    Returns:
+        The state at ``t + h``, shaped like ``y``.
     """
 
     def axpy(c, k):
@@ -67,7 +73,7 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
 
     Returns:
         ``(ts, ys)`` with ``ts`` of shape ``(n_saves + 1,)`` and ``ys`` of shape
-        ``(n_saves + 1,) + y0.shape``, including the initial point.
+            ``(n_saves + 1,) + y0.shape``, including the initial point.
     """
 
     shape = jnp.shape(y0)

@@ -26,7 +26,8 @@ class SaveAt(eqx.Module):
     ``SaveAt()`` means the solver's default: every step for fixed-step solvers, ``n=1000``
     for adaptive and event-driven ones.
 
-    Raises: ValueError for more than one choice, or a non-positive ``every`` / ``n``.
+    Raises:
+        ValueError: more than one choice, or a non-positive ``every`` / ``n``.
     """
 
     every: int | None = eqx.field(default=None, static=True)

@@ -34,8 +34,9 @@ class AbstractSolver(eqx.Module):
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         """Integrate from the full state ``y0`` at ``t0`` to ``t1``.
 
-        Returns: ``(ts (k,), ys (k, state_size), status)`` with the status codes of
-            :mod:`jaxfriction._integrate.status`.
+        Returns:
+            ``(ts (k,), ys (k, state_size), status)`` with the status codes of
+                :mod:`jaxfriction._integrate.status`.
         """
 
 
@@ -43,8 +44,9 @@ def fixed_step_grid(t0, t1, dt, saveat: SaveAt, rounding="ceil"):
     """``(n_saves, save_every, h)`` of a step-aligned fixed-step run for ``saveat``
     (``rounding``: the step-count convention of :func:`~jaxfriction.fixed_grid`).
 
-    Raises: ValueError for ``saveat.ts`` (fixed-step solvers save on their grid), a missing
-        or invalid ``dt``, or an invalid span.
+    Raises:
+        ValueError: ``saveat.ts`` (fixed-step solvers save on their grid), a missing or
+            invalid ``dt``, or an invalid span.
     """
     if saveat.ts is not None:
         raise ValueError("SaveAt(ts=...) needs an adaptive or event-driven solver; fixed-step solvers save "
@@ -131,7 +133,8 @@ class Diffrax(AbstractSolver):
             reverse mode only). Forward-mode derivatives (``jax.jvp``, ``jax.jacfwd``) need
             ``diffrax.ForwardMode()``; :func:`~jaxfriction.sweep` sets it by itself.
 
-    Raises: ValueError for a solver that is not a diffrax solver or bad tolerances.
+    Raises:
+        ValueError: a solver that is not a diffrax solver or bad tolerances.
     """
 
     solver: object

@@ -27,10 +27,13 @@ def stick_band_rate(system):
     (``b = law.stick_band()``), so it covers any law, a user's own included; switch laws
     (Coulomb, Karnopp) have slope 0 there.
 
-    Args: ``system`` an :class:`~jaxfriction.Oscillator`, an
-        :class:`~jaxfriction.AbstractContactSystem` or a
-        :class:`~jaxfriction.BlockOnShakingFloor` (other systems have no band rate: None).
-    Returns: a scalar (traced under ``vmap``) or None.
+    Args:
+        system: an :class:`~jaxfriction.Oscillator`, an
+            :class:`~jaxfriction.AbstractContactSystem` or a
+            :class:`~jaxfriction.BlockOnShakingFloor` (other systems have no band rate: None).
+
+    Returns:
+        A scalar (traced under ``vmap``) or None.
     """
     if isinstance(system, Oscillator):
         mobility, normal, zero, tangent = 1.0 / system.mass, system.normal, jnp.zeros(()), jnp.ones(())

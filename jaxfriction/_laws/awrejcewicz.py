@@ -39,10 +39,16 @@ def awrejcewicz(v, f_eq, normal, mu_s, delta, eps):
     sgn(F_ex)`` gives ``-F_s``: the force balance, which makes the law continuous there
     and odd, ``law(-v, -f_eq) = -law(v, f_eq)``.
 
-    Args: ``v`` slip velocity of the body, ``f_eq`` (N), ``normal`` (N), ``mu_s`` >= 0
-        (static level ``F_s = mu_s N``), ``delta`` >= 0 velocity-weakening coefficient
-        (1/units of ``v``; paper: 3 s/rad), ``eps`` > 0 steepness (units of ``v``).
-    Returns: friction force on the body (N); ``|f| <= mu_s N`` everywhere.
+    Args:
+        v: slip velocity of the body.
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu_s: static coefficient, >= 0 (static level ``F_s = mu_s N``).
+        delta: velocity-weakening coefficient, >= 0 (1/units of ``v``; paper: 3 s/rad).
+        eps: steepness, > 0 (units of ``v``).
+
+    Returns:
+        Friction force on the body (N); ``|f| <= mu_s N`` everywhere.
     """
     f_s = mu_s * normal
     s = -v

@@ -22,9 +22,17 @@ def static_kinetic_coulomb(v, f_eq, normal, mu_s, mu_k):
     ``-mu_k N sgn(v)`` for ``v != 0``; ``f_eq`` clipped to ``[-mu_s N, mu_s N]`` at
     ``v = 0`` (Quinn eqs. 1-2; paper 004, "Aside" on static vs kinetic coefficients).
 
-    Args: ``v`` slip velocity, ``f_eq`` force balance (N), ``normal`` N (N), ``mu_s``,
-        ``mu_k`` (dimensionless); all broadcast elementwise.
-    Returns: friction force on the body (N), broadcast shape.
+    All arguments broadcast elementwise.
+
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu_s: static coefficient (dimensionless).
+        mu_k: kinetic coefficient (dimensionless).
+
+    Returns:
+        Friction force on the body (N), broadcast shape.
     """
     slip = -mu_k * normal * jnp.sign(v)
     return jnp.where(v == 0, force_balance(f_eq, mu_s * normal), slip)
@@ -41,8 +49,15 @@ def coulomb(v, f_eq, normal, mu):
 def viscous_coulomb(v, f_eq, normal, mu, viscous):
     """Coulomb friction plus a viscous term ``-F_v v`` in slip (Ratel, viscous damping).
 
-    Args: as :func:`coulomb`, plus ``viscous`` = ``F_v`` >= 0 (N s/m).
-    Returns: ``-mu N sgn(v) - F_v v`` for ``v != 0``, ``force_balance(f_eq, mu N)`` at 0.
+    Args:
+        v: slip velocity (as :func:`coulomb`).
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu: friction coefficient (dimensionless).
+        viscous: viscous coefficient ``F_v`` >= 0 (N s/m).
+
+    Returns:
+        ``-mu N sgn(v) - F_v v`` for ``v != 0``, ``force_balance(f_eq, mu N)`` at 0.
     """
     slip = -mu * normal * jnp.sign(v) - viscous * v
     return jnp.where(v == 0, force_balance(f_eq, mu * normal), slip)

@@ -21,9 +21,16 @@ from .base import AbstractFrictionLaw, force_balance
 def karnopp(v, f_eq, normal, mu_s, mu_k, eta):
     """Karnopp's law: ``force_balance(f_eq, mu_s N)`` for ``|v| < eta``, else ``-mu_k N sgn(v)``.
 
-    Args: ``v`` slip velocity, ``f_eq`` (N), ``normal`` (N), ``mu_s``, ``mu_k``
-        (dimensionless), ``eta`` > 0 threshold velocity (units of ``v``).
-    Returns: friction force on the body (N).
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu_s: static coefficient (dimensionless).
+        mu_k: kinetic coefficient (dimensionless).
+        eta: threshold velocity, > 0 (units of ``v``).
+
+    Returns:
+        Friction force on the body (N).
     """
     slip = -mu_k * normal * jnp.sign(v)
     return jnp.where(jnp.abs(v) < eta, force_balance(f_eq, mu_s * normal), slip)

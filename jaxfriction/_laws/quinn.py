@@ -13,7 +13,11 @@ from .base import AbstractFrictionLaw
 def unit_clip(x):
     """``clip(x, -1, 1)`` with the derivative ``1`` inside ``(-1, 1)`` and ``0`` outside.
 
-    Args: ``x`` array (any shape, dimensionless). Returns: ``x`` clipped to ``[-1, 1]``.
+    Args:
+        x: array (any shape, dimensionless).
+
+    Returns:
+        ``x`` clipped to ``[-1, 1]``.
 
     The same values as ``jnp.clip``; its derivative costs one compare and one select instead
     of the max/min tie rules (which split ties in half), and made forward-mode sweeps 2-3x
@@ -37,10 +41,26 @@ def quinn(v, f_eq, normal, mu, eps):
     converges pointwise to Coulomb friction as ``eps -> 0``. The pseudo-code's ``sgn``
     outside the band is the same as the clip used here. With ``mu N = 0`` it returns 0.
 
-    Args: ``v`` slip velocity, ``f_eq`` force balance (N), ``normal`` (N), ``mu`` >= 0,
-        ``eps`` > 0 regularization width (units of ``v``; Quinn uses ``eps = 2 dt`` for
-        the 1-dof oscillator and ``eps = 10 omega dt`` for the chain).
-    Returns: friction force on the body (N).
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu: friction coefficient, >= 0.
+        eps: regularization width > 0 (units of ``v``; Quinn uses ``eps = 2 dt`` for the
+            1-dof oscillator and ``eps = 10 omega dt`` for the chain).
+
+    Returns:
+        Friction force on the body (N).
+
+    Examples:
+        At zero slip the force balance is returned up to the static limit ``mu N``; outside
+        the band it is Coulomb's ``-mu N sgn(v)``:
+
+        >>> from jaxfriction import quinn
+        >>> float(quinn(0.0, 0.3, 1.0, 0.5, 0.02)), float(quinn(0.0, 0.8, 1.0, 0.5, 0.02))
+        (0.3, 0.5)
+        >>> float(quinn(0.1, 0.0, 1.0, 0.5, 0.02))
+        -0.5
     """
     limit = mu * normal
     huge = jnp.sqrt(jnp.finfo(jnp.result_type(limit, f_eq, float)).max)
@@ -114,10 +134,19 @@ def static_kinetic_quinn(v, f_eq, normal, mu_s, mu_k, eps, onset=SQRT_ONSET):
     ``v``, ``f_eq`` and every parameter; ``mu_s = mu_k`` is :func:`quinn`. With ``mu_s N = 0``
     the band carries no force (``zeta -> sgn f_eq``, as in :func:`quinn`).
 
-    Args: ``v`` slip velocity, ``f_eq`` force balance (N), ``normal`` (N), ``mu_s``,
-        ``mu_k`` >= 0, ``eps`` > 0 band width (units of ``v``), ``onset`` > 0 (band widths);
-        any broadcastable shapes.
-    Returns: friction force on the body (N), the broadcast shape.
+    The arguments may have any broadcastable shapes.
+
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu_s: static coefficient, >= 0.
+        mu_k: kinetic coefficient, >= 0.
+        eps: band width, > 0 (units of ``v``).
+        onset: onset of the square-root step, > 0 (band widths).
+
+    Returns:
+        Friction force on the body (N), the broadcast shape.
     """
     limit = mu_s * normal
     huge = jnp.sqrt(jnp.finfo(jnp.result_type(limit, f_eq, float)).max)
@@ -187,13 +216,15 @@ class StaticKineticQuinn(AbstractFrictionLaw):
     Sources: Quinn 2004 eqs. (2) and (4); paper 004 (static/kinetic coefficients, the belt).
 
     Args:
-        mu_s: static coefficient >= 0. mu_k: kinetic coefficient >= 0 (``mu_k > mu_s`` is
-            allowed and means velocity strengthening: the magnitude rises to ``mu_k N``
-            outside the band). eps: band width > 0 (velocity units). onset: width of the
-            square root's rounding > 0 (band widths, dimensionless; a parameter like the
-            others: ``"law.onset"``).
+        mu_s: static coefficient >= 0.
+        mu_k: kinetic coefficient >= 0 (``mu_k > mu_s`` is allowed and means velocity
+            strengthening: the magnitude rises to ``mu_k N`` outside the band).
+        eps: band width > 0 (velocity units).
+        onset: width of the square root's rounding > 0 (band widths, dimensionless; a
+            parameter like the others: ``"law.onset"``).
 
-    Raises: ValueError for negative or non-finite values, ``eps <= 0`` or ``onset <= 0``.
+    Raises:
+        ValueError: negative or non-finite values, ``eps <= 0`` or ``onset <= 0``.
     """
 
     mu_s: float = 0.6

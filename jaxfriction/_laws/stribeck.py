@@ -26,9 +26,17 @@ def stribeck(v, f_eq, normal, mu_s, mu_k, v_s, delta):
     ``mu(v)`` is :func:`stribeck_coefficient` (the issue's form; Stribeck velocity
     ``v_s``, shape exponent ``delta``, usually 1 or 2).
 
-    Args: ``v`` slip velocity, ``f_eq`` (N), ``normal`` (N), ``mu_s >= mu_k >= 0``,
-        ``v_s`` > 0 (units of ``v``), ``delta`` > 0.
-    Returns: friction force on the body (N).
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N).
+        normal: normal force N (N).
+        mu_s: static coefficient, ``mu_s >= mu_k``.
+        mu_k: kinetic coefficient, ``mu_k >= 0``.
+        v_s: Stribeck velocity, > 0 (units of ``v``).
+        delta: shape exponent, > 0.
+
+    Returns:
+        Friction force on the body (N).
     """
     slip = -normal * stribeck_coefficient(v, mu_s, mu_k, v_s, delta) * jnp.sign(v)
     return jnp.where(v == 0, force_balance(f_eq, mu_s * normal), slip)

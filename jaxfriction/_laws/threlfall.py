@@ -26,9 +26,16 @@ def threlfall(v, f_eq, normal, mu, v0, viscous=0.0):
     |v_t| - v0", so we read it as ``F_v (|v| - v0)`` (with ``F_v = 0``, the default, both
     readings agree). ``f_eq`` only sets the output shape: the force vanishes at ``v = 0``.
 
-    Args: ``v`` slip velocity, ``f_eq`` (N, unused), ``normal`` (N), ``mu`` >= 0,
-        ``v0`` > 0 tolerance velocity (units of ``v``), ``viscous`` ``F_v`` >= 0 (N s/m).
-    Returns: friction force on the body (N).
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N, unused).
+        normal: normal force N (N).
+        mu: friction coefficient, >= 0.
+        v0: tolerance velocity, > 0 (units of ``v``).
+        viscous: viscous coefficient ``F_v`` >= 0 (N s/m).
+
+    Returns:
+        Friction force on the body (N).
     """
     limit = mu * normal
     inside = limit * _odd_exponential(jnp.clip(v, -v0, v0), v0)

@@ -101,8 +101,12 @@ class _AbstractVectorLaw(AbstractFrictionLaw):
 class VectorCoulomb(_AbstractVectorLaw):
     """Isotropic Coulomb friction with vector force balance, optional viscous term (Ratel).
 
-    Args: ``mu`` >= 0; ``viscous`` ``F_v`` >= 0 (N s/m). Raises: ValueError for negative or
-    non-finite values.
+    Args:
+        mu: friction coefficient, >= 0.
+        viscous: viscous coefficient ``F_v`` >= 0 (N s/m).
+
+    Raises:
+        ValueError: negative or non-finite values.
     """
 
     mu: float = 0.3
@@ -121,7 +125,12 @@ class VectorCoulomb(_AbstractVectorLaw):
 class VectorQuinn(_AbstractVectorLaw):
     """Quinn's regularization in vector form (:func:`vector_quinn`).
 
-    Args: ``mu`` >= 0; ``eps`` > 0 regularization width (m/s). Raises: ValueError.
+    Args:
+        mu: friction coefficient, >= 0.
+        eps: regularization width, > 0 (m/s).
+
+    Raises:
+        ValueError: invalid values.
     """
 
     mu: float = 0.3
@@ -140,7 +149,13 @@ class VectorQuinn(_AbstractVectorLaw):
 class VectorThrelfall(_AbstractVectorLaw):
     """Threlfall's law in vector form (:func:`vector_threlfall`; Ratel defaults).
 
-    Args: ``mu`` >= 0 (0.1), ``v0`` > 0 (0.05 m/s), ``viscous`` >= 0 (0). Raises: ValueError.
+    Args:
+        mu: friction coefficient, >= 0 (0.1).
+        v0: tolerance velocity, > 0 (0.05 m/s).
+        viscous: viscous coefficient, >= 0 (0).
+
+    Raises:
+        ValueError: invalid values.
     """
 
     keeps_coulomb_structure = False

@@ -15,9 +15,15 @@ def velocity_limited(v, f_eq, normal, mu, eps):
     Coulomb value beyond. ``f_eq`` only sets the output shape (common call shape): the
     force vanishes at ``v = 0``, so this law does not keep Coulomb's structure there.
 
-    Args: ``v`` slip velocity, ``f_eq`` (N, unused), ``normal`` (N), ``mu`` >= 0,
-        ``eps`` > 0 regularization width (units of ``v``).
-    Returns: friction force on the body (N).
+    Args:
+        v: slip velocity.
+        f_eq: force balance (N, unused).
+        normal: normal force N (N).
+        mu: friction coefficient, >= 0.
+        eps: regularization width, > 0 (units of ``v``).
+
+    Returns:
+        Friction force on the body (N).
     """
     return broadcast_like(-mu * normal * jnp.clip(v / eps, -1.0, 1.0), f_eq)
 

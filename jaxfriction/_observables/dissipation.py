@@ -15,9 +15,12 @@ def friction_dissipation_at(traj, t):
     ``-f v_slip`` at each saved point, so a window boundary between samples costs an
     O(h^4) interpolation error; at a saved time it returns the saved value exactly.
 
-    Args: ``traj`` a trajectory with increasing ``ts``; ``t`` scalar or array inside
-        ``[ts[0], ts[-1]]``.
-    Returns: array shaped like ``t``.
+    Args:
+        traj: a trajectory with increasing ``ts``.
+        t: scalar or array inside ``[ts[0], ts[-1]]``.
+
+    Returns:
+        Array shaped like ``t``.
     """
     ts, e, p = traj.ts, traj.friction_dissipation, traj.friction_power
     i = jnp.clip(jnp.searchsorted(ts, t, side="right") - 1, 0, ts.shape[0] - 2)

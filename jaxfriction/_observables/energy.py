@@ -16,8 +16,11 @@ def energy_balance_residual(traj):
     the scheme's energy error, because the integrals in the state are integrated by the
     same scheme as the motion.
 
-    Args: ``traj`` a :class:`~jaxfriction.Trajectory`.
-    Returns: array ``(n,)`` (J).
+    Args:
+        traj: a :class:`~jaxfriction.Trajectory`.
+
+    Returns:
+        Array ``(n,)`` (J).
     """
     e = traj.mechanical_energy
 

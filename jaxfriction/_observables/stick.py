@@ -33,7 +33,8 @@ def stick_mask(traj, v_tol=STICK_TOL, contact=None):
     classical law chatters at ``|v| ~ dt mu N / m`` and the velocity-limited and Threlfall
     laws creep, so they are (rightly) not counted as sticking at a small ``v_tol``.
 
-    Returns: bool array ``(n,)``.
+    Returns:
+        Bool array ``(n,)``.
     """
     check_real("v_tol", v_tol, positive=True)
     slip = jnp.reshape(jnp.abs(traj.slip_velocity), (traj.ts.shape[0], -1))
@@ -45,10 +46,16 @@ def stick_mask(traj, v_tol=STICK_TOL, contact=None):
 def stick_fraction(traj, v_tol=STICK_TOL, contact=None, t_start=None, t_end=None):
     """Fraction of a time window spent sticking (trapezoidal in time; in ``[0, 1]``).
 
-    Args: ``traj``; ``v_tol`` stick tolerance (:data:`STICK_TOL`); ``contact`` as
-        :func:`stick_mask`; ``t_start``, ``t_end`` the window (default the whole run; a
-        boundary between saved points weights the segment it cuts in proportion).
-    Returns: scalar (NaN for an empty window).
+    Args:
+        traj: the trajectory.
+        v_tol: stick tolerance (:data:`STICK_TOL`).
+        contact: as :func:`stick_mask`.
+        t_start: start of the window (default: the start of the run; a boundary between saved
+            points weights the segment it cuts in proportion).
+        t_end: end of the window (default: the end of the run; likewise).
+
+    Returns:
+        Scalar (NaN for an empty window).
     """
     m = stick_mask(traj, v_tol, contact).astype(traj.ts.dtype)
     w = _window_weights(traj.ts, t_start, t_end)
@@ -99,7 +106,8 @@ def chatter_count(traj, stages=False):
             sequence of RK4 stage forces (:func:`rk4_stage_forces`; needs an RK4 run saved
             every step), which is where the classical law chatters.
 
-    Returns: int array (summed over contacts).
+    Returns:
+        Int array (summed over contacts).
     """
     f = rk4_stage_forces(traj) if stages else traj.friction_force
     n_contacts = int(np.prod(jnp.shape(traj.system.friction_force(traj.ts[0], traj.ys[0]))))

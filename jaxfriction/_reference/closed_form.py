@@ -16,10 +16,20 @@ def unforced_rest_position(x0, v0=0.0, mu_n=1.0, stiffness=1.0, mass=1.0, max_ha
     ``|x| <= mu_n / k``, where the force balance ``k x`` is within the static limit.
     Quinn's case ``x0 = 2.75, v0 = 0, mu N = 1``: one half cycle, rest at ``-0.75``.
 
-    Args: ``x0`` (m), ``v0`` (m/s), ``mu_n`` = mu N >= 0 (N), ``stiffness`` k > 0 (N/m),
-        ``mass`` m > 0 (kg). Plain floats (host-side reference).
-    Returns: the rest position (float, m).
-    Raises: ValueError for invalid arguments.
+    Arguments are plain floats (host-side reference).
+
+    Args:
+        x0: initial position (m).
+        v0: initial velocity (m/s).
+        mu_n: friction limit mu N >= 0 (N).
+        stiffness: spring stiffness k > 0 (N/m).
+        mass: mass m > 0 (kg).
+
+    Returns:
+        The rest position (float, m).
+
+    Raises:
+        ValueError: invalid arguments.
     """
     check_real("x0", x0)
     check_real("v0", v0)
@@ -52,12 +62,22 @@ def den_hartog_response(force_amplitude, omega, mu_n, stiffness=1.0, mass=1.0):
     reproduces Den Hartog's ``U = sin(pi/b) / (b (1 + cos(pi/b)))``). The motion at forcing
     phase ``omega t + phi = 0`` (mod ``2 pi``) is ``x = -X``, ``x' = 0``.
 
-    Args: ``force_amplitude`` P > 0 (N), ``omega`` > 0 forcing frequency (rad/s),
-        ``mu_n`` = mu N >= 0 (N), ``stiffness`` k > 0, ``mass`` m > 0. Plain floats.
-    Returns: ``(X, phi)``: amplitude (m) and phase (rad, in ``(-pi/2, pi/2)`` for b < 1,
-        shifted by pi for b > 1 so that X > 0).
-    Raises: ValueError for invalid arguments, ``b = 1`` (resonance), or friction too
-        large for a non-sticking motion (``r U |1 - b^2| >= 1``).
+    Arguments are plain floats.
+
+    Args:
+        force_amplitude: forcing amplitude P > 0 (N).
+        omega: forcing frequency, > 0 (rad/s).
+        mu_n: friction limit mu N >= 0 (N).
+        stiffness: spring stiffness k > 0.
+        mass: mass m > 0.
+
+    Returns:
+        ``(X, phi)``: amplitude (m) and phase (rad, in ``(-pi/2, pi/2)`` for b < 1, shifted by
+            pi for b > 1 so that X > 0).
+
+    Raises:
+        ValueError: invalid arguments, ``b = 1`` (resonance), or friction too large for a
+            non-sticking motion (``r U |1 - b^2| >= 1``).
     """
     check_real("force_amplitude", force_amplitude, positive=True)
     check_real("omega", omega, positive=True)
@@ -92,12 +112,31 @@ def belt_limit_cycle(belt_velocity, mu_s_n, mu_k_n, stiffness=1.0, mass=1.0):
     block touches the belt speed once per cycle without sticking (``stick_duration = 0``) and
     the cycle is the free oscillation about ``x_k`` with period ``2 pi / omega_n``.
 
-    Args: ``belt_velocity`` v0 > 0, ``mu_s_n`` = mu_s N, ``mu_k_n`` = mu_k N with
-        ``0 <= mu_k N <= mu_s N``, ``stiffness`` k > 0, ``mass`` m > 0. Plain floats.
-    Returns: dict with ``period``, ``stick_duration``, ``slip_duration``,
-        ``peak_spring_force`` (k (x_k + A)), ``min_spring_force`` (k (x_k - A)),
-        ``stick_start`` and ``stick_end`` positions.
-    Raises: ValueError for invalid arguments or ``mu_k N > mu_s N``.
+    Arguments are plain floats.
+
+    Args:
+        belt_velocity: belt velocity v0 > 0.
+        mu_s_n: static limit mu_s N.
+        mu_k_n: kinetic level mu_k N, with ``0 <= mu_k N <= mu_s N``.
+        stiffness: spring stiffness k > 0.
+        mass: mass m > 0.
+
+    Returns:
+        Dict with ``period``, ``stick_duration``, ``slip_duration``, ``peak_spring_force``
+            (k (x_k + A)), ``min_spring_force`` (k (x_k - A)), ``stick_start`` and
+            ``stick_end`` positions.
+
+    Raises:
+        ValueError: invalid arguments or ``mu_k N > mu_s N``.
+
+    Examples:
+        The belt of ``tests/test_static_kinetic.py`` (``v0 = 0.2``, ``mu_s = 1``, ``mu_k = 0.6``,
+        ``N = k = m = 1``): 4 time units of stick, then a slip of ``pi + 2 atan(0.5)``:
+
+        >>> from jaxfriction import belt_limit_cycle
+        >>> cycle = belt_limit_cycle(0.2, 1.0, 0.6)
+        >>> round(cycle["period"], 6), cycle["stick_duration"], round(cycle["peak_spring_force"], 6)
+        (8.068888, 4.0, 1.047214)
     """
     check_real("belt_velocity", belt_velocity, positive=True)
     check_real("mu_s_n", mu_s_n, nonnegative=True)

@@ -60,14 +60,22 @@ def bifurcation_samples(omega_dr, *, dt=1e-3, transient=200.0, n_samples=100, M0
 def awrejcewicz(n_params=100, omega_range=(0.02, 0.40), dt=1e-3, transient=200.0, duration=300.0, n_samples=100):
     """Run Figs. 3-5 of paper 002.
 
-    Args: ``n_params`` values of ``omega_dr`` in ``omega_range`` for Fig. 5, RK4 step
-        ``dt``, ``transient`` and Lyapunov averaging ``duration`` (s), ``n_samples``
-        stroboscopic samples per value.
-    Returns: ``(numbers, figure_data)``; ``numbers`` is JSON-ready: stick-slip periods of both
-        models (M0 = 0), ``lambda_1`` at 0.11 and 0.3 with uncertainties, the fraction of the
-        range with ``lambda_1 > 0`` (and ``> 2 sigma``), and the check that periodic windows have
-        ``lambda_1 <= 0`` within ``3 sigma``.
-    Raises: ValueError for invalid arguments.
+    Args:
+        n_params: number of values of ``omega_dr`` in ``omega_range`` for Fig. 5.
+        omega_range: the ``omega_dr`` range of Fig. 5.
+        dt: RK4 step.
+        transient: transient time (s).
+        duration: Lyapunov averaging duration (s).
+        n_samples: stroboscopic samples per value.
+
+    Returns:
+        ``(numbers, figure_data)``; ``numbers`` is JSON-ready: stick-slip periods of both
+            models (M0 = 0), ``lambda_1`` at 0.11 and 0.3 with uncertainties, the fraction of
+            the range with ``lambda_1 > 0`` (and ``> 2 sigma``), and the check that periodic
+            windows have ``lambda_1 <= 0`` within ``3 sigma``.
+
+    Raises:
+        ValueError: invalid arguments.
     """
     check_real("dt", dt, positive=True)
     if not (isinstance(n_params, int) and n_params >= 2):

@@ -36,16 +36,18 @@ def quinn_fig5(dt=0.01, t1=50.0, eps_factor=1.0):
     """Run Quinn Fig. 5 (RK4, ``mu N = 1``, ``(x, v)(0) = (2.75, 0)``, ``alpha = 0``).
 
     Args:
-        dt: RK4 step (paper 0.01). t1: end time.
+        dt: RK4 step (paper 0.01).
+        t1: end time.
         eps_factor: ``eps = eps_factor * dt`` for the velocity-limited and Quinn laws in the
             figure (1.0 reproduces the paper's -0.750090; 2.0 is the printed ``2 dt``).
 
     Returns:
         ``(numbers, trajectories)``: a JSON-ready dict (per-law rest positions and RK4-stage
-        chatter counts, Quinn's rest position under both ``eps`` readings, the exact Coulomb
-        rest position and the paper's value), and a dict law name -> Trajectory.
+            chatter counts, Quinn's rest position under both ``eps`` readings, the exact
+            Coulomb rest position and the paper's value), and a dict law name -> Trajectory.
 
-    Raises: ValueError for ``dt <= 0``, ``t1 <= 0``, ``eps_factor <= 0``.
+    Raises:
+        ValueError: ``dt <= 0``, ``t1 <= 0``, ``eps_factor <= 0``.
     """
     check_real("dt", dt, positive=True)
     check_real("t1", t1, positive=True)

@@ -82,10 +82,16 @@ def fitted_order(hs, errors):
 def quinn_fig7(dts=DTS, cycles=CYCLES):
     """Run the Fig. 7 study.
 
-    Args: ``dts`` RK4 steps (each > 0), ``cycles`` >= 2 (D is measured in the last).
-    Returns: JSON-ready dict: per case its ``alpha``, ``omega``, ``D_exact``, and per law the
-        steps ``h``, ``D``, ``percent_error`` and the fitted ``order``.
-    Raises: ValueError for non-positive steps or ``cycles < 2``.
+    Args:
+        dts: RK4 steps (each > 0).
+        cycles: forcing cycles, >= 2 (D is measured in the last).
+
+    Returns:
+        JSON-ready dict: per case its ``alpha``, ``omega``, ``D_exact``, and per law the
+            steps ``h``, ``D``, ``percent_error`` and the fitted ``order``.
+
+    Raises:
+        ValueError: non-positive steps or ``cycles < 2``.
     """
     for dt in dts:
         check_real("dt", dt, positive=True)

@@ -45,10 +45,16 @@ def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False):
 def quinn_fig9(dts=DTS, reference_dt=1e-4):
     """Run the Fig. 9 study.
 
-    Args: ``dts`` RK4 steps (> 0); ``reference_dt`` Moreau-Jean step of the reference.
-    Returns: JSON-ready dict with ``D0`` (Moreau-Jean), the paper's value, and per law the
-        steps ``h``, ``D`` and relative errors.
-    Raises: ValueError for non-positive steps.
+    Args:
+        dts: RK4 steps (> 0).
+        reference_dt: Moreau-Jean step of the reference.
+
+    Returns:
+        JSON-ready dict with ``D0`` (Moreau-Jean), the paper's value, and per law the
+            steps ``h``, ``D`` and relative errors.
+
+    Raises:
+        ValueError: non-positive steps.
     """
     for dt in (*dts, reference_dt):
         check_real("dt", dt, positive=True)

@@ -122,7 +122,8 @@ class AbstractFrictionSystem(eqx.Module):
         internal variables and zero integrals appended, ``(2 n_dof + n_internal,)`` zero
         integrals; a full state ``(state_size,)`` is returned as is (to continue a run).
 
-        Raises: ValueError naming ``y0`` for a wrong shape or non-finite values.
+        Raises:
+            ValueError: naming ``y0`` for a wrong shape or non-finite values.
         """
         if is_concrete(y0) and not np.all(np.isfinite(np.asarray(y0, dtype=float))):
             raise ValueError(f"y0 must be finite, got {y0}")

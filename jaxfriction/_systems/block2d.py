@@ -29,10 +29,12 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
         law: a vector law (``VectorQuinn``, ``VectorCoulomb``, ``VectorThrelfall``).
         ground: drive returning the floor acceleration ``(2,)`` (m/s^2), e.g. a
             :class:`~jaxfriction.GroundMotion` or ``Harmonic`` with ``(2,)`` arrays.
-        mass: m > 0 (kg). gravity: g > 0 (m/s^2); ``N = m g``.
+        mass: m > 0 (kg).
+        gravity: g > 0 (m/s^2); ``N = m g``.
 
-    Raises: ValueError for a scalar law (``Quinn`` on a 2-D contact would let the friction
-        exceed ``mu N`` by ``sqrt(2)``), a drive not returning (2,), or bad values.
+    Raises:
+        ValueError: a scalar law (``Quinn`` on a 2-D contact would let the friction exceed
+            ``mu N`` by ``sqrt(2)``), a drive not returning (2,), or bad values.
     """
 
     n_dof = 2
@@ -88,8 +90,15 @@ class GriffinSpringBlock(AbstractFrictionSystem):
     E_damping, W_input]`` (``e`` is the internal variable ``z``); the spring's stored energy ``k_t |e|^2 / 2`` belongs to the
     mechanical energy, and ``E_friction`` integrates ``k_t e . (v - e')`` (>= 0, zero in stick).
 
-    Args: ``ground`` (drive, (2,) m/s^2), ``mu`` >= 0, ``k_t`` > 0 (N/m; paper 40000),
-        ``mass`` (kg), ``gravity`` (m/s^2). Raises: ValueError for bad values.
+    Args:
+        ground: the floor acceleration, a drive returning (2,) (m/s^2).
+        mu: friction coefficient, >= 0.
+        k_t: stick-spring stiffness, > 0 (N/m; paper 40000).
+        mass: mass (kg).
+        gravity: gravitational acceleration (m/s^2).
+
+    Raises:
+        ValueError: bad values.
     """
 
     n_dof = 2

@@ -35,9 +35,11 @@ class BurridgeKnopoffChain(AbstractContactSystem):
         law: friction law; ``mu = 1`` gives Quinn's ``mu N_i = 1``. Regularization widths
             are slip speeds, as in the paper (Quinn: ``eps = 10 omega dt``).
         n: number of blocks (static int >= 2).
-        alpha: load amplitude. omega: load frequency.
+        alpha: load amplitude.
+        omega: load frequency.
 
-    Raises: ValueError for ``n < 2`` or non-finite ``alpha``, ``omega``.
+    Raises:
+        ValueError: ``n < 2`` or non-finite ``alpha``, ``omega``.
     """
 
     law: AbstractFrictionLaw
@@ -110,7 +112,8 @@ class TwoBlocksOnBelt(AbstractContactSystem):
         kappa: stiffness of the upper block's spring (Quinn: 2).
         belt_amplitude, belt_omega: ``u(t) = A sin(W t)`` (Quinn: 1, 0.5).
 
-    Raises: ValueError for non-finite or negative ``kappa``, non-finite belt parameters.
+    Raises:
+        ValueError: non-finite or negative ``kappa``, non-finite belt parameters.
     """
 
     law: AbstractFrictionLaw

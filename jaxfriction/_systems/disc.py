@@ -29,8 +29,22 @@ class LeineSwitchDisc(AbstractFrictionSystem):
     the energy balance of this model is not exact (it is a switch model, not a mechanical
     law); its residual measures that.
 
-    Args: as :func:`~jaxfriction.disc_on_driving_disc`, with ``F_s``, ``delta``, ``eps`` instead of a law.
-    Raises: ValueError for invalid values.
+    The arguments are those of :func:`~jaxfriction.disc_on_driving_disc`, with ``F_s``,
+    ``delta``, ``eps`` instead of a law.
+
+    Args:
+        F_s: static friction force (N); ``M_s = r F_s``.
+        delta: velocity-weakening coefficient (s/rad).
+        eps: half-width of the stick band ``|omega_rel| <= eps`` (rad/s).
+        omega_dr: driving disc speed (rad/s).
+        M0: excitation amplitude (N m).
+        Omega: excitation frequency (rad/s).
+        inertia: ``I > 0`` (kg m^2).
+        stiffness: ``k >= 0`` (N m/rad).
+        radius: ``r >= 0`` (m).
+
+    Raises:
+        ValueError: invalid values.
     """
 
     n_dof = 1

@@ -25,7 +25,8 @@ def coupled_force_balance(delassus, free_acceleration, slip_forces, sticking):
         slip_forces: ``(c,)`` sliding friction forces, used for the slipping contacts (N).
         sticking: ``(c,)`` bool, the near-sticking set ``S``.
 
-    Returns: ``(c,)`` force balance ``f_eq`` (N).
+    Returns:
+        ``(c,)`` force balance ``f_eq`` (N).
     """
     n = delassus.shape[0]
     both = sticking[:, None] & sticking[None, :]

@@ -62,7 +62,9 @@ class Oscillator(AbstractFrictionSystem):
         law: a scalar friction law.
         force: drive ``F(t)`` (N); default none.
         surface: drive ``v_s(t)`` (m/s); default a fixed floor.
-        mass: ``m > 0`` (kg). stiffness: ``k >= 0`` (N/m). damping: ``c >= 0`` (N s/m).
+        mass: ``m > 0`` (kg).
+        stiffness: ``k >= 0`` (N/m).
+        damping: ``c >= 0`` (N s/m).
         normal: normal force ``N >= 0`` (N).
 
     Raises:
@@ -159,14 +161,21 @@ def disc_on_driving_disc(law=None, *, omega_dr=0.3, M0=0.5, Omega=2.0, inertia=2
     Args:
         law: friction law in force units with ``F_s`` as its static coefficient; default
             ``Awrejcewicz(mu_s=20, delta=3, eps=1e-3)``.
-        omega_dr: driving disc speed (rad/s). M0: excitation amplitude (N m).
-        Omega: excitation frequency (rad/s). inertia: ``I > 0`` (kg m^2).
-        stiffness: ``k >= 0`` (N m/rad). radius: ``r >= 0`` (m).
+        omega_dr: driving disc speed (rad/s).
+        M0: excitation amplitude (N m).
+        Omega: excitation frequency (rad/s).
+        inertia: ``I > 0`` (kg m^2).
+        stiffness: ``k >= 0`` (N m/rad).
+        radius: ``r >= 0`` (m).
 
-    Returns: an :class:`Oscillator`; its paths are ``"surface.value"`` (omega_dr),
-        ``"force.amplitude"`` (M0), ``"force.omega"`` (Omega), ``"mass"`` (I),
-        ``"stiffness"``, ``"normal"`` (r), ``"law.mu_s"`` (F_s), ``"law.delta"``, ``"law.eps"``.
-    Raises: ValueError naming an invalid argument.
+    Returns:
+        The system, an :class:`Oscillator`; its paths are ``"surface.value"`` (omega_dr),
+            ``"force.amplitude"`` (M0), ``"force.omega"`` (Omega), ``"mass"`` (I),
+            ``"stiffness"``, ``"normal"`` (r), ``"law.mu_s"`` (F_s), ``"law.delta"``,
+            ``"law.eps"``.
+
+    Raises:
+        ValueError: naming an invalid argument.
     """
     check_real("inertia", inertia, positive=True)
     check_real("stiffness", stiffness, nonnegative=True)

@@ -4,7 +4,7 @@
   along the run; no stored trajectory, the primal computed once. Cheapest for few
   parameters (measured on the default sweep, 1024 lanes, 2 CPU devices: 2.5 forward runs
   for one parameter, 4.2 for two).
-- :class:`ReverseMode`: reverse-mode AD (``jax.vjp``), one backward pass per output
+- :class:`ReverseMode`: reverse-mode AD (``jax.jacrev``), one backward pass per output
   whatever the number of parameters; a sweep runs its RK4 transient as a checkpointed scan
   (memory O(sqrt(steps))); 17-21 forward runs on the default sweep.
 - :class:`AutoMode`: forward up to ``max_forward`` parameters, reverse beyond.
@@ -38,9 +38,10 @@ class ForwardMode(AbstractGradientMode):
     def value_and_jacobian(self, fn, params: dict):
         """Values and derivatives of ``fn(params) -> (out, aux)`` (``out`` a dict of arrays).
 
-        Returns: ``(out, jac, aux)`` with ``jac[name][key] = d out[key] / d params[name]``
-            (shape of ``out[key]``; parameters are scalars). One ``jax.jvp`` per parameter,
-            vmapped over the tangents (one plain jvp for a single parameter).
+        Returns:
+            ``(out, jac, aux)`` with ``jac[name][key] = d out[key] / d params[name]`` (shape
+                of ``out[key]``; parameters are scalars). One ``jax.jvp`` per parameter,
+                vmapped over the tangents (one plain jvp for a single parameter).
         """
         names = list(params)
         dtype = jnp.result_type(float)
@@ -95,7 +96,8 @@ class AutoMode(AbstractGradientMode):
 def as_gradient_mode(mode) -> AbstractGradientMode:
     """The mode object for ``mode``: an object, ``"forward"``, ``"reverse"`` or ``"auto"``.
 
-    Raises: ValueError naming ``gradient`` for anything else.
+    Raises:
+        ValueError: naming ``gradient`` for anything else.
     """
     if isinstance(mode, AbstractGradientMode):
         return mode

@@ -40,11 +40,13 @@ def sensitivity(observable, system, params=None, gradient="auto"):
         gradient: a gradient mode object (:class:`~jaxfriction.ForwardMode`,
             :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name.
 
-    Returns: dict with ``value`` (float), ``gradient`` and ``elasticity`` (dicts path ->
-        float; the elasticity ``d ln Q / d ln p = (p / Q) dQ/dp`` is NaN where ``Q = 0``) and
-        ``mode`` (the mode used).
+    Returns:
+        Dict with ``value`` (float), ``gradient`` and ``elasticity`` (dicts path -> float;
+            the elasticity ``d ln Q / d ln p = (p / Q) dQ/dp`` is NaN where ``Q = 0``) and
+            ``mode`` (the mode used).
 
-    Raises: ValueError for unknown or non-scalar paths, or a bad gradient mode.
+    Raises:
+        ValueError: unknown or non-scalar paths, or a bad gradient mode.
     """
     system, names, p0 = _resolve(system, params)
     bad = [n for n in names if p0[n].shape != ()]
@@ -67,8 +69,13 @@ def sensitivity(observable, system, params=None, gradient="auto"):
 def finite_difference_gradient(observable, system, params=None, rel_step=1e-6):
     """Central finite differences of ``observable`` (a cross-check of :func:`sensitivity`).
 
-    Step ``h = rel_step * max(|p|, 1)`` per parameter. Returns dict path -> float.
-    Raises: ValueError for unknown or non-scalar paths.
+    Step ``h = rel_step * max(|p|, 1)`` per parameter.
+
+    Returns:
+        Dict path -> float.
+
+    Raises:
+        ValueError: unknown or non-scalar paths.
     """
     system, names, p0 = _resolve(system, params)
     out = {}

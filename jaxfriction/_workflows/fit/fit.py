@@ -229,11 +229,11 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
     a measured velocity its sample, an unmeasured coordinate 0.
 
     Returns:
-        :class:`FitResult`. Standard errors are Gauss-Newton: at the optimum ``J = d r / d
-        theta`` (natural parametrisation, all free variables, continuity rows included),
-        ``sigma^2 = RSS / (n_residuals - n_variables)`` (RSS of the data residuals),
-        ``cov = sigma^2 (J^T J)^-1``, restricted to the parameters (standard nonlinear
-        least squares: Seber & Wild 2003 ch. 2; Bard 1974 ch. 7).
+        The fit, a :class:`FitResult`. Standard errors are Gauss-Newton: at the optimum
+            ``J = d r / d theta`` (natural parametrisation, all free variables, continuity
+            rows included), ``sigma^2 = RSS / (n_residuals - n_variables)`` (RSS of the data
+            residuals), ``cov = sigma^2 (J^T J)^-1``, restricted to the parameters (standard
+            nonlinear least squares: Seber & Wild 2003 ch. 2; Bard 1974 ch. 7).
 
     Raises:
         ValueError: naming the argument: unknown or non-scalar paths (``initial``,

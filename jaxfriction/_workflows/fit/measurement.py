@@ -148,7 +148,8 @@ class Measurement:
             known_y0: record the exact initial state as ``y0``.
             dofs: the degrees of freedom measured (default all).
 
-        Returns: a :class:`Measurement`.
+        Returns:
+            The measurement, a :class:`Measurement`.
         """
         rng = np.random.default_rng(seed)
         t = np.asarray(trajectory.ts, dtype=float)
@@ -195,7 +196,8 @@ def load_measurement(path, y0=None):
         path: file path.
         y0: optional known initial state ``(2 n_dof,)``.
 
-    Returns: a :class:`Measurement` named after the file.
+    Returns:
+        The measurement, a :class:`Measurement` named after the file.
 
     Raises:
         FileNotFoundError: no such file.

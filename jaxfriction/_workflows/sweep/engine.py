@@ -191,7 +191,8 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         finalize: optional ``finalize(ds) -> ds`` applied before ``result.nc`` is written
             (labels, attributes of the calling workflow).
         output_dims: ``output_dims(name, ndim) -> names`` of an output's ``ndim`` per-lane
-            axes (default ``<name>_dim<i>``); coords: dict dimension name -> labels of axes.
+            axes (default ``<name>_dim<i>``).
+        coords: dict dimension name -> labels of axes.
 
     Files and safety. Every chunk file carries its lane range and a digest of its lanes'
     parameter values and of the manifest, checked when it is loaded: a file of another grid
@@ -220,19 +221,22 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
     once) and JAX's coordination service ends them after its heartbeat timeout (100 s by
     default); every finished chunk is on disk, so start all again to resume.
 
-    Returns: ``xarray.Dataset`` over the grid (or ``sample``) with every output and ``status``;
-        attributes ``chunks_computed`` and ``chunks_loaded`` say what this call did in this
-        process (computed here, or read from chunk files: finished in an earlier run or, with
-        several processes, by another process; they add up to the number of chunks),
-        ``process_index`` / ``process_count`` say which process of how many returned it, and
-        ``compile_seconds`` / ``run_seconds`` time the compilation and this process's chunks
-        apart (compilation is skipped, 0 s, when this process has nothing to compute).
+    Returns:
+        ``xarray.Dataset`` over the grid (or ``sample``) with every output and ``status``;
+            attributes ``chunks_computed`` and ``chunks_loaded`` say what this call did in
+            this process (computed here, or read from chunk files: finished in an earlier run
+            or, with several processes, by another process; they add up to the number of
+            chunks), ``process_index`` / ``process_count`` say which process of how many
+            returned it, and ``compile_seconds`` / ``run_seconds`` time the compilation and
+            this process's chunks apart (compilation is skipped, 0 s, when this process has
+            nothing to compute).
 
-    Raises: ValueError for a bad grid or ``chunk_size``, an ``out_dir`` that is a file or
-        holds a sweep with other arguments, a chunk file that does not belong to this sweep
-        (named), and with several processes: no ``out_dir``, an ``out_dir`` not
-        shared by all of them, ``devices`` of another process, or arguments that differ
-        between processes (raised in every process alike).
+    Raises:
+        ValueError: a bad grid or ``chunk_size``, an ``out_dir`` that is a file or holds a
+            sweep with other arguments, a chunk file that does not belong to this sweep
+            (named), and with several processes: no ``out_dir``, an ``out_dir`` not shared
+            by all of them, ``devices`` of another process, or arguments that differ between
+            processes (raised in every process alike).
     """
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")

@@ -33,7 +33,11 @@ def lane_devices(devices=None):
     ``jax.config.update("jax_num_cpu_devices", os.cpu_count())`` (the ``jaxfriction`` CLI
     does this; ``--devices`` sets the count).
 
-    Returns: a list of devices. Raises: ValueError for an empty list.
+    Returns:
+        A list of devices.
+
+    Raises:
+        ValueError: an empty list.
     """
     devices = list(jax.local_devices() if devices is None else devices)
     if not devices:
@@ -55,8 +59,9 @@ def compiled_batch(fn, points, devices):
         points: example dict ``{name: (B,) array}`` (shapes and dtypes of every call).
         devices: the lane axis is sharded over them (``B`` a multiple of their number).
 
-    Returns: the compiled program and the seconds spent compiling it (0 when it came from
-        the cache). Lanes never communicate, so each device runs its share independently.
+    Returns:
+        The compiled program and the seconds spent compiling it (0 when it came from the
+            cache). Lanes never communicate, so each device runs its share independently.
     """
     devices = lane_devices(devices)
     dynamic, static = eqx.partition(fn, eqx.is_array)

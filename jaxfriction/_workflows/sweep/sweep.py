@@ -323,12 +323,13 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
 
     Returns:
         ``xarray.Dataset`` with one dimension per swept path (or ``sample``): every
-        observable, ``grad_<name>`` per ``gradient_of`` name over a ``wrt`` dimension
-        (coordinates: the paths), and ``status`` (codes of
-        :mod:`jaxfriction._integrate.status`, with ``flag_values``/``flag_meanings``;
-        invalid lanes hold NaN). Attributes: the run settings, the fixed scalar parameters
-        (JSON), ``flagged`` (counts of non-zero statuses), timings (``compile_seconds``,
-        ``run_seconds``) and ``steps_per_second`` (fixed-step solvers).
+            observable, ``grad_<name>`` per ``gradient_of`` name over a ``wrt`` dimension
+            (coordinates: the paths), and ``status`` (codes of
+            :mod:`jaxfriction._integrate.status`, with ``flag_values``/``flag_meanings``;
+            invalid lanes hold NaN). Attributes: the run settings, the fixed scalar
+            parameters (JSON), ``flagged`` (counts of non-zero statuses), timings
+            (``compile_seconds``, ``run_seconds``) and ``steps_per_second`` (fixed-step
+            solvers).
 
     Raises:
         ValueError: naming the argument: an unknown path (with close matches), a swept
@@ -412,9 +413,12 @@ def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=F
         gradient: gradient mode (object or name), as :func:`sweep`.
         samples, chunk_size, devices, out_dir, progress: as :func:`sweep`.
 
-    Returns: ``xarray.Dataset`` with ``value``, ``grad_value`` over ``wrt`` and ``status``
-        (invalid lanes NaN with ``STATUS_INVALID_PARAMETER``).
-    Raises: ValueError naming an unknown path or a bad gradient mode.
+    Returns:
+        ``xarray.Dataset`` with ``value``, ``grad_value`` over ``wrt`` and ``status``
+            (invalid lanes NaN with ``STATUS_INVALID_PARAMETER``).
+
+    Raises:
+        ValueError: naming an unknown path or a bad gradient mode.
     """
     system, _ = _unpack(system)
     wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
