@@ -80,10 +80,9 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
 
     Examples:
         Quinn 2004 Fig. 5: the unforced oscillator ``x'' + x = f`` from ``(2.75, 0)`` with
-        Quinn's law comes to rest at the paper's ``-0.750090`` (``eps = dt = 0.01``):
+        Quinn's law comes to rest at the paper's ``-0.750090`` (``eps = dt = 0.01``; in
+        float64, which your script turns on with JAX's x64 flag):
 
-        >>> import jax
-        >>> jax.config.update("jax_enable_x64", True)
         >>> import jax.numpy as jnp
         >>> import jaxfriction as jf
         >>> system = jf.Oscillator(law=jf.Quinn(mu=1.0, eps=0.01))
