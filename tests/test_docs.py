@@ -25,3 +25,14 @@ def test_every_page_is_in_the_navigation():
     assert not missing, f"pages missing from mkdocs.yml nav: {missing}"
     gallery = sorted((ROOT / "examples" / "gallery").glob("plot_*.py"))
     assert len(gallery) >= 10 and all('"""' in g.read_text().split("\n")[0] for g in gallery)
+
+
+def test_lazy_names_are_visible_to_the_api_docs():
+    # the API docs (griffe) read names statically: every lazily loaded name must also be
+    # imported under `if TYPE_CHECKING:` in jaxfriction/__init__.py, from the module _LAZY names
+    import ast
+
+    tree = ast.parse((ROOT / "jaxfriction" / "__init__.py").read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    static = {a.name: "." + n.module for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert static == jf._LAZY

@@ -236,6 +236,20 @@ def test_resume_identifies_user_functions_by_their_code(tmp_path):
     assert np.isfinite(first["x"]).all()
 
 
+def test_resume_identifies_a_recursive_closure(tmp_path):
+    # a helper that calls itself sits in its own closure: the identity must not recurse forever
+    def scaled(traj):
+        def power(n):
+            return 1.0 if n == 0 else 2.0 * power(n - 1)
+        return lambda t: power(3) * t.position[-1]
+
+    observable = scaled(None)
+    run = [jf.sweep(SYSTEM, {"law.mu": [0.5]}, t1=4.0, dt=0.01, observables={"x": observable}, out_dir=tmp_path,
+                    progress=False) for _ in range(2)]
+    assert run[1].attrs["chunks_loaded"] == 1
+    np.testing.assert_array_equal(run[1]["x"], run[0]["x"])
+
+
 def test_peak_slip_of_a_vector_contact_is_the_slip_speed():
     block = jf.BlockOnShakingFloor(law=jf.VectorQuinn(0.3, 0.01), ground=jf.Harmonic(jnp.array([3.0, 3.0]), 6.0))
     traj = jf.simulate(block, jnp.zeros(4), 0.0, 2.0, 1e-3, save_every=10)

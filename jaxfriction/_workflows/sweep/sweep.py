@@ -98,29 +98,25 @@ def _code_parts(code) -> list:
     return parts
 
 
-def _value_repr(value) -> str:
-    """A closure value in a resume tag: functions by their digest, others by ``repr`` without
-    memory addresses."""
-    if callable(value) and hasattr(value, "__code__"):
-        return _function_digest(value)
-    return _ADDRESS.sub("", repr(value))
-
-
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def _function_digest(fn) -> str:
+def _function_digest(fn, _seen=frozenset()) -> str:
     """What identifies a user function in a resume tag: its name, bytecode, constants and
     closure values (a changed body or captured value is another sweep), the same in every
-    process. Globals it reads are not seen: pass such values through the system or a
-    closure."""
+    process. Closure values are digested alike (functions by their code, other values by
+    ``repr`` without memory addresses); a function met again inside its own closure (a
+    recursive closure) by its name. Globals it reads are not seen: pass such values through
+    the system or a closure."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return _ADDRESS.sub("", repr(fn))
+    if id(fn) in _seen:
+        return f"<recursive {getattr(fn, '__qualname__', '')}>"
     parts = [getattr(fn, "__qualname__", ""), *_code_parts(code)]
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            parts.append(_value_repr(cell.cell_contents))
+            parts.append(_function_digest(cell.cell_contents, _seen | {id(fn)}))
         except ValueError:  # an empty cell
             parts.append("<empty>")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
