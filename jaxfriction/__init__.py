@@ -27,7 +27,13 @@ from ._dynamics import (
     stroboscopic_samples,
     system_dynamics,
 )
-from ._exact import EventDriven, MoreauJean, moreau_jean_step
+from ._exact import (
+    EventDriven,
+    MoreauJean,
+    NaEltawil2D,
+    WestermoUdwadia,
+    moreau_jean_step,
+)
 from ._forcing import (
     AbstractDrive,
     Constant,
@@ -176,6 +182,7 @@ __all__ = [
     "LeineSwitchDisc",
     "LyapunovResult",
     "MoreauJean",
+    "NaEltawil2D",
     "Oscillator",
     "Rates",
     "ReverseMode",
@@ -183,6 +190,7 @@ __all__ = [
     "Template",
     "Trajectory",
     "TwoBlocksOnBelt",
+    "WestermoUdwadia",
     "at_most",
     "belt_limit_cycle",
     "constraints_hold",

@@ -13,13 +13,14 @@ import jax.numpy as jnp
 
 from .._checks import check_real, is_concrete
 from .._exact.moreau_jean import MoreauJean
+from .._exact.na_eltawil import NaEltawil2D
 from .._forcing.ground_motion import GroundMotion, combine_components
 from .._integrate.saveat import SaveAt
 from .._integrate.simulate import simulate
 from .._integrate.solvers import MAX_SAVED_BYTES, fixed_step_grid
 from .._laws.vector import VectorCoulomb, VectorQuinn, safe_norm
 from .._paths import set_parameters
-from .._systems.block2d import BlockOnShakingFloor
+from .._systems.block2d import BlockOnShakingFloor, GriffinSpringBlock
 
 #: Where record names are looked up, after the literal path: ``$JAXFRICTION_DATA``, then the
 #: shared data folder beside or inside the working directory.
@@ -29,6 +30,10 @@ DATA_DIRS = ("../shared/data/ground_motions", "shared/data/ground_motions")
 #: (and the library's :data:`~jaxfriction._integrate.solvers.MAX_SAVED_BYTES` of saved
 #: trajectory). A larger run is refused before it starts instead of running for hours.
 MAX_STEPS = 10**9
+
+
+#: The ways :func:`quake_response` can model the friction (``method=``, ``jaxfriction quake --method``).
+METHODS = ("quinn", "moreau-jean", "griffin-spring", "na-eltawil")
 
 
 def find_record(name):
@@ -131,8 +136,8 @@ def as_floor_motion(motion):
     return motion
 
 
-def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, gravity=9.81, tail=5.0,
-                   save_every=10):
+def quake_response(motion, mu=0.3, *, eps=None, exact=False, method=None, dt=1e-3, mass=1.0, gravity=9.81,
+                   tail=5.0, save_every=10, k_t=40000.0):
     """Simulate the block on a ground motion (``tail`` seconds of rest added after the record).
 
     Args:
@@ -141,40 +146,58 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, dt=1e-3, mass=1.0, 
         mu: friction coefficient (>= 0). ``mu = 0`` is the frictionless block: it keeps
             its velocity (0) and slides relative to the floor by minus the floor's
             displacement (Quinn's width then defaults to ``2 g dt``, see :func:`default_eps`).
-        eps: Quinn width (m/s, > 0), default :func:`default_eps`; ignored with ``exact``.
-        exact: use vector Moreau-Jean (exact Coulomb) instead of Quinn's law with RK4.
+        eps: Quinn width (m/s, > 0), default :func:`default_eps`; used by ``"quinn"`` only.
+        exact: shorthand for ``method="moreau-jean"``.
+        method: the friction model (default ``"quinn"``): ``"quinn"`` (Quinn's vector
+            law, RK4), ``"moreau-jean"`` (exact Coulomb, vector Moreau-Jean),
+            ``"griffin-spring"`` (Griffin's spring model, :class:`~jaxfriction.GriffinSpringBlock`
+            with stiffness ``k_t``, RK4) or ``"na-eltawil"`` (paper 003's own algorithm,
+            :class:`~jaxfriction.NaEltawil2D`).
         dt: step (s).
         mass: mass of the block (kg).
         gravity: gravitational acceleration (m/s^2).
         tail: rest added after the record (s).
         save_every: steps per saved point.
+        k_t: stick-spring stiffness of ``"griffin-spring"`` (N/m; paper 003: 40000).
 
     Returns:
         ``(trajectory, summary)``; ``summary`` has ``peak_sliding`` and
             ``residual_sliding`` (m, norms of the displacement relative to the floor),
-            ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2) and
+            ``peak_sliding_velocity`` (m/s), ``dissipated_energy`` (J), ``pga`` (m/s^2),
+            ``scheme`` (the method) and
             ``status`` (:data:`~jaxfriction.STATUS_MEANINGS`; the numbers mean nothing unless
             it is 0).
 
     Raises:
-        ValueError: bad values (named), and naming ``dt`` for a run beyond
+        ValueError: bad values (named), an unknown ``method``, ``exact`` with another
+            method, and naming ``dt`` for a run beyond
             :data:`MAX_STEPS` steps or :data:`MAX_SAVED_BYTES` of saved trajectory
             (:func:`run_size`).
 
-    Source: paper 003 (block on a floor shaken in x and y); Quinn 2004 (the law, ``eps``).
+    Source: paper 003 (block on a floor shaken in x and y; Griffin's model Sec. 2.2, its own
+    Sec. 2.3); Quinn 2004 (the law, ``eps``).
     """
+    if exact and method not in (None, "moreau-jean"):
+        raise ValueError(f"exact=True means method='moreau-jean', got method={method!r}")
+    method = "moreau-jean" if exact else (method or "quinn")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     check_real("mu", mu, nonnegative=True)
     check_real("dt", dt, positive=True)
     check_real("tail", tail, nonnegative=True)
     motion = as_floor_motion(motion)
-    run_size(motion.duration + tail, dt, save_every)
-    law = VectorCoulomb(mu) if exact else VectorQuinn(mu, default_eps(mu, dt, gravity) if eps is None else eps)
-    system = BlockOnShakingFloor(law=law, ground=motion, mass=mass, gravity=gravity)
-    traj = simulate(system, jnp.zeros(4), 0.0, motion.duration + tail, dt, solver=MoreauJean() if exact else None,
-                    save_every=save_every)
+    run_size(motion.duration + tail, dt, save_every, 9 if method == "griffin-spring" else 7)
+    solver = {"moreau-jean": MoreauJean(), "na-eltawil": NaEltawil2D()}.get(method)
+    if method == "griffin-spring":
+        system = GriffinSpringBlock(ground=motion, mu=mu, k_t=k_t, mass=mass, gravity=gravity)
+    else:
+        law = (VectorQuinn(mu, default_eps(mu, dt, gravity) if eps is None else eps) if method == "quinn"
+               else VectorCoulomb(mu))
+        system = BlockOnShakingFloor(law=law, ground=motion, mass=mass, gravity=gravity)
+    traj = simulate(system, jnp.zeros(4), 0.0, motion.duration + tail, dt, solver=solver, save_every=save_every)
     disp = safe_norm(traj.ys[:, 0:2])
     summary = {
-        "record": motion.name, "mu": float(mu), "scheme": "moreau-jean" if exact else "quinn-rk4",
+        "record": motion.name, "mu": float(mu), "scheme": method,
         "pga": motion.peak(), "peak_sliding": float(jnp.max(disp)), "residual_sliding": float(disp[-1]),
         "peak_sliding_velocity": float(jnp.max(safe_norm(traj.ys[:, 2:4]))),
         "dissipated_energy": float(traj.friction_dissipation[-1]), "status": int(traj.status),

@@ -18,14 +18,17 @@ _HINTS = {1: "use a smaller --dt or --scale", 5: "use a smaller --dt or a larger
 @click.option("--mu", default=0.3, show_default=True, help="Friction coefficient (>= 0; 0: no friction).")
 @click.option("--eps", default=None, type=float,
               help="Quinn regularization width (m/s) [default: 2 mu g dt; 2 g dt for mu = 0].")
-@click.option("--exact", is_flag=True, help="Exact Coulomb (vector Moreau-Jean) instead of Quinn's law.")
+@click.option("--method", type=click.Choice(["quinn", "moreau-jean", "griffin-spring", "na-eltawil"]), default=None,
+              help="Friction model: Quinn's law with RK4 [default], exact Coulomb (vector Moreau-Jean), "
+                   "Griffin's spring model (k_t = 40000 N/m) or paper 003's own algorithm (Na et al.).")
+@click.option("--exact", is_flag=True, help="Shorthand for --method moreau-jean.")
 @click.option("--scale", default=1.0, show_default=True, help="Scale factor on the record.")
 @click.option("--rotation", default=0.0, show_default=True, help="Rotate the components by this angle (degrees).")
 @click.option("--dt", default=1e-3, show_default=True, help="Time step (s).")
 @click.option("--figure", default=None, type=click.Path(dir_okay=False),
               help="Figure path [default: jaxfriction-out/quake-RECORD.png].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def quake(record, record_y, mu, eps, exact, scale, rotation, dt, figure, as_json):
+def quake(record, record_y, mu, eps, method, exact, scale, rotation, dt, figure, as_json):
     """Slide a 1 kg block on a floor shaken by RECORD (a path, or a name in the shared data folder).
 
     RECORD is a two-column file (x and y), or one PEER .AT2 component: alone it shakes the
@@ -49,7 +52,9 @@ def quake(record, record_y, mu, eps, exact, scale, rotation, dt, figure, as_json
                 check_real(option, value)
             check_real("--mu", mu, nonnegative=True)
             check_real("--dt", dt, positive=True)
-            if eps is not None and not exact:
+            if exact and method not in (None, "moreau-jean"):
+                raise ValueError(f"--exact means --method moreau-jean, got --method {method}")
+            if eps is not None and (method or "quinn") == "quinn" and not exact:
                 check_real("--eps", eps, positive=True)
             if figure is not None:
                 _check_writable("--figure", figure)
@@ -58,7 +63,7 @@ def quake(record, record_y, mu, eps, exact, scale, rotation, dt, figure, as_json
             motion = eqx.tree_at(lambda m: (m.scale, m.rotation), motion, (scale, math.radians(rotation)))
             figure = figure or f"jaxfriction-out/quake-{motion.name}.png"
             _check_writable("--figure", figure)
-            traj, summary = quake_response(motion, mu, eps=eps, exact=exact, dt=dt)
+            traj, summary = quake_response(motion, mu, eps=eps, exact=exact, method=method, dt=dt)
             numbers = [v for v in summary.values() if isinstance(v, float)]
             if summary["status"] != 0 or not all(math.isfinite(v) for v in numbers):
                 code = summary["status"]

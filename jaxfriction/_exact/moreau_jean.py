@@ -33,8 +33,8 @@ from .._integrate.grid import check_rounding
 from .._integrate.solvers import (
     AbstractSolver,
     check_saved_size,
-    finite_status,
     fixed_step_grid,
+    fixed_step_scan,
 )
 from .._laws.vector import safe_norm
 from .._systems.block2d import BlockOnShakingFloor
@@ -197,15 +197,7 @@ class MoreauJean(AbstractSolver):
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         kwargs = {"sweeps": self.sweeps} if step is contact_moreau_jean_step else {}
 
-        def one_save(y, i):
-            def one_step(y, j):
-                return step(system, mu_s, mu_k, t0 + (i * every + j) * h, y, h, **kwargs), None
+        def one_step(t, y):
+            return step(system, mu_s, mu_k, t, y, h, **kwargs), jnp.array(True)
 
-            y, _ = jax.lax.scan(one_step, y, jnp.arange(every))
-            return y, y
-
-        _, ys = jax.lax.scan(one_save, y0, jnp.arange(n_saves))
-        ys = jnp.concatenate([y0[None], ys])
-        ts = t0 + jnp.arange(n_saves + 1) * (every * h)
-        return ts, ys, finite_status(ys)
-
+        return fixed_step_scan(one_step, y0, t0, h, n_saves, every)

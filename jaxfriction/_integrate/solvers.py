@@ -12,6 +12,7 @@ import abc
 import math
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 
 from .._checks import check_real, check_time_span
@@ -79,6 +80,32 @@ def finite_status(ys, ok=True):
     """``STATUS_OK``, ``STATUS_NONFINITE`` for a non-finite state, ``STATUS_SOLVER_FAILED`` if not ``ok``."""
     finite = jnp.all(jnp.isfinite(ys))
     return jnp.where(ok, jnp.where(finite, STATUS_OK, STATUS_NONFINITE), STATUS_SOLVER_FAILED)
+
+
+def fixed_step_scan(step, y0, t0, h, n_saves, every):
+    """Run ``step(t, y) -> (y_next, ok)`` over ``n_saves * every`` steps of size ``h``, saving every ``every``.
+
+    Times are ``t0 + k h`` from the integer step count. The solvers that step by their own
+    rules (:class:`~jaxfriction.MoreauJean`, :class:`~jaxfriction.WestermoUdwadia`,
+    :class:`~jaxfriction.NaEltawil2D`) share it.
+
+    Returns:
+        ``(ts (n_saves + 1,), ys (n_saves + 1, state_size), status)``: ``status`` is
+            :func:`finite_status` of the states with ``ok`` the conjunction over all steps.
+    """
+
+    def one_save(carry, i):
+        def one_step(carry, j):
+            y, ok = carry
+            y, step_ok = step(t0 + (i * every + j) * h, y)
+            return (y, ok & step_ok), None
+
+        carry, _ = jax.lax.scan(one_step, carry, jnp.arange(every))
+        return carry, carry[0]
+
+    (_, ok), ys = jax.lax.scan(one_save, (y0, jnp.array(True)), jnp.arange(n_saves))
+    ys = jnp.concatenate([y0[None], ys])
+    return t0 + jnp.arange(n_saves + 1) * (every * h), ys, finite_status(ys, ok)
 
 
 class RK4(AbstractSolver):
