@@ -176,3 +176,31 @@ def plot_quake(summary, traj, motion, path):
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
+
+
+def plot_na2d(numbers, trajectories, path):
+    """Paper 003 Fig. 2 style: velocity and acceleration of the block in x and y, four models."""
+    from ._reproduce.na2d import WINDOW, _acceleration, _floor
+
+    floor = _floor()
+    fig, axes = plt.subplots(2, 2, figsize=(13, 7), sharex=True, constrained_layout=True)
+    styles = {"reference": ("k", 2.2), "moreau-jean": ("C0", 1.0), "quinn": ("C1", 1.0),
+              "griffin-spring": ("C2", 0.8), "na-eltawil": ("C3", 0.8)}
+    for name, traj in trajectories.items():
+        color, lw = styles[name]
+        ts = np.asarray(traj.ts)
+        keep = (ts >= WINDOW[0]) & (ts <= WINDOW[1])
+        mid, acc = _acceleration(traj, floor)
+        keep_mid = (mid >= WINDOW[0]) & (mid <= WINDOW[1])
+        label = name if name == "reference" else (
+            f"{name} (max |dV| {max(numbers['methods'][name]['max_velocity_error']):.1e} m/s)")
+        for i, axis in enumerate("xy"):
+            axes[0, i].plot(ts[keep], np.asarray(traj.ys[keep, 2 + i]), color=color, lw=lw, label=label)
+            axes[1, i].plot(mid[keep_mid], acc[keep_mid, i], color=color, lw=lw)
+            axes[0, i].set(ylabel=f"relative velocity V_{axis} (m/s)", title=f"{axis} direction")
+            axes[1, i].set(xlabel="t (s)", ylabel=f"block acceleration u''_{axis} (m/s^2)")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"Paper 003 validation case (m = 1 kg, mu = {numbers['mu']}, dt = {numbers['dt'] * 1e3:g} ms, "
+                 f"k_t = {numbers['k_t']:g} N/m); reference: Moreau-Jean at {numbers['reference_dt']:.1e} s")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

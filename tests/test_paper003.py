@@ -202,3 +202,24 @@ def test_quake_methods():
         jf.quake_response(motion, MU, method="abaqus")
     with pytest.raises(ValueError, match="exact=True means"):
         jf.quake_response(motion, MU, exact=True, method="quinn")
+
+
+def test_reproduce_na2d_cli(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    figure = tmp_path / "na2d.png"
+    result = CliRunner().invoke(main, ["reproduce", "na2d", "--json", "--t1", "0.5", "--figure", str(figure)])
+    assert result.exit_code == 0, result.output
+    numbers = json.loads(result.output)
+    methods = numbers["methods"]
+    assert figure.stat().st_size > 10_000
+    assert max(methods["moreau-jean"]["max_velocity_error"]) < 5e-4 > max(methods["quinn"]["max_velocity_error"])
+    assert max(methods["na-eltawil"]["max_velocity_error"]) > 1e-3  # V_y held at 0 after it crosses
+    assert methods["na-eltawil"]["case_fractions"]["2.2"] > 0.1
+    assert min(methods["griffin-spring"]["acceleration_extrema"]) > 3 * max(methods["moreau-jean"]["acceleration_extrema"])
+    bad = CliRunner().invoke(main, ["reproduce", "na2d", "--dt", "0"])
+    assert bad.exit_code != 0 and "dt" in bad.output

@@ -108,6 +108,31 @@ def quinn_fig11_command(dt, t1, figure, as_json):
         ])
 
 
+@reproduce.command("na2d", short_help="Paper 003 Fig 2: 2-D block, four friction models on one transition")
+@click.option("--dt", default=2e-4, show_default=True, help="Step of the four models (paper: 0.2 ms).")
+@click.option("--t1", default=3.0, show_default=True, help="End time (s).")
+@click.option("--figure", default="jaxfriction-out/na2d.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def na2d_command(dt, t1, figure, as_json):
+    """Paper 003 Fig. 2: Quinn, Griffin's spring, Na et al. and Moreau-Jean against exact Coulomb."""
+    from .._plots import plot_na2d
+    from .._reproduce import na2d
+
+    with jax.enable_x64(True):
+        try:
+            numbers, trajectories = na2d(dt=dt, t1=t1)
+        except ValueError as exc:
+            _fail(exc)
+        plot = lambda: plot_na2d(numbers, trajectories, figure)  # noqa: E731
+        _report(numbers, figure, as_json, plot, [
+            *(f"{name:15s} max velocity error x {r['max_velocity_error'][0]:.2e} y {r['max_velocity_error'][1]:.2e} "
+              f"m/s, acceleration extrema {r['acceleration_extrema']}, stick fraction {r['stick_fraction']:.3f}"
+              for name, r in numbers["methods"].items()),
+            f"reference: acceleration extrema {numbers['reference_acceleration_extrema']}, stick fraction "
+            f"{numbers['reference_stick_fraction']:.3f}",
+        ])
+
+
 @reproduce.command("awrejcewicz", short_help="Paper 002 Figs 3-5: disc on a driving disc, bifurcation and Lyapunov exponent")
 @click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
 @click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")
