@@ -263,7 +263,7 @@ def test_gradient_from_rest_at_zero_slip_is_finite():
     assert np.isfinite(float(g))
 
 
-def test_stiff_lugre_needs_an_implicit_solver():
+def test_stiff_lugre_needs_an_adaptive_or_implicit_solver():
     # default bristles (sigma0 = 1e5 N/m): relaxation rate sigma0 |v| / g ~ 1e5 / s at v = 1.
     # Measured: RK4 dt = 1e-3 ends non-finite (status 1), dt = 1e-4 has an energy residual of
     # 0.98; Kvaerno5 1.8e-8 (4.7 s), Tsit5 (adaptive, explicit) 3.9e-10 (1.8 s), rtol 1e-8

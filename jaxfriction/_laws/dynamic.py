@@ -26,6 +26,7 @@ Shapes: ``v`` is ``(...)`` (a scalar for one contact), ``z`` is ``(..., n_state)
 from __future__ import annotations
 
 import abc
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -71,7 +72,14 @@ class AbstractDynamicLaw(eqx.Module):
     around divisions, roots and powers: :func:`safe_power`,
     :func:`~jaxfriction._laws.base.safe_divide`). :func:`jaxfriction.testing.check_dynamic_law`
     tests the contract.
+
+    Class attributes ``vector`` (False: scalar slip) and ``keeps_coulomb_structure`` (False:
+    no force balance at zero slip) answer the questions observables and workflows ask of
+    static laws.
     """
+
+    vector: ClassVar[bool] = False
+    keeps_coulomb_structure: ClassVar[bool] = False
 
     def __check_init__(self):
         check_constraints(self)
@@ -101,6 +109,10 @@ class AbstractDynamicLaw(eqx.Module):
     def stored_energy(self, z, normal):
         """Energy stored in the contact's internal springs (J), ``(...)``; default 0."""
         return jnp.zeros(jnp.shape(z)[:-1])
+
+    def stick_band(self):
+        """0: a dynamic law has no stick band (its sticking is elastic, in the state)."""
+        return 0.0
 
     def bound(self, v, normal):
         """Largest force magnitude the law can return at slip velocity ``v`` (N), or None
