@@ -7,7 +7,10 @@ line). The library's own laws and systems pass them (``tests/test_contracts.py``
 >>> from jaxfriction.testing import check_law
 >>> check_law(jf.Quinn(mu=0.5, eps=0.02))  # raises AssertionError naming what fails
 
-Both functions raise ``AssertionError`` listing every property that fails, and return
+:func:`check_dynamic_law` does the same for laws with internal state
+(:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan, rate-and-state).
+
+The functions raise ``AssertionError`` listing every property that fails, and return
 None when all hold. Run them with JAX's 64-bit mode on, as the tests do (the tolerances
 are float64's).
 """
@@ -25,6 +28,7 @@ from ._checks import constraints_hold
 from ._integrate.simulate import simulate
 from ._integrate.trajectory import Trajectory
 from ._laws.base import AbstractFrictionLaw
+from ._laws.dynamic import AbstractDynamicLaw, friction_power
 from ._laws.vector import project_to_disc
 from ._observables.energy import relative_energy_residual
 from ._paths import get_parameter, scalar_parameter_paths, set_parameters
@@ -133,6 +137,85 @@ def check_law(law, normal=1.0, *, atol=1e-12):
         if not np.all(np.isfinite(out["d_p"][path])):
             problems.append(f"non-finite derivative with respect to {path}")
     _fail(f"{type(law).__name__}", problems)
+
+
+@eqx.filter_jit
+def _probe_dynamic_law(law, v, z, normal, params):
+    """Everything :func:`check_dynamic_law` tests, in one compiled call."""
+    def outputs(p, v, z):
+        f, power, z_dot = friction_power(set_parameters(law, p), v, z, normal)
+        return f, z_dot, power
+
+    f, z_dot, power = jax.vmap(outputs, in_axes=(None, 0, 0))(params, v, z)
+    d_vz = jax.vmap(jax.jacfwd(lambda v, z: outputs(params, v, z)[:2], argnums=(0, 1)))(v, z)
+    d_p = jax.vmap(jax.jacfwd(lambda p, v, z: outputs(p, v, z)[:2]), in_axes=(None, 0, 0))(params, v, z) \
+        if params else {}
+    bound = law.bound(v, normal)
+    return {"force": f, "rate": z_dot, "power": power, "d_vz": d_vz, "d_p": d_p,
+            "bound": jnp.full_like(f, jnp.inf) if bound is None else bound}
+
+
+def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
+    """Check the contract of a law with internal state (:class:`~jaxfriction.AbstractDynamicLaw`).
+
+    Properties, at every pair of a slip velocity (zero, +-1e-12 and ``speeds``) and a state
+    (``init_state()`` and ``states``, e.g. springs on their slip limits):
+
+    - ``n_state`` is an int and ``init_state()`` has shape ``(n_state,)``;
+    - ``force``, ``state_rate`` and the dissipated power (``-f v - d/dt stored_energy``) are
+      finite with shapes ``()``, ``(n_state,)``, ``()``; the force is 0-dimensional per contact;
+    - bound (when ``law.bound`` is not None): ``|f| <= law.bound(v, N)`` (``atol``);
+    - finite derivatives of the force and the rate with respect to ``v``, ``z`` and every
+      parameter leaf (forward mode), zero slip and states on bounds included;
+    - the law's ``constraints()`` hold for its own parameters.
+
+    Args:
+        law: the law.
+        normal: the normal force probed (N).
+        states: extra states to probe, ``(k, n_state)``.
+        speeds: slip velocities to probe besides 0 and +-1e-12 (default ``+-1e-3, +-1``).
+        atol: tolerance of the bound (N).
+
+    Raises:
+        AssertionError: listing every failing property.
+    """
+    if not isinstance(law, AbstractDynamicLaw):
+        raise AssertionError(f"{law!r} is not an AbstractDynamicLaw")
+    problems = []
+    if not bool(constraints_hold(law)):
+        problems.append("its constraints() do not hold for its own parameters")
+    n = law.n_state
+    if not isinstance(n, (int, np.integer)):
+        problems.append(f"n_state must be a Python int, got {n!r}")
+    z0 = jnp.asarray(law.init_state(), dtype=float)
+    if z0.shape != (n,):
+        problems.append(f"init_state() has shape {z0.shape}, expected ({n},)")
+        _fail(type(law).__name__, problems)
+    zs = z0[None] if states is None else jnp.concatenate([z0[None], jnp.reshape(jnp.asarray(states, float), (-1, n))])
+    speeds = (1e-3, 1.0) if speeds is None else speeds
+    vs = np.array(sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (1e-12, *speeds))}))
+    grid_v = jnp.asarray(np.repeat(vs, zs.shape[0]))
+    grid_z = jnp.tile(zs, (len(vs), 1))
+    paths = scalar_parameter_paths(law)
+    params = {p: jnp.asarray(get_parameter(law, p), float) for p in paths}
+    out = jax.device_get(_probe_dynamic_law(law, grid_v, grid_z, normal, params))
+    if out["force"].shape != grid_v.shape or out["rate"].shape != grid_z.shape:
+        problems.append(f"shapes: force {out['force'].shape}, rate {out['rate'].shape} for v {grid_v.shape}, "
+                        f"z {grid_z.shape}")
+    for name in ("force", "rate", "power"):
+        if not np.all(np.isfinite(out[name])):
+            problems.append(f"non-finite {name}")
+    over = np.abs(out["force"]) - out["bound"]
+    if np.any(over > atol):
+        i = int(np.argmax(over))
+        problems.append(f"bound: |f| = {abs(out['force'][i])} > bound {out['bound'][i]} at v = {grid_v[i]}, "
+                        f"z = {grid_z[i]}")
+    if not all(np.all(np.isfinite(d)) for d in jax.tree_util.tree_leaves(out["d_vz"])):
+        problems.append("non-finite derivative with respect to v or z")
+    for path in paths:
+        if not all(np.all(np.isfinite(d[path])) for d in out["d_p"]):
+            problems.append(f"non-finite derivative with respect to {path}")
+    _fail(type(law).__name__, problems)
 
 
 def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):

@@ -8,12 +8,25 @@ import jax.numpy as jnp
 import pytest
 
 import jaxfriction as jf
-from jaxfriction.testing import check_law, check_system
+from jaxfriction.testing import check_dynamic_law, check_law, check_system
 
 LAWS = [jf.Coulomb(0.5), jf.StaticKineticCoulomb(0.6, 0.4), jf.ViscousCoulomb(0.5, 0.2), jf.Karnopp(0.6, 0.01, 0.4),
         jf.VelocityLimited(0.5, 0.02), jf.Quinn(0.5, 0.02), jf.StaticKineticQuinn(0.6, 0.4, 0.02),
         jf.Threlfall(0.5, 0.05, 0.1), jf.Awrejcewicz(0.5, 3.0, 0.02), jf.Stribeck(0.6, 0.4, 0.1, 2.0),
         jf.VectorCoulomb(0.3, 0.1), jf.VectorQuinn(0.3, 1e-3), jf.VectorThrelfall()]
+
+_SEGALMAN = jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=16)
+_ELEMENTS = _SEGALMAN.elements()
+DYNAMIC_LAWS = [  # law, extra states (springs on their limits, bristles beyond steady state)
+    (jf.LuGre(), [[1.5e-5], [-2e-5]]),
+    (jf.LuGre(v_d=1e-3), [[1.5e-5], [-2e-5]]),
+    (jf.Dahl(alpha=0.5), [[1e-3], [-1e-3]]),
+    (jf.Dahl(alpha=2.0), [[1e-3], [-1e-3]]),
+    (jf.Iwan(jnp.array([1.0, 2.0]), jnp.array([0.1, 0.3])), [[0.1, 0.15], [-0.1, -0.15]]),
+    (_SEGALMAN, [_ELEMENTS[1] / _ELEMENTS[0], -_ELEMENTS[1] / _ELEMENTS[0]]),
+    (jf.RateState(), [[5.0], [-5.0]]),
+    (jf.RateState(evolution="slip"), [[5.0], [-5.0]]),
+]
 
 SHAKE = jf.Harmonic(jnp.array([3.0, 2.0]), 6.0)
 SYSTEMS = {  # system, energy tolerance (switch models and discontinuous springs are O(dt))
@@ -25,12 +38,23 @@ SYSTEMS = {  # system, energy tolerance (switch models and discontinuous springs
     "block": (jf.BlockOnShakingFloor(law=jf.VectorQuinn(0.3, 0.01), ground=SHAKE), 1e-6),
     "griffin": (jf.GriffinSpringBlock(ground=SHAKE, k_t=4000.0), 1e-4),
     "leine": (jf.LeineSwitchDisc(), 1e-3),
+    "lugre-oscillator": (jf.Oscillator(law=jf.LuGre(sigma0=200.0, sigma1=5.0, mu_c=0.3, mu_s=0.5, v_s=0.1),
+                                       force=jf.Harmonic(0.8, 0.5)), 1e-6),
+    "iwan-oscillator": (jf.Oscillator(law=jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=8),
+                                      force=jf.Harmonic(0.8, 0.5)), 1e-5),
+    "rate-state-slider": (jf.Oscillator(law=jf.RateState(a=0.01, b=0.015, D_c=0.01, mu_0=0.3, V_0=1.0),
+                                        surface=jf.Constant(1.0)), 1e-6),
 }
 
 
 @pytest.mark.parametrize("law", LAWS, ids=lambda law: type(law).__name__)
 def test_every_law_passes(law):
     check_law(law)
+
+
+@pytest.mark.parametrize("law, states", DYNAMIC_LAWS, ids=lambda x: type(x).__name__ if not isinstance(x, list) else "")
+def test_every_dynamic_law_passes(law, states):
+    check_dynamic_law(law, states=states, speeds=(1e-6, 1e-3, 1.0))
 
 
 @pytest.mark.parametrize("name", SYSTEMS)
@@ -60,6 +84,13 @@ def test_the_checks_catch_broken_code():
 
     with pytest.raises(AssertionError, match="non-finite derivative"):
         check_law(Kinked(0.5, 0.02))
+
+    class Unbounded(jf.Dahl):  # its derivative in v is infinite at zero slip
+        def state_rate(self, v, z, normal):
+            return (jnp.sqrt(jnp.abs(v)) + 0.0 * z[..., 0])[..., None]
+
+    with pytest.raises(AssertionError, match="non-finite derivative with respect to v or z"):
+        check_dynamic_law(Unbounded())
 
     class Creator(jf.Oscillator):  # its work integral misses the drive's power
         def rates(self, t, y):

@@ -69,3 +69,19 @@ __all__ += [
     "vector_quinn",
     "vector_threlfall",
 ]
+
+from .dahl import Dahl  # noqa: E402
+from .dynamic import AbstractDynamicLaw, drive_law  # noqa: E402
+from .iwan import Iwan, SegalmanIwan  # noqa: E402
+from .lugre import LuGre  # noqa: E402
+from .rate_state import RateState  # noqa: E402
+
+__all__ += [
+    "AbstractDynamicLaw",
+    "Dahl",
+    "Iwan",
+    "LuGre",
+    "RateState",
+    "SegalmanIwan",
+    "drive_law",
+]

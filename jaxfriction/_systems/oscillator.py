@@ -11,6 +11,7 @@ from .._checks import check_real, is_static_zero, nonnegative, positive
 from .._forcing.drives import AbstractDrive, Constant, Harmonic
 from .._laws.awrejcewicz import Awrejcewicz
 from .._laws.base import AbstractFrictionLaw
+from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .base import AbstractFrictionSystem, Rates
 
 
@@ -18,8 +19,12 @@ def _zero_drive(drive) -> bool:
     return isinstance(drive, Constant) and is_static_zero(drive.value)
 
 
-def check_law(law, vector: bool):
-    """Raise ValueError naming ``law`` unless it is a friction law of the right dimension."""
+def check_law(law, vector: bool, dynamic: bool = False):
+    """Raise ValueError naming ``law`` unless it is a friction law of the right dimension
+    (``dynamic``: a law with internal state, :class:`~jaxfriction.AbstractDynamicLaw`, is
+    accepted too)."""
+    if dynamic and isinstance(law, AbstractDynamicLaw):
+        return
     if not isinstance(law, AbstractFrictionLaw):
         raise ValueError(f"law must be a jaxfriction friction law, got {law!r}")
     if law.vector != vector:
@@ -38,6 +43,14 @@ class Oscillator(AbstractFrictionSystem):
     "the value of the friction force necessary to balance the gross force"). Power of the
     drives: ``F(t) x' + f v_s(t)`` (the surface's motor supplies ``f v_s``). State ``[x, x',
     E_friction, E_damping, W_input]``.
+
+    Dynamic laws (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan, rate-and-state)
+    are accepted as well: the law's ``n_state`` internal variables become the system's
+    internal block ``z`` (state ``[x, x', z, E_friction, E_damping, W_input]``, starting at
+    ``law.init_state()``), the friction force is ``law.force(x' - v_s, z, N)``, the energy
+    stored in the law's springs is part of :meth:`mechanical_energy` and ``E_friction``
+    integrates only the dissipated power ``-f (x' - v_s) - d/dt stored`` (exact balance).
+    The force balance ``f_eq`` is still reported but the law does not use it.
 
     The systems of the source papers are this class with other drives:
 
@@ -59,7 +72,7 @@ class Oscillator(AbstractFrictionSystem):
     cost about 30 % of a sweep).
 
     Args:
-        law: a scalar friction law.
+        law: a scalar friction law or a dynamic law.
         force: drive ``F(t)`` (N); default none.
         surface: drive ``v_s(t)`` (m/s); default a fixed floor.
         mass: ``m > 0`` (kg).
@@ -74,7 +87,7 @@ class Oscillator(AbstractFrictionSystem):
 
     n_dof = 1
 
-    law: AbstractFrictionLaw
+    law: AbstractFrictionLaw | AbstractDynamicLaw
     force: AbstractDrive = Constant(0.0)
     surface: AbstractDrive = Constant(0.0)
     mass: float = 1.0
@@ -83,7 +96,7 @@ class Oscillator(AbstractFrictionSystem):
     normal: float = 1.0
 
     def __check_init__(self):
-        check_law(self.law, vector=False)
+        check_law(self.law, vector=False, dynamic=True)
         for name in ("force", "surface"):
             if not isinstance(getattr(self, name), AbstractDrive):
                 raise ValueError(f"{name} must be a jaxfriction drive (Constant, Harmonic, ...), "
@@ -92,6 +105,20 @@ class Oscillator(AbstractFrictionSystem):
     def constraints(self):
         return (positive("mass", self.mass), nonnegative("stiffness", self.stiffness),
                 nonnegative("damping", self.damping), nonnegative("normal", self.normal))
+
+    @property
+    def dynamic(self) -> bool:
+        """True when the law carries internal state (:class:`~jaxfriction.AbstractDynamicLaw`)."""
+        return isinstance(self.law, AbstractDynamicLaw)
+
+    @property
+    def n_internal(self) -> int:
+        """The law's ``n_state`` for a dynamic law, else 0."""
+        return self.law.n_state if self.dynamic else 0
+
+    def initial_internal(self):
+        """The law's ``init_state()`` for a dynamic law (relaxed springs), else ``(0,)``."""
+        return jnp.asarray(self.law.init_state(), dtype=float) if self.dynamic else jnp.zeros(0)
 
     def external_force(self, t):
         """Prescribed force ``F(t)`` on the body (N)."""
@@ -118,10 +145,14 @@ class Oscillator(AbstractFrictionSystem):
         if not isinstance(self.surface, Constant):
             f_eq = self.mass * self.surface_acceleration(t) + f_eq
         slip = v if _zero_drive(self.surface) else v - self.surface_velocity(t)
+        if self.dynamic:
+            return nonfriction, f_eq, slip, self.law.force(slip, y[2 : 2 + self.n_internal], self.normal)
         return nonfriction, f_eq, slip, self.law(slip, f_eq, self.normal)
 
     def rates(self, t, y):
         v = y[1]
+        if self.dynamic:
+            return self._dynamic_rates(t, y)
         nonfriction, _, slip, f = self._forces(t, y)
         work = 0.0 if _zero_drive(self.force) else self.external_force(t) * v
         if not _zero_drive(self.surface):
@@ -129,8 +160,26 @@ class Oscillator(AbstractFrictionSystem):
         damping = 0.0 if is_static_zero(self.damping) else self.damping * v * v
         return Rates(v, (nonfriction + f) / self.mass, -f * slip, work, damping)
 
+    def _dynamic_rates(self, t, y):
+        x, v, z = y[0], y[1], y[2 : 2 + self.n_internal]
+        nonfriction = 0.0 if _zero_drive(self.force) else self.external_force(t)
+        if not is_static_zero(self.stiffness):
+            nonfriction = nonfriction - self.stiffness * x
+        if not is_static_zero(self.damping):
+            nonfriction = nonfriction - self.damping * v
+        slip = v if _zero_drive(self.surface) else v - self.surface_velocity(t)
+        f, dissipated, z_dot = friction_power(self.law, slip, z, self.normal)
+        work = 0.0 if _zero_drive(self.force) else self.external_force(t) * v
+        if not _zero_drive(self.surface):
+            work = work + f * self.surface_velocity(t)
+        damping = 0.0 if is_static_zero(self.damping) else self.damping * v * v
+        return Rates(v, (nonfriction + f) / self.mass, dissipated, work, damping, internal=z_dot)
+
     def mechanical_energy(self, y):
-        return 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
+        energy = 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
+        if self.dynamic:
+            energy = energy + self.law.stored_energy(y[..., 2 : 2 + self.n_internal], self.normal)
+        return energy
 
     def friction_force(self, t, y):
         return self._forces(t, y)[3]

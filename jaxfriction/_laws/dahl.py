@@ -1,0 +1,65 @@
+"""Dahl's friction model (Dahl 1968, 1976), with its exponent."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._checks import nonnegative, positive
+from .base import safe_divide
+from .dynamic import AbstractDynamicLaw, safe_power
+
+
+class Dahl(AbstractDynamicLaw):
+    """Dahl's model: friction as a hysteretic function of displacement (one state).
+
+    Dahl 1968 (Aerospace Corp. report TOR-158(3107-18)) and Dahl 1976 (AIAA J. 14(9):1675),
+    in the form of Olsson et al. 1998 (Eur. J. Control 4:176, eq. 7)::
+
+        dF/dx = sigma (1 - (F / F_c) sgn(v))^alpha,   F_c = mu N,
+
+    written with the state ``z = F / sigma`` (m, the deflection of an equivalent spring)::
+
+        z' = v (1 - sigma z sgn(v) / F_c)^alpha,      F = sigma z,
+
+    and the friction force on the body ``f = -F``. ``sigma`` is the rest stiffness (N/m), the
+    slope of the force-displacement curve at zero force; ``|F| -> F_c`` in steady sliding.
+    From ``|F| <= F_c`` the force stays there (the base of the power is clipped at 0, so
+    non-integer ``alpha`` stay real). ``alpha = 1`` gives the exponential approach
+    ``F = F_c - (F_c - F_0) exp(-sigma (x - x_0) / F_c)`` (loading branch); in general the
+    branch solves ``u^(1 - alpha) = u_0^(1 - alpha) + (alpha - 1) sigma (x - x_0) / F_c``
+    with ``u = 1 - F sgn(v) / F_c``. The equivalent spring stores ``sigma z^2 / 2`` and the
+    dissipated power ``sigma z v (1 - (1 - sigma z sgn(v) / F_c)^alpha)`` is >= 0 for ``|F|
+    <= F_c`` (the model is passive).
+
+    Args:
+        sigma: rest stiffness > 0 (N/m).
+        mu: Coulomb coefficient >= 0 (``F_c = mu N``).
+        alpha: exponent > 0 (Dahl: 1 for ductile, about 2 for brittle materials;
+            ``alpha < 1`` has infinite slope at ``|F| = F_c``).
+
+    Raises:
+        ValueError: parameters out of range or non-finite.
+    """
+
+    sigma: float = 1e3
+    mu: float = 1.0
+    alpha: float = 1.0
+
+    n_state = 1
+
+    def constraints(self):
+        return (positive("sigma", self.sigma), nonnegative("mu", self.mu), positive("alpha", self.alpha))
+
+    def state_rate(self, v, z, normal):
+        ratio = safe_divide(self.sigma * z[..., 0], self.mu * normal)
+        base = jnp.maximum(1.0 - ratio * jnp.sign(v), 0.0)
+        return (v * safe_power(base, self.alpha))[..., None]
+
+    def force(self, v, z, normal):
+        return -self.sigma * z[..., 0] + 0.0 * v
+
+    def stored_energy(self, z, normal):
+        return 0.5 * self.sigma * z[..., 0] ** 2
+
+    def bound(self, v, normal):
+        return self.mu * normal + 0.0 * v

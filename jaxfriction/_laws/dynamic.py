@@ -1,0 +1,180 @@
+"""The interface of dynamic friction laws: laws with internal state (issue 13).
+
+A dynamic law has ``n_state`` internal variables ``z`` per contact (bristle deflection,
+spring elongations of Jenkins elements, the log state of rate-and-state friction) that
+evolve by ``dz/dt = law.state_rate(v, z, normal)``; the friction force on the body is
+``f = law.force(v, z, normal)``. It is a function of the slip velocity and the state only:
+the force balance ``f_eq`` of the static laws (:class:`~jaxfriction.AbstractFrictionLaw`)
+plays no part, which is why a dynamic law is not a static law with an extra argument but
+its own base class (a system asks ``isinstance(law, AbstractDynamicLaw)`` once, at trace
+time, and carries the states in its internal block ``z``).
+
+Energy. ``law.stored_energy(z, normal)`` is the energy held by the contact's internal
+springs (J). A system counts it in its mechanical energy and integrates only the
+dissipated part,
+
+    ``P_friction = -f v - d/dt stored_energy(z) = -f v - grad_z stored . z'``,
+
+so the energy balance ``W_input = Delta E_mech + E_friction + E_damping`` holds to the
+integrator's accuracy for every law (:func:`friction_power`).
+
+Shapes: ``v`` is ``(...)`` (a scalar for one contact), ``z`` is ``(..., n_state)`` and
+``normal`` broadcasts against ``v``; the force and the stored energy are ``(...)``, the rate
+``(..., n_state)``.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._checks import check_constraints
+
+
+def safe_power(x, p):
+    """``x ** p`` for ``x >= 0`` with finite derivatives in ``x`` and ``p`` at ``x = 0``.
+
+    ``0 ** p`` is 0 (``p > 0``); the derivative in ``p`` there (``x^p ln x``) is 0, its limit,
+    instead of ``0 * -inf = nan``.
+
+    Args:
+        x: array ``>= 0`` (negative entries are treated as 0).
+        p: exponent ``> 0`` (broadcasts against ``x``).
+
+    Returns:
+        Array of the broadcast shape.
+    """
+    ok = x > 0
+    return jnp.where(ok, jnp.where(ok, x, 1.0) ** p, 0.0)
+
+
+class AbstractDynamicLaw(eqx.Module):
+    """Base class of friction laws with internal state: ``f = law.force(v, z, normal)``.
+
+    Subclasses are final equinox modules whose fields are the law's parameters (pytree
+    leaves, so ``"law.sigma0"`` is a path for sweep, fit and sensitivity) and implement:
+
+    - ``n_state``: internal variables per contact (a Python int, fixed by the law's
+      structure or the length of its element arrays);
+    - ``init_state()``: the state of a relaxed contact, ``(n_state,)``;
+    - ``state_rate(v, z, normal)``: ``dz/dt``, ``(..., n_state)``;
+    - ``force(v, z, normal)``: friction force on the body (N), opposing the slip;
+    - ``stored_energy(z, normal)``: energy in the internal springs (J), 0 for laws
+      without elastic state;
+    - ``constraints()``: the parameters' valid ranges, as for static laws (checked when
+      the law is built, flagged per lane in sweeps).
+
+    Gradients must stay finite at ``v = 0`` and with ``z`` on any bound (double ``where``
+    around divisions, roots and powers: :func:`safe_power`,
+    :func:`~jaxfriction._laws.base.safe_divide`). :func:`jaxfriction.testing.check_dynamic_law`
+    tests the contract.
+
+    Class attributes ``vector`` (False: scalar slip) and ``keeps_coulomb_structure`` (False:
+    no force balance at zero slip) answer the questions observables and workflows ask of
+    static laws.
+    """
+
+    vector: ClassVar[bool] = False
+    keeps_coulomb_structure: ClassVar[bool] = False
+
+    def __check_init__(self):
+        check_constraints(self)
+
+    def constraints(self):
+        """The parameters' valid ranges, a sequence of :class:`~jaxfriction.Constraint`."""
+        return ()
+
+    @property
+    @abc.abstractmethod
+    def n_state(self) -> int:
+        """Internal variables per contact (a Python int)."""
+
+    def init_state(self):
+        """State of a relaxed contact, ``(n_state,)``: zeros (unloaded springs)."""
+        return jnp.zeros(self.n_state)
+
+    @abc.abstractmethod
+    def state_rate(self, v, z, normal):
+        """``dz/dt`` at slip velocity ``v`` (m/s), state ``z`` ``(..., n_state)``, normal
+        force ``normal`` (N); returns ``(..., n_state)``."""
+
+    @abc.abstractmethod
+    def force(self, v, z, normal):
+        """Friction force on the body (N), ``(...)``; it opposes the slip velocity ``v``."""
+
+    def stored_energy(self, z, normal):
+        """Energy stored in the contact's internal springs (J), ``(...)``; default 0."""
+        return jnp.zeros(jnp.shape(z)[:-1])
+
+    def stick_band(self):
+        """0: a dynamic law has no stick band (its sticking is elastic, in the state)."""
+        return 0.0
+
+    def bound(self, v, normal):
+        """Largest force magnitude the law can return at slip velocity ``v`` (N), or None
+        when the law has no bound of its own (rate-and-state)."""
+        return None
+
+
+def friction_power(law, v, z, normal):
+    """Power dissipated by a dynamic law, ``-f v - d/dt stored_energy`` (W), and ``dz/dt``.
+
+    Args:
+        law: an :class:`AbstractDynamicLaw`.
+        v: slip velocity ``(...)`` (m/s).
+        z: state ``(..., n_state)``.
+        normal: normal force (N), broadcasting against ``v``.
+
+    Returns:
+        ``(force (...), power (...), z_dot (..., n_state))``.
+    """
+    z_dot = law.state_rate(v, z, normal)
+    f = law.force(v, z, normal)
+    stored_rate = jax.jvp(lambda s: law.stored_energy(s, normal), (z,), (z_dot,))[1]
+    return f, -f * v - stored_rate, z_dot
+
+
+def drive_law(law, velocity, ts, normal=1.0, z0=None):
+    """Drive a dynamic law with a prescribed slip velocity: states and forces on a grid.
+
+    Classical RK4 on the grid ``ts`` for ``dz/dt = law.state_rate(velocity(t), z, normal)``
+    (the contact of a body whose motion is prescribed: a displacement-controlled test).
+    The stages of a step are taken inside ``[t_i, t_{i+1})``, the last one a rounding unit
+    before ``t_{i+1}``, so a velocity that jumps at grid points (a triangular displacement, a
+    velocity step) is integrated to RK4's order when ``velocity`` takes its new value from the
+    jump on (``t >= t_jump``).
+
+    Args:
+        law: an :class:`AbstractDynamicLaw`.
+        velocity: ``t -> v``, the slip velocity (m/s), a JAX-traceable function of a scalar.
+        ts: grid ``(n,)`` (s), increasing.
+        normal: normal force (N).
+        z0: initial state ``(n_state,)`` (default ``law.init_state()``).
+
+    Returns:
+        ``(z (n, n_state), force (n,))``: the state and the friction force on the body at
+            every grid time.
+    """
+    ts = jnp.asarray(ts, dtype=jnp.result_type(float))
+    z0 = law.init_state() if z0 is None else jnp.asarray(z0, dtype=ts.dtype)
+
+    def rate(t, z):
+        return law.state_rate(velocity(t), z, normal)
+
+    def step(z, interval):
+        t, h = interval
+        k1 = rate(t, z)
+        k2 = rate(t + h / 2, z + h / 2 * k1)
+        k3 = rate(t + h / 2, z + h / 2 * k2)
+        k4 = rate(jnp.nextafter(t + h, t), z + h * k3)  # the left limit at the step's end
+        z = z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return z, z
+
+    _, zs = jax.lax.scan(step, z0, (ts[:-1], jnp.diff(ts)))
+    zs = jnp.concatenate([z0[None], zs])
+    vs = jax.vmap(velocity)(ts)
+    return zs, jax.vmap(lambda v, z: law.force(v, z, normal))(vs, zs)
