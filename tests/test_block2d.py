@@ -169,6 +169,7 @@ def test_paper_003_case_quinn_smfm_and_exact():
     assert float(jf.relative_energy_residual(quinn)) < 1e-8
     # the spring's force passes a kink where it reaches the disc: RK4 is second order there
     assert float(jf.relative_energy_residual(smfm)) < 1e-4
+    assert float(jnp.max(jnp.linalg.norm(smfm.friction_force, axis=-1))) <= MU * M * G * (1 + 1e-12)
 
 
 def test_fragility_sweep_is_one_batched_call():

@@ -151,29 +151,15 @@ class Oscillator(AbstractFrictionSystem):
 
     def rates(self, t, y):
         v = y[1]
-        if self.dynamic:
-            return self._dynamic_rates(t, y)
         nonfriction, _, slip, f = self._forces(t, y)
         work = 0.0 if _zero_drive(self.force) else self.external_force(t) * v
         if not _zero_drive(self.surface):
             work = work + f * self.surface_velocity(t)
         damping = 0.0 if is_static_zero(self.damping) else self.damping * v * v
+        if self.dynamic:  # dissipation is the friction power less the rate of the stored energy
+            _, dissipated, z_dot = friction_power(self.law, slip, y[2 : 2 + self.n_internal], self.normal)
+            return Rates(v, (nonfriction + f) / self.mass, dissipated, work, damping, internal=z_dot)
         return Rates(v, (nonfriction + f) / self.mass, -f * slip, work, damping)
-
-    def _dynamic_rates(self, t, y):
-        x, v, z = y[0], y[1], y[2 : 2 + self.n_internal]
-        nonfriction = 0.0 if _zero_drive(self.force) else self.external_force(t)
-        if not is_static_zero(self.stiffness):
-            nonfriction = nonfriction - self.stiffness * x
-        if not is_static_zero(self.damping):
-            nonfriction = nonfriction - self.damping * v
-        slip = v if _zero_drive(self.surface) else v - self.surface_velocity(t)
-        f, dissipated, z_dot = friction_power(self.law, slip, z, self.normal)
-        work = 0.0 if _zero_drive(self.force) else self.external_force(t) * v
-        if not _zero_drive(self.surface):
-            work = work + f * self.surface_velocity(t)
-        damping = 0.0 if is_static_zero(self.damping) else self.damping * v * v
-        return Rates(v, (nonfriction + f) / self.mass, dissipated, work, damping, internal=z_dot)
 
     def mechanical_energy(self, y):
         energy = 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
