@@ -30,13 +30,13 @@ def stick_band_rate(system):
     Args:
         system: an :class:`~jaxfriction.Oscillator`, an
             :class:`~jaxfriction.AbstractContactSystem` or a
-            :class:`~jaxfriction.BlockOnShakingFloor` (other systems, and an oscillator with a dynamic law, have no band rate:
-            None).
+            :class:`~jaxfriction.BlockOnShakingFloor` (other systems, and systems with a
+            dynamic law, have no band rate: None).
 
     Returns:
         A scalar (traced under ``vmap``) or None.
     """
-    if isinstance(system, Oscillator) and system.dynamic:
+    if isinstance(system, (Oscillator, AbstractContactSystem)) and system.dynamic:
         return None  # a dynamic law has no stick band
     if isinstance(system, Oscillator):
         mobility, normal, zero, tangent = 1.0 / system.mass, system.normal, jnp.zeros(()), jnp.ones(())

@@ -8,6 +8,7 @@ from equinox import AbstractVar
 
 from .._checks import is_static_zero, nonnegative, positive
 from .._laws.base import AbstractFrictionLaw
+from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .base import AbstractFrictionSystem, Rates
 from .force_balance import coupled_force_balance
 from .oscillator import check_law
@@ -19,8 +20,8 @@ class AbstractContactSystem(AbstractFrictionSystem):
     The way to write your own multi-body system: a final subclass gives the physics, the
     library does the rest (force balance, coupled stick, energy integrals, Moreau-Jean):
 
-    - fields (or properties) ``law`` (one scalar law; its parameters may be ``(c,)``
-      arrays, one value per contact), ``masses`` ``(n,)`` (kg), ``normal`` ``(c,)`` normal
+    - fields (or properties) ``law`` (one scalar law, static or dynamic; its parameters may
+      be ``(c,)`` arrays, one value per contact), ``masses`` ``(n,)`` (kg), ``normal`` ``(c,)`` normal
       forces (N) and ``damping`` (``(n,)`` viscous coefficients, N s/m, or ``0.0``);
     - ``n_dof``: the number of bodies;
     - :meth:`potential_energy` ``V(q)``; spring forces are ``-grad V`` (``jax.grad``);
@@ -36,9 +37,17 @@ class AbstractContactSystem(AbstractFrictionSystem):
     law.stick_band()``) is the coupled solve of :func:`coupled_force_balance` (Quinn 2004
     Sec. 3.3); with ``W = I`` it is each contact's own. State: ``[q (n), q' (n),
     E_friction, E_damping, W_input]``.
+
+    A dynamic law (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan,
+    rate-and-state) gives every contact its own ``n_state`` internal variables, stored
+    contact by contact in the internal block ``z`` (``c n_state`` entries, state ``[q, q',
+    z, E_friction, E_damping, W_input]``); the friction force is ``law.force(z', z_c,
+    N)``, the energy in the law's springs is part of :meth:`mechanical_energy` and
+    ``E_friction`` integrates only the dissipated power. ``f_eq`` is then reported (the
+    force balance with every contact stuck) but not used.
     """
 
-    law: AbstractVar[AbstractFrictionLaw]
+    law: AbstractVar[AbstractFrictionLaw | AbstractDynamicLaw]
     masses: AbstractVar[jax.Array]
     normal: AbstractVar[jax.Array]
     damping: AbstractVar[jax.Array]
@@ -60,7 +69,7 @@ class AbstractContactSystem(AbstractFrictionSystem):
         """Velocities ``(c,)`` of the surfaces under the contacts (m/s), or None (fixed floor)."""
 
     def __check_init__(self):
-        check_law(self.law, vector=False)
+        check_law(self.law, vector=False, dynamic=True)
         n, c = self.n_dof, jnp.shape(self.normal)[0] if jnp.ndim(self.normal) else 0
         if jnp.shape(self.masses) != (n,):
             raise ValueError(f"masses must have shape ({n},), got {jnp.shape(self.masses)}")
@@ -75,7 +84,10 @@ class AbstractContactSystem(AbstractFrictionSystem):
         if not is_static_zero(self.damping) and jnp.shape(self.damping) not in ((), (n,)):
             raise ValueError(f"damping must be 0.0 or have shape ({n},), got {jnp.shape(self.damping)}")
         try:
-            out = jax.eval_shape(self.law, jnp.zeros(c), jnp.zeros(c), jnp.zeros(c))
+            if self.dynamic:
+                out = jax.eval_shape(self.law.force, jnp.zeros(c), jnp.zeros((c, self.law.n_state)), jnp.zeros(c))
+            else:
+                out = jax.eval_shape(self.law, jnp.zeros(c), jnp.zeros(c), jnp.zeros(c))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"law parameters do not match the {c} contacts: {exc}") from None
         if out.shape != (c,):
@@ -84,6 +96,27 @@ class AbstractContactSystem(AbstractFrictionSystem):
     def constraints(self):
         return (positive("masses", self.masses), nonnegative("normal", self.normal),
                 nonnegative("damping", self.damping))
+
+    @property
+    def dynamic(self) -> bool:
+        """True when the law carries internal state (:class:`~jaxfriction.AbstractDynamicLaw`)."""
+        return isinstance(self.law, AbstractDynamicLaw)
+
+    @property
+    def n_internal(self) -> int:
+        """``c n_state`` for a dynamic law (``c`` contacts), else 0."""
+        return jnp.shape(self.normal)[0] * self.law.n_state if self.dynamic else 0
+
+    def initial_internal(self):
+        """Every contact relaxed, the law's ``init_state()`` repeated, ``(c n_state,)``."""
+        if not self.dynamic:
+            return jnp.zeros(0)
+        return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), jnp.shape(self.normal)[0])
+
+    def _contact_internal(self, y):
+        """The internal block of ``y`` ``(..., state_size)`` as ``(..., c, n_state)``."""
+        z = self.internal_state(y)
+        return jnp.reshape(z, (*jnp.shape(z)[:-1], jnp.shape(self.normal)[0], self.law.n_state))
 
     @property
     def independent_contacts(self) -> bool:
@@ -129,6 +162,10 @@ class AbstractContactSystem(AbstractFrictionSystem):
         vs = self.surface_velocity(t)
         if vs is not None:
             slip, free = slip - vs, free - self.surface_acceleration(t)
+        if self.dynamic:  # reported only: the force balance with every contact stuck
+            f_eq = -free / self.delassus_diagonal() if self.independent_contacts else jnp.linalg.solve(
+                self.delassus(), -free)
+            return q, v, nonfriction, slip, f_eq, self.law.force(slip, self._contact_internal(y), self.normal)
         if self.independent_contacts:
             f_eq = -free / self.delassus_diagonal()
         else:
@@ -145,11 +182,17 @@ class AbstractContactSystem(AbstractFrictionSystem):
         if vs is not None:
             work = work + jnp.sum(f * vs)
         damping = 0.0 if is_static_zero(self.damping) else jnp.sum(self.damping * v * v)
+        if self.dynamic:  # dissipation is the friction power less the rate of the stored energy
+            _, dissipated, z_dot = friction_power(self.law, slip, self._contact_internal(y), self.normal)
+            return Rates(v, acc, jnp.sum(dissipated), work, damping, internal=jnp.reshape(z_dot, (-1,)))
         return Rates(v, acc, -jnp.sum(f * slip), work, damping)
 
     def mechanical_energy(self, y):
         n = self.n_dof
-        return 0.5 * jnp.sum(self.masses * y[..., n : 2 * n] ** 2, axis=-1) + self._potential(y[..., :n])
+        energy = 0.5 * jnp.sum(self.masses * y[..., n : 2 * n] ** 2, axis=-1) + self._potential(y[..., :n])
+        if self.dynamic:
+            energy = energy + jnp.sum(self.law.stored_energy(self._contact_internal(y), self.normal), axis=-1)
+        return energy
 
     def _potential(self, q):
         return self.potential_energy(q) if q.ndim == 1 else jax.vmap(self.potential_energy)(q)
