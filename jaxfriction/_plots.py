@@ -204,3 +204,37 @@ def plot_na2d(numbers, trajectories, path):
                  f"k_t = {numbers['k_t']:g} N/m); reference: Moreau-Jean at {numbers['reference_dt']:.1e} s")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_lugre(numbers, data, path):
+    """LuGre: the steady-state Stribeck curve (simulated against the closed form) and the
+    presliding hysteresis loop (simulated against the closed form, slope sigma0 at reversal)."""
+    from ._reproduce.lugre import steady_state_closed_form
+
+    law, p = data["law"], numbers["presliding"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
+    ax = axes[0]
+    dense = np.concatenate([-np.logspace(0, -6, 400), np.logspace(-6, 0, 400)])
+    ax.plot(dense, steady_state_closed_form(law, dense), "k-", lw=1.2,
+            label="closed form sgn(v)(F_c + (F_s - F_c) exp(-|v/v_s|^2)) + sigma2 v")
+    ax.plot(data["velocities"], data["simulated"], "o", color="C3", ms=4,
+            label=f"simulated steady states (max rel. error {numbers['steady_state']['max_relative_error']:.1e})")
+    ax.set_xscale("symlog", linthresh=1e-5)
+    ax.set(xlabel="slip velocity v (m/s)", ylabel="friction force F (N)", title="Stribeck curve (steady sliding)")
+    ax.legend(fontsize=7, loc="upper left")
+    ax = axes[1]
+    scale = 1e6
+    ax.plot(data["x"] * scale, data["force"], "C0-", lw=2, label="simulated (RK4 on z)")
+    ax.plot(data["x"] * scale, data["closed_force"], "k--", lw=1,
+            label=f"closed form, g = F_s (max dev. {p['max_deviation_from_closed_form']:.1e} of |F|)")
+    xr, fr = data["reversal"]
+    dx = np.array([-0.6, 0.0]) * p["amplitude"]
+    ax.plot((xr + dx) * scale, fr + law.sigma0 * dx, "C3:", lw=1.5, label="slope sigma0 at the reversal")
+    ax.set(xlabel="displacement x (um)", ylabel="friction force F (N)",
+           title=f"presliding loop, X = {p['amplitude'] * scale:g} um "
+                 f"(slope after reversal {p['reversal_slope_over_sigma0']:.4f} sigma0)")
+    ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle("LuGre (Canudas de Wit et al. 1995), the paper's parameters: sigma0 = 1e5 N/m, F_c = 1 N, "
+                 "F_s = 1.5 N, v_s = 1 mm/s")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -24,6 +24,8 @@ DYNAMIC_LAWS = [  # law, extra states (springs on their limits, bristles beyond 
     (jf.Dahl(alpha=2.0), [[1e-3], [-1e-3]]),
     (jf.Iwan(jnp.array([1.0, 2.0]), jnp.array([0.1, 0.3])), [[0.1, 0.15], [-0.1, -0.15]]),
     (_SEGALMAN, [_ELEMENTS[1] / _ELEMENTS[0], -_ELEMENTS[1] / _ELEMENTS[0]]),
+    (jf.MaxwellSlip(jnp.array([1e3, 3e2, 1e2]), jnp.array([0.5, 0.3, 0.2]), sigma2=0.4),
+     [[7.5e-4, 1.5e-3, 3e-3], [-7.5e-4, -1.6e-3, -2e-3]]),  # springs on and beyond their limits
     (jf.RateState(), [[5.0], [-5.0]]),
     (jf.RateState(evolution="slip"), [[5.0], [-5.0]]),
 ]

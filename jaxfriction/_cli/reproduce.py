@@ -133,6 +133,32 @@ def na2d_command(dt, t1, figure, as_json):
         ])
 
 
+@reproduce.command("lugre", short_help="LuGre 1995: Stribeck steady-state curve and presliding hysteresis loop")
+@click.option("--n-velocities", default=24, show_default=True, help="Steady-state velocities per sign (1e-5 .. 0.3 m/s).")
+@click.option("--amplitude", default=2e-6, show_default=True, help="Presliding displacement amplitude (m).")
+@click.option("--period", default=10.0, show_default=True, help="Presliding period (s).")
+@click.option("--figure", default="jaxfriction-out/lugre.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def lugre_command(n_velocities, amplitude, period, figure, as_json):
+    """LuGre (Canudas de Wit et al. 1995): steady states against the closed-form Stribeck curve, presliding loop."""
+    from .._plots import plot_lugre
+    from .._reproduce import lugre
+
+    with jax.enable_x64(True):
+        try:
+            numbers, data = lugre(n_velocities=n_velocities, amplitude=amplitude, period=period)
+        except ValueError as exc:
+            _fail(exc)
+        p = numbers["presliding"]
+        _report(numbers, figure, as_json, lambda: plot_lugre(numbers, data, figure), [
+            f"steady states: max relative error against the closed form {numbers['steady_state']['max_relative_error']:.2e}",
+            f"presliding loop X = {p['amplitude']:g} m: force amplitude {p['force_amplitude']:.6f} N, slope after "
+            f"reversal {p['reversal_slope_over_sigma0']:.6f} sigma0 (closed form "
+            f"{p['reversal_slope_closed_form_over_sigma0']:.6f}), dissipation {p['dissipation_per_cycle']:.4e} J "
+            f"(closed form {p['dissipation_per_cycle_closed_form']:.4e} J)",
+        ])
+
+
 @reproduce.command("awrejcewicz", short_help="Paper 002 Figs 3-5: disc on a driving disc, bifurcation and Lyapunov exponent")
 @click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
 @click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")

@@ -74,6 +74,7 @@ from .dahl import Dahl  # noqa: E402
 from .dynamic import AbstractDynamicLaw, drive_law  # noqa: E402
 from .iwan import Iwan, SegalmanIwan  # noqa: E402
 from .lugre import LuGre  # noqa: E402
+from .maxwell_slip import MaxwellSlip  # noqa: E402
 from .rate_state import RateState  # noqa: E402
 
 __all__ += [
@@ -81,6 +82,7 @@ __all__ += [
     "Dahl",
     "Iwan",
     "LuGre",
+    "MaxwellSlip",
     "RateState",
     "SegalmanIwan",
     "drive_law",
