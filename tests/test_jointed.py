@@ -161,3 +161,23 @@ def test_fit_segalman_parameters_from_a_hysteresis_loop():
         estimate, stderr = result.params[name], result.stderr[name]
         assert abs(estimate - value) < 3 * stderr, (name, estimate, stderr)
         assert stderr < 0.02 * max(abs(value), 0.1)  # measured rel. 0.03 % (F_S) ... 0.8 % (beta)
+
+
+def test_reproduce_iwan_cli(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    figure = tmp_path / "iwan.png"
+    result = CliRunner().invoke(main, ["reproduce", "iwan", "--json", "--n-amplitudes", "12", "--steps", "1000",
+                                       "--n-elements", "128", "--figure", str(figure)])
+    assert result.exit_code == 0, result.output
+    numbers = json.loads(result.output)
+    assert figure.stat().st_size > 10_000
+    assert numbers["fitted_slope"] == pytest.approx(numbers["segalman_slope"], abs=0.08)
+    assert 1.0 < numbers["prefactor_ratio_smallest"] < 1.1
+    assert 1.4 < numbers["macroslip_force_measured"] < numbers["macroslip_force_quasistatic"] < 1.8
+    bad = CliRunner().invoke(main, ["reproduce", "iwan", "--steps", "10"])
+    assert bad.exit_code != 0 and "steps" in bad.output
