@@ -89,6 +89,7 @@ from ._systems import (
     TwoBlocksOnBelt,
     coupled_force_balance,
     disc_on_driving_disc,
+    jointed_oscillator,
 )
 from ._templates import TEMPLATES, Template, template
 from ._workflows.gradient import (
@@ -200,6 +201,7 @@ __all__ = [
     "disc_on_driving_disc",
     "fixed_grid",
     "get_parameter",
+    "jointed_oscillator",
     "load_at2",
     "load_ground_motion",
     "load_two_column",

@@ -238,3 +238,34 @@ def plot_lugre(numbers, data, path):
                  "F_s = 1.5 N, v_s = 1 mm/s")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_iwan(numbers, curves, path):
+    """Dissipation per cycle of the jointed oscillator vs the joint's and the applied force amplitude."""
+    f, fj, d, closed = (np.asarray(curves[k]) for k in ("force", "joint_force", "dissipation", "closed_form"))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
+    ax = axes[0]
+    ax.loglog(fj, d, "o", ms=4, label="simulated (last cycle)")
+    micro = fj < 0.03 * numbers["F_S"]
+    ax.loglog(fj[micro], numbers["fitted_prefactor"] * fj[micro] ** numbers["fitted_slope"], "k-",
+              label=f"fitted power law, slope {numbers['fitted_slope']:.3f} (3 + chi = {numbers['segalman_slope']:g})")
+    ax.loglog(fj, closed, "C1--", label="Segalman's small-amplitude closed form")
+    ax.axvline(numbers["F_S"], color="grey", ls=":", label="F_S (macroslip)")
+    ax.set(xlabel="joint force amplitude F_j (N)", ylabel="dissipation per cycle D (J)",
+           title="microslip: D ~ F_j^(3 + chi)")
+    ax.legend(fontsize=8)
+    ax = axes[1]
+    ax.loglog(f, d, "o-", ms=4, label="D")
+    if numbers["macroslip_force_measured"] is not None:
+        ax.axvline(numbers["macroslip_force_measured"], color="C3", ls="--",
+                   label=f"macroslip (u = phi_max) at F = {numbers['macroslip_force_measured']:.3f} N")
+    ax.axvline(numbers["macroslip_force_quasistatic"], color="grey", ls=":",
+               label=f"quasi-static F_S + (k - m w^2) phi_max = {numbers['macroslip_force_quasistatic']:.3f} N")
+    ax.set(xlabel="applied force amplitude F (N)", ylabel="dissipation per cycle D (J)",
+           title="microslip to macroslip")
+    ax.legend(fontsize=8)
+    fig.suptitle(f"Jointed oscillator: m = {numbers['mass']:g}, k = {numbers['stiffness']:g}, Segalman joint F_S = "
+                 f"{numbers['F_S']:g}, K_T = {numbers['K_T']:g}, chi = {numbers['chi']:g}, beta = {numbers['beta']:g} "
+                 f"({numbers['n_elements']} elements), omega = {numbers['omega']:g}")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

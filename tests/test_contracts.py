@@ -46,6 +46,8 @@ SYSTEMS = {  # system, energy tolerance (switch models and discontinuous springs
                                        force=jf.Harmonic(0.8, 0.5)), 1e-6),
     "iwan-oscillator": (jf.Oscillator(law=jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=8),
                                       force=jf.Harmonic(0.8, 0.5)), 1e-5),
+    "jointed-oscillator": (jf.jointed_oscillator(jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=8, smoothing=0.1),
+                                                 force_amplitude=0.8, damping=0.05), 1e-5),
     "rate-state-slider": (jf.Oscillator(law=jf.RateState(a=0.01, b=0.015, D_c=0.01, mu_0=0.3, V_0=1.0),
                                         surface=jf.Constant(1.0)), 1e-6),
 }

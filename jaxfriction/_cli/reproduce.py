@@ -159,6 +159,33 @@ def lugre_command(n_velocities, amplitude, period, figure, as_json):
         ])
 
 
+@reproduce.command("iwan", short_help="Segalman 2005: jointed oscillator, dissipation per cycle vs force amplitude")
+@click.option("--n-amplitudes", default=25, show_default=True, help="Force amplitudes, log-spaced over [2e-3, 3] F_S.")
+@click.option("--steps", default=2000, show_default=True, help="RK4 steps per forcing period.")
+@click.option("--cycles", default=3, show_default=True, help="Forcing periods simulated (the last is measured).")
+@click.option("--n-elements", default=256, show_default=True, help="Elements of the joint's quadrature.")
+@click.option("--figure", default="jaxfriction-out/iwan.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json):
+    """Segalman's power law D ~ F^(3 + chi) and the macroslip transition of a jointed oscillator."""
+    from .._plots import plot_iwan
+    from .._reproduce import iwan
+
+    with jax.enable_x64(True):
+        try:
+            numbers, curves = iwan(n_amplitudes=n_amplitudes, steps=steps, cycles=cycles, n_elements=n_elements)
+        except ValueError as exc:
+            _fail(exc)
+        plot = lambda: plot_iwan(numbers, curves, figure)  # noqa: E731
+        _report(numbers, figure, as_json, plot, [
+            f"microslip slope {numbers['fitted_slope']:.3f} (3 + chi = {numbers['segalman_slope']:g}, "
+            f"{numbers['microslip_points']} points); D / closed form at the smallest amplitude "
+            f"{numbers['prefactor_ratio_smallest']:.3f}",
+            f"macroslip at F = {numbers['macroslip_force_measured']} N (quasi-static "
+            f"{numbers['macroslip_force_quasistatic']:.3f} N)",
+        ])
+
+
 @reproduce.command("awrejcewicz", short_help="Paper 002 Figs 3-5: disc on a driving disc, bifurcation and Lyapunov exponent")
 @click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
 @click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")

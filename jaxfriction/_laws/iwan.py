@@ -9,7 +9,7 @@ from .._checks import nonnegative, positive
 from .dynamic import AbstractDynamicLaw
 
 
-def jenkins_rate(v, z, stiffness, slip_force):
+def jenkins_rate(v, z, stiffness, slip_force, smoothing=0.0):
     """Elongation rate of Jenkins elements (linear spring in series with a Coulomb slider).
 
     ``z' = v`` while the spring force is inside the slider's limit, ``|k z| < phi``, or the
@@ -17,18 +17,41 @@ def jenkins_rate(v, z, stiffness, slip_force):
     0``). The switch is exact (no regularization): a fixed-step integrator overshoots the
     limit by at most one step's slip, and the element's force error is ``O(k |v| dt)``.
 
+    The exact switch is invisible to automatic differentiation: the slip threshold enters
+    only through *when* an element stops, so AD derivatives of a simulation in the slip
+    forces are zero (measured on the jointed oscillator: ``d D / d chi`` by AD 4e-20 against
+    -1.3e-4 by finite differences). ``smoothing = eps > 0`` replaces the switch by a ramp
+    in the normalized elongation ``w = k |z| / phi``: while loading (``v z > 0``) ``z' = v
+    clip((1 - w) / eps, 0, 1)``, so the element is elastic up to ``w = 1 - eps`` and then
+    approaches its slip force exponentially over a slip of about ``eps phi / k``. The state
+    is then a Lipschitz function of the parameters and AD derivatives agree with finite
+    differences once the step resolves the ramp (``|v| dt < eps phi / k``); a step that
+    jumps the ramp overshoots by at most one step's slip, as the exact switch does. The
+    element's force lags the exact one by at most ``eps phi`` while it yields.
+
     Args:
         v: slip velocity ``(...)`` (m/s).
         z: spring elongations ``(..., n)`` (m).
         stiffness: element stiffnesses ``k`` ``(n,)`` (N/m).
         slip_force: element slip forces ``phi`` ``(n,)`` (N).
+        smoothing: ``eps >= 0`` (a Python float; 0: the exact switch).
 
     Returns:
         ``z'`` ``(..., n)`` (m/s).
     """
     v = jnp.asarray(v)[..., None]
-    sliding = (stiffness * jnp.abs(z) >= slip_force) & (v * z > 0)
-    return jnp.where(sliding, 0.0, v + 0.0 * z)
+    if smoothing == 0.0:
+        sliding = (stiffness * jnp.abs(z) >= slip_force) & (v * z > 0)
+        return jnp.where(sliding, 0.0, v + 0.0 * z)
+    positive = slip_force > 0
+    scale = jnp.where(positive, smoothing * slip_force, 1.0)
+    gate = jnp.where(positive, jnp.clip((slip_force - stiffness * jnp.abs(z)) / scale, 0.0, 1.0), 0.0)
+    return jnp.where(v * z > 0, v * gate, v + 0.0 * z)
+
+
+def _check_smoothing(smoothing):
+    if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or not 0.0 <= smoothing < float("inf"):
+        raise ValueError(f"smoothing must be a finite Python float >= 0, got {smoothing!r}")
 
 
 class Iwan(AbstractDynamicLaw):
@@ -49,6 +72,8 @@ class Iwan(AbstractDynamicLaw):
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
         slip_force: ``phi_i`` ``(n,)`` >= 0 (N).
+        smoothing: ``eps >= 0`` (static): 0 is the exact switch, ``eps > 0`` the ramp of
+            :func:`jenkins_rate` that makes the slip forces differentiable by AD.
 
     Raises:
         ValueError: shapes that differ, values out of range.
@@ -56,8 +81,10 @@ class Iwan(AbstractDynamicLaw):
 
     stiffness: jnp.ndarray = eqx.field(converter=jnp.asarray)
     slip_force: jnp.ndarray = eqx.field(converter=jnp.asarray)
+    smoothing: float = eqx.field(default=0.0, static=True)
 
     def __check_init__(self):
+        _check_smoothing(self.smoothing)
         if jnp.ndim(self.stiffness) < 1 or jnp.shape(self.stiffness)[-1:] != jnp.shape(self.slip_force)[-1:]:
             raise ValueError("stiffness and slip_force must be arrays (n,) of the same length, got shapes "
                              f"{jnp.shape(self.stiffness)} and {jnp.shape(self.slip_force)}")
@@ -71,7 +98,7 @@ class Iwan(AbstractDynamicLaw):
         return (positive("stiffness", self.stiffness), nonnegative("slip_force", self.slip_force))
 
     def state_rate(self, v, z, normal):
-        return jenkins_rate(v, z, self.stiffness, self.slip_force)
+        return jenkins_rate(v, z, self.stiffness, self.slip_force, self.smoothing)
 
     def force(self, v, z, normal):
         return -jnp.sum(self.stiffness * z, axis=-1) + 0.0 * v
@@ -127,6 +154,9 @@ class SegalmanIwan(AbstractDynamicLaw):
         beta: weight of the atom at ``phi_max`` >= 0 (dimensionless; it sets the drop of
             stiffness at macroslip).
         n_elements: number of elements of the continuous part (static, default 256).
+        smoothing: ``eps >= 0`` (static, default 0: the exact switch); ``eps > 0`` is the
+            ramp of :func:`jenkins_rate`, needed for AD derivatives in ``F_S``, ``K_T``,
+            ``chi``, ``beta`` (fits, sensitivities): with the exact switch they are zero.
 
     Raises:
         ValueError: parameters out of range or non-finite.
@@ -137,6 +167,10 @@ class SegalmanIwan(AbstractDynamicLaw):
     chi: float = -0.5
     beta: float = 0.1
     n_elements: int = eqx.field(default=256, static=True)
+    smoothing: float = eqx.field(default=0.0, static=True)
+
+    def __check_init__(self):
+        _check_smoothing(self.smoothing)
 
     def constraints(self):
         return (positive("F_S", self.F_S), positive("K_T", self.K_T), positive("chi + 1", self.chi + 1.0),
@@ -182,7 +216,7 @@ class SegalmanIwan(AbstractDynamicLaw):
 
     def state_rate(self, v, z, normal):
         k, phi = self.elements()
-        return jenkins_rate(v, z, k, phi)
+        return jenkins_rate(v, z, k, phi, self.smoothing)
 
     def force(self, v, z, normal):
         k, _ = self.elements()

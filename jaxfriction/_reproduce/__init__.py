@@ -1,6 +1,7 @@
 """Reproductions of published results, one module per figure."""
 
 from .awrejcewicz import awrejcewicz
+from .iwan import iwan
 from .lugre import lugre
 from .na2d import na2d
 from .quinn_fig5 import quinn_fig5
@@ -9,6 +10,8 @@ from .quinn_fig9 import quinn_fig9
 from .quinn_fig11 import quinn_fig11
 
 #: Name on the command line -> function.
-REPRODUCTIONS = {"awrejcewicz": awrejcewicz, "lugre": lugre, "na2d": na2d, "quinn-fig5": quinn_fig5, "quinn-fig7": quinn_fig7, "quinn-fig9": quinn_fig9, "quinn-fig11": quinn_fig11}
+REPRODUCTIONS = {"awrejcewicz": awrejcewicz, "iwan": iwan, "lugre": lugre, "na2d": na2d, "quinn-fig5": quinn_fig5,
+                 "quinn-fig7": quinn_fig7, "quinn-fig9": quinn_fig9, "quinn-fig11": quinn_fig11}
 
-__all__ = ["REPRODUCTIONS", "awrejcewicz", "lugre", "na2d", "quinn_fig11", "quinn_fig5", "quinn_fig7", "quinn_fig9"]
+__all__ = ["REPRODUCTIONS", "awrejcewicz", "iwan", "lugre", "na2d", "quinn_fig11", "quinn_fig5", "quinn_fig7",
+           "quinn_fig9"]

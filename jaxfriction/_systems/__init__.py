@@ -6,6 +6,7 @@ from .chain import BurridgeKnopoffChain, TwoBlocksOnBelt
 from .contacts import AbstractContactSystem
 from .disc import LeineSwitchDisc
 from .force_balance import coupled_force_balance
+from .jointed import jointed_oscillator
 from .oscillator import Oscillator, disc_on_driving_disc
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "TwoBlocksOnBelt",
     "coupled_force_balance",
     "disc_on_driving_disc",
+    "jointed_oscillator",
 ]
