@@ -7,6 +7,7 @@ from .contacts import AbstractContactSystem
 from .disc import LeineSwitchDisc
 from .force_balance import coupled_force_balance
 from .oscillator import Oscillator, disc_on_driving_disc
+from .spring_slider import SpringSlider
 
 __all__ = [
     "AbstractContactSystem",
@@ -17,6 +18,7 @@ __all__ = [
     "LeineSwitchDisc",
     "Oscillator",
     "Rates",
+    "SpringSlider",
     "TwoBlocksOnBelt",
     "coupled_force_balance",
     "disc_on_driving_disc",
