@@ -119,7 +119,7 @@ class SpringSlider(AbstractFrictionSystem):
         return spring, f
 
     def rates(self, t, y):
-        stretch, v = y[0], y[1]
+        v = y[1]
         spring, f = self._forces(t, y)
         load = self.load_velocity(t)
         work = spring * load  # the load point pulls the spring's end at V
