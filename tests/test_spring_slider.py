@@ -226,3 +226,29 @@ def test_gradients_match_finite_differences():
         fd = (observable({**params, path: value + h}) - observable({**params, path: value - h})) / (2 * h)
         assert np.isfinite(float(grad[path]))
         assert float(grad[path]) == pytest.approx(float(fd), rel=1e-6, abs=1e-10), path
+
+
+def test_reproduce_rate_state_cli(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    figure = tmp_path / "rs.png"
+    result = CliRunner().invoke(main, ["reproduce", "rate-state", "--json", "--evolution", "slip", "--ratio", "0.9",
+                                       "--ratio", "1.1", "--figure", str(figure)])
+    assert result.exit_code == 0, result.output
+    numbers = json.loads(result.output)
+    step = numbers["laws"]["slip"]["step"]
+    assert step["status"] == 0 and step["energy_residual"] < 1e-11
+    assert step["peak_rise"] == pytest.approx(numbers["direct_effect"], rel=5e-3)  # measured 0.022945 vs 0.023026
+    assert step["max_gap_to_velocity_controlled"] < 2.5e-4  # measured 1.7e-4
+    stab = numbers["laws"]["slip"]["stability"]
+    assert stab["k_c"] == pytest.approx(2 * stab["k_c_quasi_static"], rel=1e-12)  # m V^2 / (N a D_c) = 1
+    for point in stab["points"]:
+        assert point["growth_rate"] == pytest.approx(point["theory_growth_rate"], rel=1e-3)
+        assert point["omega"] == pytest.approx(point["theory_omega"], rel=1e-5)
+    assert figure.stat().st_size > 10_000
+    bad = CliRunner().invoke(main, ["reproduce", "rate-state", "--e", "0", "--figure", str(tmp_path / "x.png")])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output and "e" in bad.output
