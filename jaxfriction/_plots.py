@@ -269,3 +269,53 @@ def plot_iwan(numbers, curves, path):
                  f"({numbers['n_elements']} elements), omega = {numbers['omega']:g}")
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_rate_state(numbers, data, path):
+    """Rate-and-state spring-slider: (a) velocity-step friction transients of both state laws
+    with the velocity-controlled closed forms, (b) growth rate and (c) angular frequency of
+    perturbations of steady sliding against ``k / k_c``, simulated and linear theory."""
+    from ._reproduce.rate_state import STEP, linear_theory_curve
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4), constrained_layout=True)
+    law, e, V = numbers["law"], numbers["e"], numbers["V"]
+    for i, (evolution, run) in enumerate(data["step"].items()):
+        t = run["ts"] - STEP["t_step"]
+        slip = t * e * V / law["D_c"]  # load-point slip after the step, in D_c
+        keep = slip >= -1.0
+        axes[0].plot(slip[keep], run["mu"][keep], color=f"C{i}", lw=1.4, label=f"{evolution} law, spring-slider")
+        closed = np.where(t >= 0, run["closed"], np.nan)
+        axes[0].plot(slip[keep], closed[keep], color="k", ls="--", lw=0.9,
+                     label="velocity-controlled closed form" if i == 0 else None)
+    rise = numbers["laws"][next(iter(numbers["laws"]))]["step"]
+    mu0 = rise["mu_ss_before"]
+    axes[0].axhline(mu0 + numbers["direct_effect"], color="0.5", lw=0.7, ls=":")
+    axes[0].text(0.1, mu0 + numbers["direct_effect"], "  mu_ss(V) + a ln e", va="bottom", fontsize=8)
+    axes[0].axhline(mu0 + (law["a"] - law["b"]) * np.log(e), color="0.5", lw=0.7, ls=":")
+    axes[0].set(xlabel="load-point slip after the step / D_c", ylabel="friction coefficient mu",
+                title=f"(a) velocity step V -> {e:g} V")
+    axes[0].legend(fontsize=8)
+    ratios = np.linspace(0.7, 1.35, 131)
+    rate, omega = linear_theory_curve(ratios)
+    axes[1].plot(ratios, rate, color="k", lw=1.0, label="linear theory (max Re lambda)")
+    axes[2].plot(ratios, omega, color="k", lw=1.0, label="linear theory (Im lambda)")
+    for i, (evolution, stab) in enumerate((k, v["stability"]) for k, v in numbers["laws"].items()):
+        r = [p["ratio"] for p in stab["points"]]
+        axes[1].plot(r, [p["growth_rate"] for p in stab["points"]], "o" if i == 0 else "x", color=f"C{i}", ms=7,
+                     mfc="none", label=f"simulated, {evolution} law")
+        axes[2].plot(r, [p["omega"] for p in stab["points"]], "o" if i == 0 else "x", color=f"C{i}", ms=7,
+                     mfc="none", label=f"simulated, {evolution} law")
+    stab = next(iter(numbers["laws"].values()))["stability"]
+    axes[1].axhline(0.0, color="0.5", lw=0.7)
+    axes[1].axvline(1.0, color="0.5", lw=0.7, ls=":")
+    axes[1].set(xlabel="k / k_c", ylabel="growth rate of perturbations (1/s)",
+                title=f"(b) k_c = {stab['k_c']:.3g} N/m (quasi-static {stab['k_c_quasi_static']:.3g})")
+    axes[2].axhline(stab["omega_c"], color="0.5", lw=0.7, ls=":")
+    axes[2].axvline(1.0, color="0.5", lw=0.7, ls=":")
+    axes[2].set(xlabel="k / k_c", ylabel="angular frequency (rad/s)",
+                title=f"(c) omega_c = (V/D_c) sqrt((b-a)/a) = {stab['omega_c']:.4g} rad/s")
+    axes[1].legend(fontsize=8)
+    axes[2].legend(fontsize=8)
+    fig.suptitle(f"Rate-and-state spring-slider (a = {law['a']}, b = {law['b']}, D_c = {law['D_c']} m, V = {V} m/s)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

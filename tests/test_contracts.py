@@ -50,6 +50,11 @@ SYSTEMS = {  # system, energy tolerance (switch models and discontinuous springs
                                                  force_amplitude=0.8, damping=0.05), 1e-5),
     "rate-state-slider": (jf.Oscillator(law=jf.RateState(a=0.01, b=0.015, D_c=0.01, mu_0=0.3, V_0=1.0),
                                         surface=jf.Constant(1.0)), 1e-6),
+    # mu_0 / a = 5 keeps the regularized law's slope at zero slip (the run starts at rest) in RK4's reach
+    "rate-state-spring-slider": (jf.SpringSlider(law=jf.RateState(a=0.01, b=0.015, D_c=0.01, mu_0=0.05, V_0=1.0,
+                                                                   evolution="slip"),
+                                                 load=jf.Step(1.0, 2.0, 1.0, 0.05), stiffness=2.0), 1e-6),
+    "quinn-spring-slider": (jf.SpringSlider(law=jf.Quinn(0.3, 0.02), load=jf.Constant(0.5)), 1e-6),
 }
 
 

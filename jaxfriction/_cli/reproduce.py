@@ -186,6 +186,38 @@ def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json):
         ])
 
 
+@reproduce.command("rate-state", short_help="Rate-and-state spring-slider: velocity steps and the stability diagram")
+@click.option("--e", "e", default=10.0, show_default=True, help="Velocity-step ratio (V -> e V).")
+@click.option("--ratio", "ratios", multiple=True, type=float,
+              help="k / k_c of a simulated stability point (repeatable) [default: 0.8 ... 1.25].")
+@click.option("--evolution", "evolutions", multiple=True, type=click.Choice(["aging", "slip"]),
+              help="State evolution law (repeatable) [default: both].")
+@click.option("--figure", default="jaxfriction-out/rate-state.png", show_default=True,
+              type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def rate_state_command(e, ratios, evolutions, figure, as_json):
+    """Rate-and-state friction (aging and slip laws) on a spring-slider: velocity-step transients
+    against the closed forms, perturbation growth rate and frequency against k / k_c."""
+    from .._plots import plot_rate_state
+    from .._reproduce import rate_state
+    from .._reproduce.rate_state import RATIOS
+
+    with jax.enable_x64(True):
+        try:
+            numbers, data = rate_state(e=e, ratios=ratios or RATIOS, evolutions=evolutions or ("aging", "slip"))
+        except ValueError as exc:
+            _fail(exc)
+        lines = []
+        for name, r in numbers["laws"].items():
+            step, stab = r["step"], r["stability"]
+            lines.append(f"{name:5s} step: peak rise {step['peak_rise']:.6f} (a ln e = {numbers['direct_effect']:.6f}), "
+                         f"max gap to the velocity-controlled closed form {step['max_gap_to_velocity_controlled']:.2e}")
+            lines.append(f"{name:5s} k_c = {stab['k_c']:.6g} N/m, omega_c = {stab['omega_c']:.6g} rad/s; growth rate "
+                         "simulated / theory: " + ", ".join(f"{p['ratio']:g}: {p['growth_rate']:+.4e} / "
+                                                             f"{p['theory_growth_rate']:+.4e}" for p in stab["points"]))
+        _report(numbers, figure, as_json, lambda: plot_rate_state(numbers, data, figure), lines)
+
+
 @reproduce.command("awrejcewicz", short_help="Paper 002 Figs 3-5: disc on a driving disc, bifurcation and Lyapunov exponent")
 @click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
 @click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")

@@ -1,6 +1,6 @@
 """Prescribed drives ``drive(t)``: forces, belt velocities, ground motions."""
 
-from .drives import AbstractDrive, Constant, Harmonic
+from .drives import AbstractDrive, Constant, Harmonic, Step
 from .ground_motion import (
            GroundMotion,
            combine_components,
@@ -10,4 +10,4 @@ from .ground_motion import (
 )
 
 __all__ = ["AbstractDrive", "Constant", "GroundMotion", "Harmonic", "combine_components", "load_at2",
-           "load_ground_motion", "load_two_column"]
+           "load_ground_motion", "load_two_column", "Step"]

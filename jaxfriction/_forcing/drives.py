@@ -1,4 +1,4 @@
-"""Simple analytic drives: constant and harmonic.
+"""Simple analytic drives: constant, harmonic and a (smoothed) step.
 
 A drive is an equinox module called as ``drive(t)`` that returns a scalar (units of
 whatever it drives: N for a force, m/s for a belt). Its parameters are pytree leaves, so
@@ -12,7 +12,7 @@ import abc
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._checks import check_constraints, is_static_zero, real
+from .._checks import check_constraints, is_static_zero, nonnegative, real
 
 
 class AbstractDrive(eqx.Module):
@@ -73,3 +73,45 @@ class Harmonic(AbstractDrive):
         # a literal zero phase is left out: the same numbers, one addition less per call
         angle = self.omega * t if is_static_zero(self.phase) else self.omega * t + self.phase
         return self.amplitude * jnp.sin(angle)
+
+
+class Step(AbstractDrive):
+    """A step from ``before`` to ``after`` at ``t_step``, sharp or smoothed over ``width``.
+
+    ``width == 0`` (a literal, the default) is the sharp step ``before`` for ``t < t_step``
+    and ``after`` from ``t_step`` on; ``width > 0`` is the smooth step ::
+
+        before + (after - before) (1 + tanh((t - t_step) / width)) / 2,
+
+    which a fixed-step integrator resolves with a few steps per ``width`` (a sharp step
+    inside an RK4 step costs RK4 its order; an adaptive diffrax solver finds it by step
+    rejection). The load-point velocity step ``V -> e V`` of rate-and-state experiments
+    (Dieterich 1979; Ruina 1983) is ``Step(V, e V, t_step)``.
+
+    Args:
+        before: value before the step, finite.
+        after: value after the step, finite.
+        t_step: time of the step (s), finite.
+        width: smoothing time (s), ``>= 0``.
+
+    Raises:
+        ValueError: a non-finite value or a negative width.
+    """
+
+    before: float = 0.0
+    after: float = 1.0
+    t_step: float = 0.0
+    width: float = 0.0
+
+    def constraints(self):
+        return (real("before", self.before), real("after", self.after), real("t_step", self.t_step),
+                nonnegative("width", self.width))
+
+    def __call__(self, t):
+        sharp = jnp.where(t >= self.t_step, self.after + 0.0 * t, self.before + 0.0 * t)
+        if is_static_zero(self.width):
+            return sharp
+        smooth = self.width > 0  # a traced width may still be 0: the sharp step, no 0/0
+        width = jnp.where(smooth, self.width, 1.0)
+        ramp = 0.5 * (1.0 + jnp.tanh((t - self.t_step) / width))
+        return jnp.where(smooth, self.before + (self.after - self.before) * ramp, sharp)
