@@ -256,3 +256,17 @@ def test_peak_slip_of_a_vector_contact_is_the_slip_speed():
     speed = np.max(np.linalg.norm(np.asarray(traj.ys[:, 2:4]), axis=1))
     np.testing.assert_allclose(jf.peak_slip(traj), speed, rtol=1e-12)
     assert speed > np.max(np.abs(np.asarray(traj.ys[:, 2:4]))) * 1.3  # equal components: sqrt(2) apart
+
+
+def test_a_lambda_written_again_reuses_the_compiled_lanes():
+    def sweep(offset):
+        return jf.sweep(SYSTEM, {"law.mu": [0.45, 0.5]}, t1=2.0, dt=0.01, progress=False,
+                        observables={"x": lambda traj: traj.position[-1] + offset})
+
+    first = sweep(0.0)
+    again = sweep(0.0)  # a fresh lambda with the same code and closure: no compilation
+    assert first.attrs["compile_seconds"] > 0 and again.attrs["compile_seconds"] == 0.0
+    np.testing.assert_array_equal(first["x"], again["x"])
+    shifted = sweep(1.0)  # another closure value is another program
+    assert shifted.attrs["compile_seconds"] > 0
+    np.testing.assert_allclose(shifted["x"], first["x"] + 1.0, rtol=1e-12)

@@ -122,6 +122,26 @@ def _function_digest(fn, _seen=frozenset()) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
+class _ByCode:
+    """A user function that compares and hashes by :func:`_function_digest` (code and closure
+    values), so the same observable written again (a fresh ``lambda`` in a later call) finds
+    the lane program compiled for it instead of compiling another."""
+
+    __slots__ = ("fn", "digest")
+
+    def __init__(self, fn):
+        self.fn, self.digest = fn, _function_digest(fn)
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __eq__(self, other):
+        return isinstance(other, _ByCode) and other.digest == self.digest
+
+    def __hash__(self):
+        return hash(self.digest)
+
+
 def _lane_count(grid, samples):
     sizes = [np.size(v) for v in grid.values()]
     return sizes[0] if samples else int(np.prod(sizes))
@@ -236,7 +256,7 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
         if np.ndim(get_parameter(system, path)) != 0:
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
-    lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), derive)
+    lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else _ByCode(derive))
 
     def output_dims(name, ndim):
         """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
@@ -312,8 +332,8 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             continues); several processes share a sweep after ``jax.distributed.initialize()``.
 
     The lane program is compiled once per structure (system layout, paths, observables and
-    other functions by identity, times, solver options, shapes, devices) and reused by
-    later calls. Like ``jax.jit``, a function that reads a global variable sees its value
+    ``derive`` by their code and closure values, times, solver options, shapes, devices)
+    and reused by later calls, also when a call writes the same ``lambda`` again. Like ``jax.jit``, a function that reads a global variable sees its value
     when it was first compiled: pass such values through the system or a closure. Resume
     identifies user functions by their code and closure values, not by their globals.
 
@@ -369,7 +389,8 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
 
     measure = _Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
-                      dt=None if dt is None else float(dt), observables=tuple(observables.items()))
+                      dt=None if dt is None else float(dt),
+                      observables=tuple((k, _ByCode(f)) for k, f in observables.items()))
 
     if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:  # one chunk's saved windows
         saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
@@ -422,7 +443,7 @@ def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=F
         raise ValueError("wrt must name at least one path")
 
     name = getattr(observable, "__qualname__", repr(observable))
-    return _evaluate(system, grid, _Observable(observable), wrt=wrt, gradient=as_gradient_mode(gradient),
+    return _evaluate(system, grid, _Observable(_ByCode(observable)), wrt=wrt, gradient=as_gradient_mode(gradient),
                      gradient_of=("value",),
                      derive=None, samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir,
                      progress=progress, settings={"observable": _function_digest(observable)},
