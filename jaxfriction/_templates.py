@@ -29,8 +29,13 @@ from ._forcing.drives import Constant, Harmonic
 from ._laws import (
     Awrejcewicz,
     Coulomb,
+    Dahl,
+    Iwan,
     Karnopp,
+    LuGre,
     Quinn,
+    RateState,
+    SegalmanIwan,
     StaticKineticCoulomb,
     StaticKineticQuinn,
     Threlfall,
@@ -39,7 +44,9 @@ from ._laws import (
 from ._paths import check_paths, get_parameter, set_parameters
 from ._systems.base import AbstractFrictionSystem
 from ._systems.chain import BurridgeKnopoffChain, TwoBlocksOnBelt
+from ._systems.jointed import jointed_oscillator
 from ._systems.oscillator import Oscillator, disc_on_driving_disc
+from ._systems.spring_slider import SpringSlider
 
 
 @dataclasses.dataclass(frozen=True)
@@ -268,6 +275,84 @@ def two_blocks_template(dt=1e-3, law="quinn") -> Template:
                     description=f"two blocks on a belt, {law} law", source="Quinn 2004 Sec. 3.3, Fig. 11")
 
 
+def lugre_template(dt=1e-3, law="lugre") -> Template:
+    """A forced mass on a spring with a dynamic friction law: the LuGre identification experiment.
+
+    ``m x'' + k x = f + F sin(omega t)`` with ``m = k = 1``, ``F = 0.8 N``, ``omega = 1.3``,
+    a soft LuGre contact (``sigma0 = 200 N/m``, ``sigma1 = 5 N s/m``, ``sigma2 = 0.1 N s/m``,
+    ``mu_c = 0.3``, ``mu_s = 0.5``, ``v_s = 0.1 m/s``; Canudas de Wit et al. 1995): it sticks on
+    its bristles, breaks away and slides through the Stribeck drop every half period (the
+    record of the LuGre fit in the fit how-to). Ten forcing cycles from rest, the last
+    measured. Command-line default grid: ``force.amplitude`` 0.4..1.6 and ``law.mu_s``
+    0.3..0.8 (16 x 16), ``dD/d law.sigma0``.
+
+    Args:
+        dt: RK4 step (> 0). The bristles relax at ``sigma0 |v| / g(v)``; a lane whose step is
+            too long for that at its speeds is flagged ``STATUS_UNSTABLE_STEP`` (at ``dt =
+            2e-3`` the amplitude 1.6 N is).
+        law: ``"lugre"``, or ``"dahl"`` (``sigma = 200 N/m``, ``mu = 0.3``).
+    """
+    check_real("dt", dt, positive=True)
+    laws = {"lugre": lambda: LuGre(sigma0=200.0, sigma1=5.0, sigma2=0.1, mu_c=0.3, mu_s=0.5, v_s=0.1),
+            "dahl": lambda: Dahl(sigma=200.0, mu=0.3)}
+    system = Oscillator(law=_choose(laws, law, "lugre")(), force=Harmonic(0.8, 1.3))
+    wrt = ("law.sigma0",) if law == "lugre" else ("law.sigma",)
+    return Template(system, dt=dt, cycles=10, frequency="force.omega",
+                    grid={"force.amplitude": "0.4:1.6:16", "law.mu_s" if law == "lugre" else "law.mu": "0.3:0.8:16"},
+                    wrt=wrt, name="lugre", description=f"forced mass on a spring, {law} friction",
+                    source="Canudas de Wit et al. 1995 (LuGre); Dahl 1976")
+
+
+def jointed_template(dt=None, law="segalman") -> Template:
+    """A jointed oscillator: mass, spring and Segalman's four-parameter Iwan joint, forced.
+
+    :func:`~jaxfriction.jointed_oscillator` with ``m = k = 1``, ``c = 0.01``, ``omega = 0.3``
+    and the joint ``SegalmanIwan(F_S=1, K_T=3, chi=-0.5, beta=0.1)`` on 64 elements (Segalman
+    2005): microslip below the joint's strength ``F_S``, macroslip above. Three forcing
+    cycles, the last measured (its dissipation per cycle). Command-line default grid:
+    ``force.amplitude`` 0.01..2 (32), ``dD/d law.K_T``.
+
+    Args:
+        dt: RK4 step (> 0; default 1/1000 of the forcing period).
+        law: ``"segalman"``, or ``"iwan"`` (4 Jenkins elements of the same stiffness
+            ``K_T / 4`` and slip forces 0.25, 0.5, 0.75, 1 N).
+    """
+    period = 2 * math.pi / 0.3
+    dt = period / 1000 if dt is None else dt
+    check_real("dt", dt, positive=True)
+    laws = {"segalman": lambda: SegalmanIwan(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1, n_elements=64),
+            "iwan": lambda: Iwan(jnp.full(4, 0.75), jnp.array([0.25, 0.5, 0.75, 1.0]))}
+    system = jointed_oscillator(_choose(laws, law, "jointed")(), force_amplitude=0.1, omega=0.3, damping=0.01)
+    return Template(system, dt=dt, cycles=3, frequency="force.omega", grid={"force.amplitude": "0.01:2.0:32"},
+                    wrt=("law.K_T",) if law == "segalman" else (), name="jointed",
+                    description=f"jointed oscillator, {law} joint", source="Segalman 2005; Iwan 1966")
+
+
+def spring_slider_template(dt=1e-2, law="aging") -> Template:
+    """A spring-slider pulled at constant speed with rate-and-state friction (Rice & Ruina 1983).
+
+    :class:`~jaxfriction.SpringSlider` with ``m = 1 kg``, ``N = 1 N``, load point at ``V = 1
+    cm/s`` and :class:`~jaxfriction.RateState` (``a = 0.01``, ``b = 0.015``, ``D_c = 1 cm``,
+    ``mu_0 = 0.6``, ``V_0 = 1 mm/s``), so the critical stiffness is ``k_c = 1 N/m``; the
+    spring ``k = 0.8 k_c`` makes steady sliding unstable and the slider grows into
+    stick-slip. 300 s from the steady state, the last 100 s measured. Command-line default
+    grid: ``stiffness`` 0.5..1.5 (32), ``dD/d law.a``.
+
+    Args:
+        dt: RK4 step (> 0).
+        law: the state evolution, ``"aging"`` (Dieterich) or ``"slip"`` (Ruina).
+    """
+    check_real("dt", dt, positive=True)
+    _choose({"aging": None, "slip": None}, law, "spring-slider")
+    system = SpringSlider(law=RateState(a=0.01, b=0.015, D_c=1e-2, mu_0=0.6, V_0=1e-3, evolution=law),
+                          load=Constant(1e-2), stiffness=0.8)
+    steady = system.steady_sliding()
+    y0 = np.asarray(steady[:2]) + np.array([0.0, 1e-4])  # a small kick off steady sliding
+    return Template(system, dt=dt, t1=300.0, window=100.0, y0=y0, grid={"stiffness": "0.5:1.5:32"},
+                    wrt=("law.a",), name="spring-slider", description=f"rate-and-state spring-slider, {law} law",
+                    source="Rice & Ruina 1983; Gu et al. 1984")
+
+
 #: name -> template builder ``(dt=..., law=...) -> Template``.
 TEMPLATES: dict[str, Callable[..., Template]] = {
     "oscillator": oscillator_template,
@@ -275,6 +360,9 @@ TEMPLATES: dict[str, Callable[..., Template]] = {
     "disc": disc_template,
     "chain": chain_template,
     "two-blocks": two_blocks_template,
+    "lugre": lugre_template,
+    "jointed": jointed_template,
+    "spring-slider": spring_slider_template,
 }
 
 

@@ -22,6 +22,8 @@ DYNAMIC_LAWS = [  # law, extra states (springs on their limits, bristles beyond 
     (jf.LuGre(v_d=1e-3), [[1.5e-5], [-2e-5]]),
     (jf.Dahl(alpha=0.5), [[1e-3], [-1e-3]]),
     (jf.Dahl(alpha=2.0), [[1e-3], [-1e-3]]),
+    (jf.BoucWen(n=1.0), [[0.5], [-0.5]]),
+    (jf.BoucWen(n=2.5, gamma=-0.2), [[0.9], [-0.3]]),
     (jf.Iwan(jnp.array([1.0, 2.0]), jnp.array([0.1, 0.3])), [[0.1, 0.15], [-0.1, -0.15]]),
     (_SEGALMAN, [_ELEMENTS[1] / _ELEMENTS[0], -_ELEMENTS[1] / _ELEMENTS[0]]),
     (jf.MaxwellSlip(jnp.array([1e3, 3e2, 1e2]), jnp.array([0.5, 0.3, 0.2]), sigma2=0.4),

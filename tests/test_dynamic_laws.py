@@ -273,3 +273,32 @@ def test_stiff_lugre_needs_an_adaptive_or_implicit_solver():
     implicit = jf.simulate(system, jnp.zeros(2), 0.0, 5.0, dt=1e-3, solver=diffrax.Kvaerno5())
     assert bad
     assert int(implicit.status) == 0 and float(jf.relative_energy_residual(implicit)) < 1e-5
+
+
+# Bouc-Wen
+def test_bouc_wen_loading_branch_closed_form_and_passivity():
+    # n = 1: z = z_u - (z_u - z0) exp(-(beta + gamma) x / D_y) on a loading branch, z_u = A / (beta + gamma)
+    law = jf.BoucWen(mu=0.4, D_y=2e-3, A=1.2, beta=0.7, gamma=0.3, n=1.0)
+    ts = jnp.linspace(0.0, 1.0, 2001)
+    z, force = jf.drive_law(law, lambda t: 0.01 + 0.0 * t, ts, normal=2.0)  # x = 0.01 t
+    x = 0.01 * np.asarray(ts)
+    z_u = 1.2 / 1.0
+    np.testing.assert_allclose(z[:, 0], z_u * (1 - np.exp(-x / 2e-3)), atol=1e-10)
+    np.testing.assert_allclose(force, -0.4 * 2.0 * z[:, 0], rtol=1e-14)
+    # unloading-reloading cycles: the dissipated power is >= 0 (beta >= |gamma|), energy balance exact
+    system = jf.Oscillator(law=jf.BoucWen(mu=0.5, D_y=1e-2, beta=0.6, gamma=-0.4, n=2.0), force=jf.Harmonic(0.8, 2.0))
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 20.0, 1e-3, save_every=10)
+    assert int(traj.status) == 0 and float(jf.relative_energy_residual(traj)) < 1e-9
+    assert np.all(np.diff(np.asarray(traj.friction_dissipation)) >= -1e-12)
+    assert float(traj.friction_dissipation[-1]) > 0.1
+
+
+def test_rk4_flags_a_step_too_long_for_the_bristles():
+    # LuGre's bristles relax at sigma0 |v| / g(v): at 2 ms and a 1.6 N force the run blows
+    # up (energy residual ~1) and is flagged, at 0.5 ms it is fine
+    system = jf.Oscillator(law=jf.LuGre(sigma0=200.0, sigma1=5.0, sigma2=0.1, mu_c=0.3, mu_s=0.5, v_s=0.1),
+                           force=jf.Harmonic(1.6, 1.3))
+    bad = jf.simulate(system, jnp.zeros(2), 0.0, 48.0, 2e-3, save_every=10)
+    good = jf.simulate(system, jnp.zeros(2), 0.0, 48.0, 5e-4, save_every=10)
+    assert int(bad.status) == jf.STATUS_UNSTABLE_STEP and float(jf.relative_energy_residual(bad)) > 0.5
+    assert int(good.status) == 0 and float(jf.relative_energy_residual(good)) < 1e-9

@@ -19,7 +19,7 @@ from .._checks import check_real, check_time_span
 from .grid import check_rounding, fixed_grid
 from .rk4 import rk4_scan
 from .saveat import SaveAt
-from .stability import RK4_STABILITY_LIMIT, stick_band_rate
+from .stability import RK4_STABILITY_LIMIT, internal_state_rate, stick_band_rate
 from .status import (
     STATUS_NONFINITE,
     STATUS_OK,
@@ -116,7 +116,9 @@ class RK4(AbstractSolver):
     ``jit``/``vmap``/``grad`` and needs concrete ``t0``, ``t1`` and ``dt``. Grids are
     step-aligned: the step is ``(t1 - t0) / n_steps <= dt`` (:func:`~jaxfriction.fixed_grid`).
     A run whose step makes RK4 unstable inside a contact's stick band gets
-    ``STATUS_UNSTABLE_STEP`` (:func:`~jaxfriction.stick_band_rate`).
+    ``STATUS_UNSTABLE_STEP`` (:func:`~jaxfriction.stick_band_rate`), and so does one whose
+    step is too long for a dynamic law's internal states at the saved points
+    (``internal_state_rate`` in :mod:`jaxfriction._integrate.stability`).
 
     Args:
         checkpoint: bound the memory of reverse-mode gradients to O(n_saves
@@ -138,9 +140,10 @@ class RK4(AbstractSolver):
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
         status = finite_status(ys)
-        rate = stick_band_rate(system)
-        if rate is not None:
-            status = jnp.where((status == STATUS_OK) & (h * rate > RK4_STABILITY_LIMIT), STATUS_UNSTABLE_STEP, status)
+        for rate in (stick_band_rate(system), internal_state_rate(system, ts, ys)):
+            if rate is not None:
+                unstable = ~(h * rate <= RK4_STABILITY_LIMIT)  # a NaN rate is unstable too
+                status = jnp.where((status == STATUS_OK) & unstable, STATUS_UNSTABLE_STEP, status)
         return ts, ys, status
 
 

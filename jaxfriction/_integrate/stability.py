@@ -58,3 +58,41 @@ def stick_band_rate(system):
 
     rates = [slope(zero + k * band * tangent) for k in (0.0, 0.5, 0.99)]
     return jnp.max(jnp.stack([jnp.max(r * mobility) for r in rates]))
+
+
+def internal_state_rate(system, ts, ys):
+    """Largest relaxation rate of a dynamic law's internal states over a run (1/time), or None.
+
+    A dynamic law (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre's bristles, Dahl's
+    spring, the elements of an Iwan or Maxwell-slip model, the rate-and-state variable)
+    relaxes its state ``z`` at ``|d z_i'/d z_i|``, which grows with the slip speed (LuGre:
+    ``sigma0 |v| / g(v)``); fixed-step RK4 goes unstable once ``h`` times it passes
+    :data:`RK4_STABILITY_LIMIT`. The rate is taken at the saved states, by one ``jax.jvp``
+    of the vector field along ``z`` with all-ones tangents (the row sums of ``dz'/dz``, its
+    diagonal for the library's laws, whose states each relax on their own).
+
+    Args:
+        system: a system; those whose ``law`` is not dynamic (or that have no internal
+            states) return None.
+        ts: saved times ``(k,)``.
+        ys: saved states ``(k, state_size)``.
+
+    Returns:
+        A scalar (traced under ``vmap``; NaN states give NaN) or None.
+    """
+    from .._laws.dynamic import AbstractDynamicLaw
+
+    if not isinstance(getattr(system, "law", None), AbstractDynamicLaw) or not system.n_internal:
+        return None
+    start = 2 * system.n_dof
+    stop = start + system.n_internal
+    system, ts, ys = without_tangents((system, ts, ys))
+
+    def one(t, y):
+        def rates(z):
+            return system.vector_field(t, y.at[start:stop].set(z))[start:stop]
+
+        z = y[start:stop]
+        return jnp.max(jnp.abs(jax.jvp(rates, (z,), (jnp.ones_like(z),))[1]))
+
+    return jnp.max(jax.vmap(one)(ts, ys))

@@ -18,7 +18,9 @@ STATUS_EVENT_BUDGET = 3
 STATUS_INVALID_PARAMETER = 4
 #: Fixed-step RK4 is unstable inside a contact's stick band (``h * rate > 2.785``, see
 #: :func:`~jaxfriction.stick_band_rate`): the trajectory stays bounded by the law's clip,
-#: but it chatters in stick and its derivatives grow without bound.
+#: but it chatters in stick and its derivatives grow without bound. Also: the step is too
+#: long for a dynamic law's internal states (LuGre's bristles at speed), where the run
+#: itself goes wrong.
 STATUS_UNSTABLE_STEP = 5
 #: A requested gradient is NaN or infinite although the run itself is fine.
 STATUS_NONFINITE_GRADIENT = 6
@@ -30,6 +32,6 @@ STATUS_MEANINGS = {
     STATUS_SOLVER_FAILED: "solver failed",
     STATUS_EVENT_BUDGET: "event budget exhausted",
     STATUS_INVALID_PARAMETER: "invalid parameter",
-    STATUS_UNSTABLE_STEP: "RK4 step unstable in the stick band",
+    STATUS_UNSTABLE_STEP: "RK4 step unstable (stick band or internal state)",
     STATUS_NONFINITE_GRADIENT: "non-finite gradient",
 }

@@ -70,6 +70,7 @@ __all__ += [
     "vector_threlfall",
 ]
 
+from .bouc_wen import BoucWen  # noqa: E402
 from .dahl import Dahl  # noqa: E402
 from .dynamic import AbstractDynamicLaw, drive_law  # noqa: E402
 from .iwan import Iwan, SegalmanIwan  # noqa: E402
@@ -79,6 +80,7 @@ from .rate_state import RateState  # noqa: E402
 
 __all__ += [
     "AbstractDynamicLaw",
+    "BoucWen",
     "Dahl",
     "Iwan",
     "LuGre",
