@@ -21,7 +21,7 @@ def _bound(text):
 @main.command("fit")
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option("--system", "system_name", required=True,
-              help="Template: oscillator, belt, disc, chain, two-blocks, or package.module:attribute of your own.")
+              help="Template: oscillator, belt, disc, chain, two-blocks, lugre, jointed, spring-slider, or package.module:attribute of your own.")
 @click.option("--law", default=None, help="Named law of a library template [default: the template's].")
 @click.option("--params", required=True, help="Comma-separated paths to estimate, e.g. law.mu_s,law.mu_k.")
 @click.option("--set", "settings", multiple=True, metavar="PATH=VALUE", help="Fix a parameter; repeatable.")

@@ -78,7 +78,7 @@ def _check_writable(option, path):
 @main.command()
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML file with any of the options below (command-line options win); see the README.")
-@click.option("--system", default=None, help="Template: oscillator (default), belt, disc, chain, two-blocks, or your "
+@click.option("--system", default=None, help="Template: oscillator (default), belt, disc, chain, two-blocks, lugre, jointed, spring-slider, or your "
               "own as package.module:attribute or file.py:attribute (a Template, or a function returning one).")
 @click.option("--law", default=None, help="Named law of a library template [default: the template's; oscillator: "
               "quinn, coulomb, velocity-limited, karnopp, threlfall, awrejcewicz; belt: quinn, karnopp, coulomb].")
