@@ -11,10 +11,11 @@ from .._laws.base import AbstractFrictionLaw
 from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .base import AbstractFrictionSystem, Rates
 from .force_balance import coupled_force_balance
+from .law_state import LawStateMixin
 from .oscillator import check_law
 
 
-class AbstractContactSystem(AbstractFrictionSystem):
+class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
     """``n`` lumped masses with ``c`` frictional contacts: ``M q'' = F(t, q, q') + W^T f``.
 
     The way to write your own multi-body system: a final subclass gives the physics, the
@@ -98,25 +99,14 @@ class AbstractContactSystem(AbstractFrictionSystem):
                 nonnegative("damping", self.damping))
 
     @property
-    def dynamic(self) -> bool:
-        """True when the law carries internal state (:class:`~jaxfriction.AbstractDynamicLaw`)."""
-        return isinstance(self.law, AbstractDynamicLaw)
-
-    @property
-    def n_internal(self) -> int:
-        """``c n_state`` for a dynamic law (``c`` contacts), else 0."""
-        return jnp.shape(self.normal)[0] * self.law.n_state if self.dynamic else 0
-
-    def initial_internal(self):
-        """Every contact relaxed, the law's ``init_state()`` repeated, ``(c n_state,)``."""
-        if not self.dynamic:
-            return jnp.zeros(0)
-        return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), jnp.shape(self.normal)[0])
+    def n_contacts(self) -> int:
+        """Number of contacts ``c`` (the length of ``normal``)."""
+        return jnp.shape(self.normal)[0]
 
     def _contact_internal(self, y):
         """The internal block of ``y`` ``(..., state_size)`` as ``(..., c, n_state)``."""
         z = self.internal_state(y)
-        return jnp.reshape(z, (*jnp.shape(z)[:-1], jnp.shape(self.normal)[0], self.law.n_state))
+        return jnp.reshape(z, (*jnp.shape(z)[:-1], self.n_contacts, self.law.n_state))
 
     @property
     def independent_contacts(self) -> bool:

@@ -13,6 +13,7 @@ from .._laws.awrejcewicz import Awrejcewicz
 from .._laws.base import AbstractFrictionLaw
 from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .base import AbstractFrictionSystem, Rates
+from .law_state import LawStateMixin
 
 
 def _zero_drive(drive) -> bool:
@@ -32,7 +33,7 @@ def check_law(law, vector: bool, dynamic: bool = False):
         raise ValueError(f"law must be {kind} for this system, got {type(law).__name__}")
 
 
-class Oscillator(AbstractFrictionSystem):
+class Oscillator(LawStateMixin, AbstractFrictionSystem):
     """The friction oscillator ``m x'' + c x' + k x = F(t) + f`` on a moving surface.
 
     One body of mass ``m`` on a spring ``k`` and damper ``c``, driven by a force ``F(t)``
@@ -105,20 +106,6 @@ class Oscillator(AbstractFrictionSystem):
     def constraints(self):
         return (positive("mass", self.mass), nonnegative("stiffness", self.stiffness),
                 nonnegative("damping", self.damping), nonnegative("normal", self.normal))
-
-    @property
-    def dynamic(self) -> bool:
-        """True when the law carries internal state (:class:`~jaxfriction.AbstractDynamicLaw`)."""
-        return isinstance(self.law, AbstractDynamicLaw)
-
-    @property
-    def n_internal(self) -> int:
-        """The law's ``n_state`` for a dynamic law, else 0."""
-        return self.law.n_state if self.dynamic else 0
-
-    def initial_internal(self):
-        """The law's ``init_state()`` for a dynamic law (relaxed springs), else ``(0,)``."""
-        return jnp.asarray(self.law.init_state(), dtype=float) if self.dynamic else jnp.zeros(0)
 
     def external_force(self, t):
         """Prescribed force ``F(t)`` on the body (N)."""

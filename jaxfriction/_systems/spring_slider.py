@@ -11,10 +11,11 @@ from .._laws.base import AbstractFrictionLaw
 from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .._laws.rate_state import RateState
 from .base import AbstractFrictionSystem, Rates
+from .law_state import LawStateMixin
 from .oscillator import check_law
 
 
-class SpringSlider(AbstractFrictionSystem):
+class SpringSlider(LawStateMixin, AbstractFrictionSystem):
     """A block on a fixed floor pulled through a spring by a load point of prescribed velocity.
 
     The experiment of rate-and-state friction (Rice & Ruina 1983; Gu, Rice, Ruina & Tse
@@ -89,21 +90,6 @@ class SpringSlider(AbstractFrictionSystem):
     def constraints(self):
         return (positive("mass", self.mass), positive("stiffness", self.stiffness),
                 nonnegative("normal", self.normal))
-
-    @property
-    def dynamic(self) -> bool:
-        """True when the law carries internal state (:class:`~jaxfriction.AbstractDynamicLaw`)."""
-        return isinstance(self.law, AbstractDynamicLaw)
-
-    @property
-    def n_internal(self) -> int:
-        """The law's ``n_state`` for a dynamic law, else 0."""
-        return self.law.n_state if self.dynamic else 0
-
-    def initial_internal(self):
-        """The law's ``init_state()`` for a dynamic law (for :class:`~jaxfriction.RateState`:
-        steady state at ``V_0``), else ``(0,)``."""
-        return jnp.asarray(self.law.init_state(), dtype=float) if self.dynamic else jnp.zeros(0)
 
     def load_velocity(self, t):
         """Velocity of the load point ``V(t)`` (m/s)."""

@@ -1,0 +1,37 @@
+"""The internal variables a dynamic friction law gives the system that carries it."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._laws.dynamic import AbstractDynamicLaw
+
+
+class LawStateMixin:
+    """``n_internal`` and the initial internal variables of a system with a ``law`` field.
+
+    A dynamic law (:class:`~jaxfriction.AbstractDynamicLaw`) gives each of the system's
+    ``n_contacts`` contacts (1 unless the system says otherwise) its ``n_state`` internal
+    variables, stored contact by contact in the state's internal block; a static law gives
+    none. Mixed into :class:`~jaxfriction.Oscillator`, :class:`~jaxfriction.SpringSlider`
+    and :class:`~jaxfriction.AbstractContactSystem`.
+    """
+
+    n_contacts = 1
+
+    @property
+    def dynamic(self) -> bool:
+        """True when the law carries internal state (:class:`~jaxfriction.AbstractDynamicLaw`)."""
+        return isinstance(self.law, AbstractDynamicLaw)
+
+    @property
+    def n_internal(self) -> int:
+        """``n_contacts`` times the law's ``n_state`` for a dynamic law, else 0."""
+        return self.n_contacts * self.law.n_state if self.dynamic else 0
+
+    def initial_internal(self):
+        """The law's ``init_state()`` for every contact, ``(n_internal,)`` (relaxed springs;
+        :class:`~jaxfriction.RateState`: steady state at ``V_0``)."""
+        if not self.dynamic:
+            return jnp.zeros(0)
+        return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), self.n_contacts)
