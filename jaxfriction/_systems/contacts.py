@@ -179,10 +179,8 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
 
     def mechanical_energy(self, y):
         n = self.n_dof
-        energy = 0.5 * jnp.sum(self.masses * y[..., n : 2 * n] ** 2, axis=-1) + self._potential(y[..., :n])
-        if self.dynamic:
-            energy = energy + jnp.sum(self.law.stored_energy(self._contact_internal(y), self.normal), axis=-1)
-        return energy
+        kinetic = 0.5 * jnp.sum(self.masses * y[..., n : 2 * n] ** 2, axis=-1)
+        return kinetic + self._potential(y[..., :n]) + self.law_energy(y)
 
     def _potential(self, q):
         return self.potential_energy(q) if q.ndim == 1 else jax.vmap(self.potential_energy)(q)

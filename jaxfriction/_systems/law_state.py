@@ -35,3 +35,12 @@ class LawStateMixin:
         if not self.dynamic:
             return jnp.zeros(0)
         return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), self.n_contacts)
+
+    def law_energy(self, y):
+        """Energy stored in the dynamic law's internal springs (J), summed over the contacts,
+        from states ``(..., state_size)``; 0 for a static law."""
+        if not self.dynamic:
+            return 0.0
+        z = self.internal_state(y)
+        z = jnp.reshape(z, (*jnp.shape(z)[:-1], self.n_contacts, self.law.n_state))
+        return jnp.sum(self.law.stored_energy(z, jnp.reshape(self.normal, (-1,))), axis=-1)

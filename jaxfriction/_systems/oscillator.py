@@ -149,10 +149,7 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):
         return Rates(v, (nonfriction + f) / self.mass, -f * slip, work, damping)
 
     def mechanical_energy(self, y):
-        energy = 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
-        if self.dynamic:
-            energy = energy + self.law.stored_energy(y[..., 2 : 2 + self.n_internal], self.normal)
-        return energy
+        return 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2 + self.law_energy(y)
 
     def friction_force(self, t, y):
         return self._forces(t, y)[3]
