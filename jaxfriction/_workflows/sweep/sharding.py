@@ -55,7 +55,8 @@ def compiled_batch(fn, points, devices):
 
     Args:
         fn: ``fn(**point) -> pytree`` for one lane (scalars in, arrays out); a callable pytree
-            (equinox module) or a function.
+            (equinox module) or a function. One with a true ``batched`` attribute takes a
+            device's share of the lanes at once (``{name: (b,)}``) instead of being ``vmap``-ed.
         points: example dict ``{name: (B,) array}`` (shapes and dtypes of every call).
         devices: the lane axis is sharded over them (``B`` a multiple of their number).
 
@@ -80,6 +81,11 @@ def compiled_batch(fn, points, devices):
 
     def batch(dynamic, pts):
         lane = eqx.combine(dynamic, static)
+        if getattr(lane, "batched", False):  # a whole chunk at once (the fused kernel), each device its share
+            mesh = Mesh(np.array(devices), ("lanes",))
+            return jax.shard_map(lambda d, p: eqx.combine(d, static)(**p), mesh=mesh,
+                                 in_specs=(PartitionSpec(), PartitionSpec("lanes")), out_specs=PartitionSpec("lanes"),
+                                 check_vma=False)(dynamic, pts)
         return jax.vmap(lambda point: lane(**point))(pts)
 
     began = time.perf_counter()

@@ -50,6 +50,9 @@ from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, run_times
 from ..gradient import ReverseMode, as_gradient_mode
 from .engine import run_sweep
+from .fused import choose_kernel
+from .kernels import as_kernel
+from .sharding import lane_devices
 
 #: Severity rank of every status code (lower wins when several apply): invalid parameter,
 #: non-finite state, solver failure, event budget, unstable step, non-finite gradient, ok.
@@ -243,7 +246,7 @@ class _Observable(eqx.Module):
 
 
 def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
-              progress, settings, attrs, steps_per_lane=None):
+              progress, settings, attrs, steps_per_lane=None, kernel=None):
     """Lanes of ``system`` over ``grid`` measured by ``measure`` (a :class:`_Window` or
     :class:`_Observable`), on the engine; returns its dataset with ``grad_<name>`` variables
     over a ``wrt`` dimension."""
@@ -257,6 +260,7 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
     lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else _ByCode(derive))
+    program, kernel_name, kernel_reason = choose_kernel(as_kernel(kernel or "vmap"), lane, paths, lane_devices(devices))
 
     def output_dims(name, ndim):
         """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
@@ -277,7 +281,8 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
         ds.attrs = {**ds.attrs, **attrs, "system_type": type(system).__name__, "n_dof": system.n_dof,
                     "fixed": _scalar_parameters(system, set(paths)), "wrt": ",".join(wrt),
                     "gradient": type(mode).__name__ if mode else "none", "gradient_of": ",".join(gradient_of),
-                    "dtype": str(jnp.asarray(0.0).dtype), "flagged": json.dumps(counts)}
+                    "dtype": str(jnp.asarray(0.0).dtype), "flagged": json.dumps(counts),
+                    "kernel": kernel_name, "kernel_reason": kernel_reason}
         if steps_per_lane is not None:  # throughput of the lanes this call computed, compile excluded
             computed = min(int(ds["status"].size), ds.attrs["chunks_computed"] * ds.attrs["chunk_size"])
             seconds = ds.attrs["run_seconds"]
@@ -285,14 +290,14 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
             ds.attrs["steps_per_second"] = computed * steps_per_lane / seconds if seconds > 0 and computed else math.nan
         return ds
 
-    return run_sweep(lane, grid, samples=samples, out_dir=out_dir, chunk_size=chunk_size, devices=devices,
+    return run_sweep(program, grid, samples=samples, out_dir=out_dir, chunk_size=chunk_size, devices=devices,
                      progress=progress, tag=tag, finalize=finalize, output_dims=output_dims,
                      coords={"wrt": list(wrt)} if wrt else None)
 
 
 def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt=None, y0=None, solver=None,
           saveat=None, observables=None, wrt=(), gradient="auto", gradient_of="dissipation", derive=None,
-          samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True):
+          samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True, kernel="auto"):
     """Run a system over a grid of parameter values and measure a final window of every run.
 
     Args:
@@ -330,6 +335,12 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             (:func:`~jaxfriction._workflows.sweep.engine.run_sweep`): ``out_dir`` saves every
             chunk and makes the sweep resumable after an interruption (the same call
             continues); several processes share a sweep after ``jax.distributed.initialize()``.
+        kernel: how the lanes are computed: :class:`~jaxfriction.AutoKernel` (``"auto"``,
+            default: the fused Pallas kernel on GPUs when the sweep is one it supports, else
+            the XLA path, the reason logged), :class:`~jaxfriction.VmapKernel` (``"vmap"``:
+            ``vmap`` of ``lax.scan``) or :class:`~jaxfriction.FusedKernel` (``"fused"``; on
+            a CPU it runs in Pallas' interpret mode, for tests). The dataset's ``kernel`` and
+            ``kernel_reason`` attributes say which ran and why.
 
     The lane program is compiled once per structure (system layout, paths, observables and
     ``derive`` by their code and closure values, times, solver options, shapes, devices)
@@ -350,7 +361,8 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     Raises:
         ValueError: naming the argument: an unknown path (with close matches), a swept
             frequency with ``cycles``, missing or invalid times, an unknown observable in
-            ``gradient_of``, a bad gradient mode, solver or grid.
+            ``gradient_of``, a bad gradient mode, solver, grid or kernel (a
+            :class:`~jaxfriction.FusedKernel` for a sweep it does not support, with the reason).
     """
     system, tpl = _unpack(system)
     if not isinstance(grid, dict) or not grid:
@@ -386,6 +398,7 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     if not wrt:
         gradient_of = ()
     gradient = as_gradient_mode(gradient)
+    kernel = as_kernel(kernel)
     y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
 
     measure = _Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
@@ -411,7 +424,7 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
                  template=tpl.name if tpl else "", source=tpl.source if tpl else "")
     return _evaluate(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
                      samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
-                     settings=settings, attrs=attrs, steps_per_lane=steps)
+                     settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel)
 
 
 def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=False, chunk_size=1024,

@@ -1,0 +1,281 @@
+"""One fused Pallas kernel per block of lanes: fixed-step RK4 through the whole time loop.
+
+Under ``vmap``, ``lax.scan`` of RK4 runs every time step as several XLA kernels over the
+batch, each reading and writing its intermediates in memory. Here one program of a
+``pallas_call`` owns a block of lanes and runs the transient and the measured window in
+``fori_loop`` s with the state (and its forward-mode tangents) held in registers, and it
+accumulates the window's reductions (stick indicator, peak slip, internal-state rate,
+finiteness) at every saved point. Only the window's first and last states, their tangents
+and those reductions leave the kernel.
+
+The physics is the system's own ``vector_field``: the RK4 step of one lane (and its
+``jax.jvp``) is traced and evaluated component by component
+(:mod:`jaxfriction._kernels.componentwise`), so a user's own law or system runs in the
+kernel as it is written. On a GPU the kernel is lowered by Triton (float32 and float64);
+elsewhere it runs in Pallas' interpret mode, slowly, for tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .._integrate.rk4 import rk4_step
+from .._integrate.stability import internal_state_rate
+from .._laws.vector import safe_norm
+from .._observables.stick import STICK_TOL
+from .componentwise import Componentwise, cells_of, is_concrete, traced_cells
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowPlan:
+    """The fixed-step grids of one lane: a transient of ``n_pre`` steps of ``h_pre`` from
+    ``t = 0`` (none when ``n_pre == 0``), then ``n_saves * every`` steps of ``h`` from
+    ``t_measure``, reduced at every ``every``-th step (the saved points)."""
+
+    n_pre: int
+    h_pre: float
+    t_measure: float
+    n_saves: int
+    every: int
+    h: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Reductions:
+    """Which reductions over the window's saved points the kernel accumulates."""
+
+    stuck: bool = False  #: trapezoidal fraction of saved points with every |slip| <= STICK_TOL
+    peak: bool = False  #: largest slip speed (norm for a vector law) over saved points and contacts
+    peak_tangent: bool = False  #: the tangents of ``peak`` (where the maximum is reached)
+    rate: bool = False  #: largest internal-state relaxation rate (dynamic laws)
+
+
+def _slip_measures(system, t, y):
+    """``(stuck, peak)`` at one saved point, as :func:`~jaxfriction.stick_mask` and
+    :func:`~jaxfriction.peak_slip` compute them."""
+    slip = system.slip_velocity(t, y)
+    law = getattr(system, "law", None)
+    stuck = jnp.all(jnp.abs(jnp.ravel(slip)) <= STICK_TOL)
+    peak = jnp.max(safe_norm(slip) if law is not None and law.vector else jnp.abs(slip))
+    return stuck, peak
+
+
+class FusedRK4:
+    """The traced pieces of the kernel for one lane program (built once per compilation).
+
+    Args:
+        make_system: ``make_system(shared, p) -> system`` of one lane from the values shared
+            by every lane (``shared``: a list of arrays, e.g. the template system's leaves)
+            and the lane's own values ``p`` ``(P,)``.
+        initial_state: ``initial_state(shared, p) -> (state_size,)``, where every lane starts.
+        shared_example: the shared arrays (only shapes and dtypes are used).
+        n_p: the number of lane values ``P``.
+        plan: the :class:`WindowPlan`.
+        wrt: indices into ``p`` of the parameters to carry tangents for (forward mode).
+        reductions: the :class:`Reductions` to accumulate.
+
+    Raises:
+        Unsupported: the system's step cannot be evaluated component-wise (named).
+    """
+
+    def __init__(self, make_system, initial_state, shared_example, n_p, plan, wrt, reductions):
+        self.plan, self.wrt, self.reductions = plan, tuple(wrt), reductions
+        self.dtype = jnp.result_type(float)
+        self.shared = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in shared_example]
+        self.n_shared = sum(int(np.prod(x.shape, dtype=int)) for x in self.shared)
+        self.n_p, self.n_w = int(n_p), len(self.wrt)
+        basis = np.zeros((self.n_w, self.n_p), self.dtype)
+        basis[np.arange(self.n_w), list(self.wrt)] = 1.0
+
+        def start(shared, p):
+            if not self.n_w:
+                return initial_state(shared, p), jnp.zeros((0,) + y_shape, self.dtype)
+            return jax.vmap(lambda pd: jax.jvp(lambda p: initial_state(shared, p), (p,), (pd,)),
+                            out_axes=(None, 0))(basis)
+
+        def step(t, h, y, shared, p, ydot):
+            def advance(y, p):
+                return rk4_step(make_system(shared, p).vector_field, t, y, h)
+
+            if not self.n_w:
+                return advance(y, p), ydot
+            return jax.vmap(lambda yd, pd: jax.jvp(advance, (y, p), (yd, pd)), out_axes=(None, 0))(ydot, basis)
+
+        def point(t, y, shared, p, ydot):
+            system = make_system(shared, p)
+            out = {}
+            if reductions.stuck or reductions.peak:
+                stuck, peak = _slip_measures(system, t, y)
+                out.update(stuck=stuck, peak=peak)
+                if reductions.peak_tangent and self.n_w:
+                    out["peak_dot"] = jax.vmap(lambda yd, pd: jax.jvp(
+                        lambda y, p: _slip_measures(make_system(shared, p), t, y)[1], (y, p), (yd, pd))[1])(ydot, basis)
+            if reductions.rate:
+                rate = internal_state_rate(system, jnp.reshape(t, (1,)), y[None])
+                out["rate"] = jnp.zeros((), y.dtype) if rate is None else rate
+            out["finite"] = jnp.all(jnp.isfinite(y))
+            return out
+
+        t, h = jax.ShapeDtypeStruct((), self.dtype), jax.ShapeDtypeStruct((), self.dtype)
+        p = jax.ShapeDtypeStruct((self.n_p,), self.dtype)
+        y_shape = jax.eval_shape(initial_state, self.shared, p).shape
+        self.n_y = int(np.prod(y_shape, dtype=int))
+        y, ydot = jax.ShapeDtypeStruct((self.n_y,), self.dtype), jax.ShapeDtypeStruct((self.n_w, self.n_y), self.dtype)
+        self.start = Componentwise(start, self.shared, p)
+        self.step = Componentwise(step, t, h, y, self.shared, p, ydot)
+        self.point = Componentwise(point, t, y, self.shared, p, ydot)
+        self.outputs = self._layout()
+
+    def _layout(self):
+        """Output rows: name -> (first row, shape per lane)."""
+        shapes = {"y_a": (self.n_y,), "y_b": (self.n_y,), "finite": ()}
+        if self.n_w:
+            shapes.update(ya_dot=(self.n_w, self.n_y), yb_dot=(self.n_w, self.n_y))
+        if self.reductions.stuck:
+            shapes["stuck"] = ()
+        if self.reductions.peak:
+            shapes["peak"] = ()
+            if self.reductions.peak_tangent and self.n_w:
+                shapes["peak_dot"] = (self.n_w,)
+        if self.reductions.rate:
+            shapes["rate"] = ()
+        rows, start = {}, 0
+        for name, shape in shapes.items():
+            rows[name] = (start, shape)
+            start += int(np.prod(shape, dtype=int))
+        return rows
+
+    @property
+    def n_out(self):
+        return sum(int(np.prod(s, dtype=int)) for _, s in self.outputs.values())
+
+    def kernel(self, shared_ref, p_ref, out_ref):
+        """The body of one program: ``shared_ref`` the shared values (flat), ``p_ref``
+        ``(rows, block)`` lane values, ``out_ref`` ``(rows, block)`` outputs (see
+        :meth:`_layout`)."""
+        plan, dtype = self.plan, self.dtype
+        block = p_ref.shape[1]
+        p = traced_cells([p_ref[i, :] for i in range(self.n_p)], (self.n_p,))
+        shared, offset = [], 0
+        for x in self.shared:
+            size = int(np.prod(x.shape, dtype=int))
+            shared.append(traced_cells([shared_ref[offset + k].astype(x.dtype) for k in range(size)], x.shape))
+            offset += size
+
+        def lanes(cell):  # a cell as a (block,) array of the run's dtype (loop carries need one type)
+            cell = jnp.asarray(cell, dtype) if is_concrete(cell) else cell.astype(dtype)
+            return jnp.broadcast_to(cell, (block,))
+
+        def pack(y, ydot):
+            return tuple(lanes(c) for c in np.ravel(y)) + tuple(lanes(c) for c in np.ravel(ydot))
+
+        def unpack(carry):
+            n = self.n_y
+            return (traced_cells(carry[:n], (n,)), traced_cells(carry[n:], (self.n_w, n)))
+
+        def advance(carry, t0, h, first, count):
+            def body(k, carry):
+                t = jnp.asarray(t0, dtype) + (first + k).astype(dtype) * jnp.asarray(h, dtype)
+                y, ydot = unpack(carry)
+                y, ydot = self.step(traced_cells([t], ()), cells_of(h, dtype), y, shared, p, ydot)
+                return pack(y, ydot)
+
+            return lax.fori_loop(0, count, body, carry)
+
+        carry = pack(*self.start(shared, p))
+        if plan.n_pre:
+            carry = advance(carry, 0.0, plan.h_pre, 0, plan.n_pre)
+        y_a = carry
+
+        def measure(t, carry):
+            y, ydot = unpack(carry)
+            out = self.point(traced_cells([t], ()), y, shared, p, ydot)
+            return {k: (lanes(v[()]) if v.ndim == 0 else tuple(lanes(c) for c in np.ravel(v))) for k, v in out.items()}
+
+        def merge(acc, new):
+            out = {"finite": acc["finite"] * new["finite"]}
+            if "stuck" in acc:
+                out["stuck"] = acc["stuck"] + new["stuck"]
+            if "peak" in acc:
+                higher = new["peak"] > acc["peak"]
+                out["peak"] = jnp.where(higher, new["peak"], acc["peak"])
+                if "peak_dot" in acc:
+                    out["peak_dot"] = tuple(jnp.where(higher, n, a) for n, a in zip(new["peak_dot"], acc["peak_dot"]))
+            if "rate" in acc:
+                out["rate"] = jnp.maximum(acc["rate"], new["rate"])
+            return out
+
+        first = measure(jnp.asarray(plan.t_measure, dtype), carry)
+
+        def save(i, state):
+            carry, acc = state
+            carry = advance(carry, plan.t_measure, plan.h, i * plan.every, plan.every)
+            t = jnp.asarray(plan.t_measure, dtype) + ((i + 1) * plan.every).astype(dtype) * jnp.asarray(plan.h, dtype)
+            return carry, merge(acc, measure(t, carry))
+
+        carry, acc = lax.fori_loop(0, plan.n_saves, save, (carry, first))
+        last = measure(jnp.asarray(plan.t_measure + plan.n_saves * plan.every * plan.h, dtype), carry)
+        if "stuck" in acc:  # trapezoid over equal segments: the end points count half
+            acc["stuck"] = (acc["stuck"] - 0.5 * (first["stuck"] + last["stuck"])) / plan.n_saves
+
+        n = self.n_y
+        values = {"y_a": y_a[:n], "y_b": carry[:n], "ya_dot": y_a[n:], "yb_dot": carry[n:], **acc}
+        for name, (row, _) in self.outputs.items():
+            value = values[name]
+            for k, v in enumerate(value if isinstance(value, tuple) else (value,)):
+                out_ref[row + k, :] = v.astype(dtype)
+
+    def __call__(self, shared, p, *, block=128, interpret=False, num_warps=4):
+        """Run the kernel over lanes ``p`` ``(B, P)``.
+
+        Args:
+            shared: the shared arrays (shapes as ``shared_example``).
+            p: lane values, ``(B, P)`` with ``B`` a multiple of ``block``.
+            block: lanes per program (a power of two).
+            interpret: run in Pallas' interpret mode (any backend; slow).
+            num_warps: Triton warps per program (GPU).
+
+        Returns:
+            dict name -> ``(B, ...)`` arrays: ``y_a``, ``y_b`` (first and last window state),
+                ``ya_dot``/``yb_dot`` ``(B, W, state_size)`` with tangents, ``finite`` (1.0
+                when every saved window state is finite) and the reductions requested.
+        """
+        from jax.experimental import pallas as pl
+
+        n_lanes = p.shape[0]
+        if n_lanes % block:
+            raise ValueError(f"the lane count {n_lanes} must be a multiple of block={block}")
+        rows_in, rows_out, n_shared = _pow2(self.n_p), _pow2(self.n_out), _pow2(self.n_shared)
+        p_rows = jnp.zeros((rows_in, n_lanes), self.dtype).at[: self.n_p].set(p.T.astype(self.dtype))
+        flat = [jnp.ravel(jnp.asarray(x)).astype(self.dtype) for x in shared]
+        shared_flat = jnp.zeros(n_shared, self.dtype).at[: self.n_shared].set(
+            jnp.concatenate(flat) if flat else jnp.zeros(0, self.dtype))
+        params = None
+        if not interpret:
+            from jax.experimental.pallas import triton as pltriton
+
+            params = pltriton.CompilerParams(num_warps=num_warps, num_stages=1)
+        out = pl.pallas_call(
+            self.kernel,
+            out_shape=jax.ShapeDtypeStruct((rows_out, n_lanes), self.dtype),
+            grid=(n_lanes // block,),
+            in_specs=[pl.BlockSpec((n_shared,), lambda i: (0,)), pl.BlockSpec((rows_in, block), lambda i: (0, i))],
+            out_specs=pl.BlockSpec((rows_out, block), lambda i: (0, i)),
+            interpret=interpret,
+            compiler_params=params,
+        )(shared_flat, p_rows)
+        result = {}
+        for name, (row, shape) in self.outputs.items():
+            size = int(np.prod(shape, dtype=int))
+            result[name] = out[row : row + size].T.reshape((n_lanes,) + shape)
+        return result
+
+
+def _pow2(n):
+    """Triton blocks have power-of-two shapes."""
+    return 1 << max(0, int(n) - 1).bit_length()

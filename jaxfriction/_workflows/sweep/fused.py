@@ -1,0 +1,242 @@
+"""A sweep's lanes through the fused kernel: the same outputs as the XLA lane program.
+
+:class:`FusedLanes` takes a sweep's :class:`~jaxfriction._workflows.sweep.sweep._Lane`
+(template system, window, observables, gradient mode) and computes a whole chunk of lanes
+with :class:`~jaxfriction._kernels.fused_rk4.FusedRK4`. The kernel returns each lane's
+first and last window states (with tangents) and its reductions over the saved points; the
+observables that depend on the end points only (``dissipation``, ``final_position``,
+``energy_residual``) are then the library's own functions evaluated on that two-point
+window, and the status codes are formed as :class:`~jaxfriction.RK4` forms them. Values,
+gradients and status codes agree with the XLA path to round-off.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from ..._checks import constraints_hold
+from ..._integrate.saveat import SaveAt
+from ..._integrate.solvers import RK4, finite_status, fixed_step_grid
+from ..._integrate.stability import RK4_STABILITY_LIMIT, internal_state_rate, stick_band_rate
+from ..._integrate.status import STATUS_INVALID_PARAMETER, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_OK, STATUS_UNSTABLE_STEP
+from ..._integrate.trajectory import Trajectory
+from ..._kernels.componentwise import Unsupported
+from ..._kernels.fused_rk4 import FusedRK4, Reductions, WindowPlan
+from ..._observables.stick import stick_fraction
+from ..._observables.window import final_position, peak_slip, window_dissipation, window_energy_residual
+from ..._paths import get_parameter, set_parameters
+from ..gradient import ForwardMode
+from .kernels import FusedKernel
+
+#: Observables computed from the window's two end points (on a two-point Trajectory).
+END_POINT = (window_dissipation, final_position, window_energy_residual)
+#: Observables accumulated in the kernel over every saved point.
+REDUCED = (stick_fraction, peak_slip)
+#: The most numbers (state and tangents) one lane may carry through the kernel.
+MAX_CARRIED = 1024
+
+
+def _combine(*codes):
+    from .sweep import combine_status
+
+    return combine_status(*codes)
+
+
+def _rate_status(status, h, rates):
+    """:class:`~jaxfriction.RK4`'s rule: an OK run whose ``h * rate`` passes the RK4 limit
+    (or is NaN) is ``STATUS_UNSTABLE_STEP``."""
+    for rate in rates:
+        if rate is not None:
+            unstable = ~(h * rate <= RK4_STABILITY_LIMIT)
+            status = jnp.where((status == STATUS_OK) & unstable, STATUS_UNSTABLE_STEP, status)
+    return status
+
+
+class FusedLanes(eqx.Module):
+    """A chunk of lanes of a sweep, computed by the fused kernel (``batched``: the engine
+    passes whole chunks, ``{path: (B,)}``, instead of ``vmap``-ing one lane)."""
+
+    lane: eqx.Module
+    options: FusedKernel = eqx.field(static=True)
+    interpret: bool = eqx.field(static=True)
+    batched = True
+
+    def _names(self, points):
+        return list(points) + [p for p in self.lane.wrt if p not in points]
+
+    def _maker(self, names):
+        """``make_system(shared, p)``: the lane's system from the template's arrays
+        (``shared``, in the order of ``jax.tree.leaves``) and its values ``p``."""
+        lane = self.lane
+        dynamic, static = eqx.partition(lane.system, eqx.is_array)
+        leaves, treedef = jax.tree.flatten(dynamic)
+
+        def make_system(shared, p):
+            template = eqx.combine(jax.tree.unflatten(treedef, list(shared[: len(leaves)])), static)
+            system = set_parameters(template, {name: p[i] for i, name in enumerate(names)})
+            return system if lane.derive is None else lane.derive(system)
+
+        return make_system, leaves + [lane.measure.y0]
+
+    def plan(self):
+        window, solver = self.lane.measure, self.lane.measure.solver
+        n_pre, h_pre = 0, 0.0
+        if window.t_measure > 0:
+            _, n_pre, h_pre = fixed_step_grid(0.0, window.t_measure, window.dt, SaveAt(n=1), solver.rounding)
+        n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
+        return WindowPlan(n_pre=n_pre, h_pre=h_pre, t_measure=window.t_measure, n_saves=n_saves, every=every, h=h)
+
+    def build(self, names):
+        """The kernel for lanes whose values are ``names`` (raises Unsupported)."""
+        lane, window = self.lane, self.lane.measure
+        observables = {fn.fn for _, fn in window.observables}
+        reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
+                                peak_tangent="peak_slip" in lane.gradient_of,
+                                rate=internal_state_rate(lane.system, jnp.zeros(1), window.y0[None]) is not None)
+        make_system, shared = self._maker(names)
+        wrt = [names.index(p) for p in lane.wrt]
+        kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), self.plan(), wrt, reductions)
+        return kernel, shared
+
+    def __call__(self, **points):
+        lane, window = self.lane, self.lane.measure
+        names = self._names(points)
+        dtype = jnp.result_type(float)
+        n = next(iter(points.values())).shape[0]
+        columns = [points[k] if k in points else jnp.full((n,), get_parameter(lane.system, k)) for k in names]
+        p = jnp.stack([jnp.asarray(c, dtype) for c in columns], axis=1)
+        block = self.options.block
+        padded = -(-n // block) * block
+        p_run = jnp.concatenate([p, jnp.broadcast_to(p[-1:], (padded - n, p.shape[1]))]) if padded > n else p
+        kernel, shared = self.build(names)
+        raw = {k: v[:n] for k, v in kernel(shared, p_run, block=block, interpret=self.interpret,
+                                           num_warps=self.options.num_warps).items()}
+        return jax.vmap(lambda p, out: self._lane_outputs(names, kernel.plan, p, out))(p, raw)
+
+    def _lane_outputs(self, names, plan, p, out):
+        """One lane's observables, gradients and status from the kernel's outputs (as
+        :class:`~jaxfriction._workflows.sweep.sweep._Lane` forms them)."""
+        lane, window = self.lane, self.lane.measure
+        make_system = functools.partial(self._maker(names)[0], self._maker(names)[1])
+        system = make_system(p)
+        y0, y_a, y_b = window.y0, out["y_a"], out["y_b"]
+        t_end = plan.t_measure + plan.n_saves * plan.every * plan.h
+        ts = jnp.asarray([plan.t_measure, t_end], dtype=y_a.dtype)
+
+        status = STATUS_OK
+        if plan.n_pre:  # the transient saves its two end points
+            ends = jnp.stack([y0, y_a])
+            pre = _rate_status(finite_status(ends), plan.h_pre,
+                               (stick_band_rate(system),
+                                internal_state_rate(system, jnp.asarray([0.0, plan.t_measure], y_a.dtype), ends)))
+            status = pre
+        win = jnp.where(out["finite"] > 0.5, STATUS_OK, STATUS_NONFINITE)
+        win = _rate_status(win, plan.h, (stick_band_rate(system), out["rate"] if "rate" in out else None))
+        status = _combine(status, win)
+
+        def end_points(y_a, y_b, p):
+            traj = Trajectory(ts=ts, ys=jnp.stack([y_a, y_b]), system=make_system(p), status=status)
+            return {name: jnp.asarray(fn.fn(traj)) for name, fn in window.observables if fn.fn in END_POINT}
+
+        outputs = end_points(y_a, y_b, p)
+        for name, fn in window.observables:
+            if fn.fn is stick_fraction:
+                outputs[name] = out["stuck"]
+            elif fn.fn is peak_slip:
+                outputs[name] = out["peak"]
+
+        grads = {}
+        if lane.wrt:
+            basis = jnp.eye(p.shape[0], dtype=p.dtype)[jnp.asarray([names.index(w) for w in lane.wrt])]
+            tangents = jax.vmap(lambda ya, yb, e: jax.jvp(end_points, (y_a, y_b, p), (ya, yb, e))[1])(
+                out["ya_dot"], out["yb_dot"], basis)
+            for name, fn in window.observables:
+                if name not in lane.gradient_of:
+                    continue
+                if fn.fn is stick_fraction:
+                    grads[f"grad_{name}"] = jnp.zeros(len(lane.wrt), p.dtype)
+                elif fn.fn is peak_slip:
+                    grads[f"grad_{name}"] = out["peak_dot"]
+                else:
+                    grads[f"grad_{name}"] = tangents[name]
+        finite_grads = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()])) if grads else True
+        valid = constraints_hold(system)
+        status = _combine(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
+                          jnp.where(finite_grads, STATUS_OK, STATUS_NONFINITE_GRADIENT))
+        nan = jnp.asarray(jnp.nan, dtype=p.dtype)
+        values = {k: jnp.where(valid, v, nan) for k, v in {**outputs, **grads}.items()}
+        return {**values, "status": status.astype(jnp.int8)}
+
+
+def fused_support(lane, paths):
+    """Why the fused kernel cannot run ``lane`` (a sweep's ``_Lane`` over the grid ``paths``),
+    or None when it can.
+
+    Checks the solver (RK4 with a step), the measure (a window, not a
+    :func:`~jaxfriction.sensitivity_map` observable), the observables (the default window
+    observables), the gradient mode (none or forward) and, by tracing one step, that the
+    system's vector field evaluates component-wise.
+    """
+    from .sweep import _Window
+
+    window = lane.measure
+    if not isinstance(window, _Window):
+        return "sensitivity_map's observable runs its own simulation"
+    if type(window.solver) is not RK4 or window.dt is None:
+        return f"the solver {type(window.solver).__name__} is not fixed-step RK4 with a dt"
+    if lane.mode is not None and not isinstance(lane.mode, ForwardMode):
+        return f"{type(lane.mode).__name__} gradients run on the XLA path (the kernel carries forward-mode tangents)"
+    known = set(END_POINT) | set(REDUCED)
+    custom = [name for name, fn in window.observables if fn.fn not in known]
+    if custom:
+        return f"the observables {custom} are not among the default window observables the kernel accumulates"
+    carried = window.y0.size * (1 + len(lane.wrt))
+    if carried > MAX_CARRIED:
+        return f"a lane carries {carried} numbers (state and tangents), more than the kernel's {MAX_CARRIED}"
+    try:
+        names = list(paths) + [p for p in lane.wrt if p not in paths]
+        FusedLanes(lane, FusedKernel(), True).build(names)
+    except Unsupported as exc:
+        return f"the system's vector field cannot run component-wise in the kernel: {exc}"
+    return None
+
+
+def choose_kernel(kernel, lane, paths, devices):
+    """The lane program for a sweep's ``kernel`` option: ``(fn, name, reason)``.
+
+    ``fn`` is ``lane`` itself (the XLA path, ``name == "vmap"``) or :class:`FusedLanes`
+    (``name == "fused"``); ``reason`` says why. An :class:`~jaxfriction.AutoKernel` picks the
+    fused kernel on GPUs when :func:`fused_support` allows it and logs a fallback there as a
+    warning (logger ``"jaxfriction"``).
+
+    Raises:
+        ValueError: naming ``kernel``: a :class:`~jaxfriction.FusedKernel` asked for a sweep
+            it does not support (with the reason).
+    """
+    from .kernels import AutoKernel, VmapKernel, log
+
+    platform = devices[0].platform
+    if isinstance(kernel, VmapKernel):
+        return lane, "vmap", "asked for (VmapKernel)"
+    if isinstance(kernel, AutoKernel):
+        if platform != "gpu":
+            reason = f"the devices are {platform}; the fused kernel runs on GPUs"
+            log.debug("sweep on the XLA path: %s", reason)
+            return lane, "vmap", reason
+        options = FusedKernel()
+    else:
+        options = kernel
+    why_not = fused_support(lane, paths)
+    if why_not is not None:
+        if not isinstance(kernel, AutoKernel):
+            raise ValueError(f"kernel: the fused kernel cannot run this sweep: {why_not}")
+        log.warning("sweep falls back to the XLA path (vmap of scan): %s", why_not)
+        return lane, "vmap", why_not
+    interpret = platform != "gpu" if options.interpret is None else options.interpret
+    reason = "interpret mode (not a GPU)" if interpret else f"Triton on {platform}"
+    log.debug("sweep on the fused kernel: %s", reason)
+    return FusedLanes(lane, options, interpret), "fused", reason
