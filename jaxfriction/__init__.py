@@ -100,6 +100,7 @@ from ._workflows.gradient import (
     ForwardMode,
     ReverseMode,
 )
+from ._workflows.sweep.kernels import AbstractKernel, AutoKernel, FusedKernel, VmapKernel
 
 __version__ = "0.2.0"
 
@@ -170,7 +171,9 @@ __all__ = [
     "AbstractDrive",
     "AbstractFrictionSystem",
     "AbstractGradientMode",
+    "AbstractKernel",
     "AbstractSolver",
+    "AutoKernel",
     "AutoMode",
     "BlockOnShakingFloor",
     "BurridgeKnopoffChain",
@@ -179,6 +182,7 @@ __all__ = [
     "Diffrax",
     "EventDriven",
     "ForwardMode",
+    "FusedKernel",
     "GriffinSpringBlock",
     "GroundMotion",
     "Harmonic",
@@ -195,6 +199,7 @@ __all__ = [
     "Template",
     "Trajectory",
     "TwoBlocksOnBelt",
+    "VmapKernel",
     "WestermoUdwadia",
     "at_most",
     "belt_limit_cycle",

@@ -9,6 +9,9 @@ line). The library's own laws and systems pass them (``tests/test_contracts.py``
 
 :func:`check_dynamic_law` does the same for laws with internal state
 (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan, rate-and-state).
+:func:`check_fused` checks that a system runs in the fused GPU kernel
+(:class:`~jaxfriction.FusedKernel`) as it runs on the XLA path, and that the kernel lowers
+for a GPU.
 
 The functions raise ``AssertionError`` listing every property that fails, and return
 None when all hold. Run them with JAX's 64-bit mode on, as the tests do (the tolerances
@@ -287,3 +290,71 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
         if not bool(jnp.all(jnp.isfinite(d))):
             problems.append(f"non-finite derivative of the final state with respect to {path}")
     _fail(f"{type(system).__name__}", problems)
+
+
+def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **sweep_options):
+    """Check that the fused GPU kernel runs a system as the XLA path does.
+
+    Runs :func:`~jaxfriction.sweep` twice on the same lanes, once with
+    :class:`~jaxfriction.VmapKernel` and once with :class:`~jaxfriction.FusedKernel`
+    (Pallas' interpret mode off a GPU), and compares every output: observables, gradients
+    and status codes (the values of lanes whose status is not 0 are not compared: an
+    unstable run amplifies round-off; so does a switch law, e.g. exact Coulomb friction,
+    whose stick test ``v == 0`` round-off can flip: check such laws in slip). With
+    ``lower=True`` it also lowers the kernel for an NVIDIA GPU
+    through Triton (no GPU needed), which proves that every operation of the system's
+    vector field has a GPU lowering. Run it on your own law or system (keep the run short:
+    interpret mode is slow).
+
+    Args:
+        system: a system or :class:`~jaxfriction.Template`.
+        grid: as :func:`~jaxfriction.sweep` (a few lanes are enough).
+        block: lanes per kernel program (a power of two).
+        rtol, atol: agreement of the floating-point outputs (round-off).
+        lower: also lower the kernel for the ``cuda`` platform (Triton).
+        **sweep_options: passed to :func:`~jaxfriction.sweep` (``t1``, ``window``, ``dt``,
+            ``wrt``, ``observables``, ...).
+
+    Returns:
+        ``(xla, fused)``: the two datasets.
+
+    Raises:
+        AssertionError: listing every disagreement, an unsupported system (with the reason)
+            or a failed lowering.
+    """
+    from ._workflows.sweep.kernels import FusedKernel
+    from ._workflows.sweep.sweep import sweep, sweep_program
+
+    sweep_options = {"progress": False, **sweep_options}
+    xla = sweep(system, grid, kernel="vmap", **sweep_options)
+    try:
+        fused = sweep(system, grid, kernel=FusedKernel(block=block), **sweep_options)
+    except ValueError as exc:
+        raise AssertionError(f"{type(getattr(system, 'system', system)).__name__}: {exc}") from None
+    problems = []
+    ok = np.asarray(xla["status"]) == 0
+    for name in xla.data_vars:
+        a, b = np.asarray(xla[name]), np.asarray(fused[name])
+        if a.dtype.kind != "f":
+            if not np.array_equal(a, b):
+                problems.append(f"{name}: {a.ravel().tolist()} (XLA) != {b.ravel().tolist()} (fused)")
+            continue
+        keep = ok.reshape(ok.shape + (1,) * (a.ndim - ok.ndim))
+        a, b = np.where(keep, a, 0.0), np.where(keep, b, 0.0)  # a flagged (unstable) lane amplifies round-off
+        if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
+            problems.append(f"{name}: largest difference {np.nanmax(np.abs(a - b)):.3g}")
+    if lower:
+        program, _, _ = sweep_program(system, grid, kernel=FusedKernel(block=block, interpret=False),
+                                      **sweep_options)
+        dynamic, static = eqx.partition(program, eqx.is_array)
+        lanes = max(block, 1)
+        points = {k: jnp.full((lanes,), float(np.ravel(v)[0])) for k, v in grid.items()}
+        try:
+            text = jax.jit(lambda d, p: eqx.combine(d, static)(**p)).trace(dynamic, points).lower(
+                lowering_platforms=("cuda",)).as_text()
+            if "triton" not in text:
+                problems.append("the lowered program holds no Triton kernel")
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            problems.append(f"lowering for a GPU (Triton) fails: {type(exc).__name__}: {str(exc)[:300]}")
+    _fail(f"{type(getattr(system, 'system', system)).__name__} in the fused kernel", problems)
+    return xla, fused

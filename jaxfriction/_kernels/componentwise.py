@@ -56,7 +56,7 @@ MOVEMENT = {
 }
 
 #: Primitives that pass their operand through unchanged once derivatives are taken.
-IDENTITY = frozenset({"copy", "copy_p", "stop_gradient", "optimization_barrier"})
+IDENTITY = frozenset({"copy", "copy_p", "stop_gradient", "optimization_barrier", "reshard"})
 
 #: Reductions and the binary primitive that folds them.
 REDUCTIONS = {"reduce_sum": lax.add_p, "reduce_max": lax.max_p, "reduce_min": lax.min_p, "reduce_prod": lax.mul_p,

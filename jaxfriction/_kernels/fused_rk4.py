@@ -250,7 +250,7 @@ class FusedRK4:
         n_lanes = p.shape[0]
         if n_lanes % block:
             raise ValueError(f"the lane count {n_lanes} must be a multiple of block={block}")
-        rows_in, rows_out, n_shared = _pow2(self.n_p), _pow2(self.n_out), _pow2(self.n_shared)
+        rows_in, rows_out, n_shared = next_power_of_two(self.n_p), next_power_of_two(self.n_out), next_power_of_two(self.n_shared)
         p_rows = jnp.zeros((rows_in, n_lanes), self.dtype).at[: self.n_p].set(p.T.astype(self.dtype))
         flat = [jnp.ravel(jnp.asarray(x)).astype(self.dtype) for x in shared]
         shared_flat = jnp.zeros(n_shared, self.dtype).at[: self.n_shared].set(
@@ -276,6 +276,6 @@ class FusedRK4:
         return result
 
 
-def _pow2(n):
+def next_power_of_two(n):
     """Triton blocks have power-of-two shapes."""
     return 1 << max(0, int(n) - 1).bit_length()

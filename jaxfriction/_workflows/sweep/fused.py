@@ -25,7 +25,7 @@ from ..._integrate.stability import RK4_STABILITY_LIMIT, internal_state_rate, st
 from ..._integrate.status import STATUS_INVALID_PARAMETER, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_OK, STATUS_UNSTABLE_STEP
 from ..._integrate.trajectory import Trajectory
 from ..._kernels.componentwise import Unsupported
-from ..._kernels.fused_rk4 import FusedRK4, Reductions, WindowPlan
+from ..._kernels.fused_rk4 import FusedRK4, Reductions, WindowPlan, next_power_of_two
 from ..._observables.stick import stick_fraction
 from ..._observables.window import final_position, peak_slip, window_dissipation, window_energy_residual
 from ..._paths import get_parameter, set_parameters
@@ -95,7 +95,8 @@ class FusedLanes(eqx.Module):
         lane, window = self.lane, self.lane.measure
         observables = {fn.fn for _, fn in window.observables}
         reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
-                                peak_tangent="peak_slip" in lane.gradient_of,
+                                peak_tangent=any(fn.fn is peak_slip and name in lane.gradient_of
+                                                 for name, fn in window.observables),
                                 rate=internal_state_rate(lane.system, jnp.zeros(1), window.y0[None]) is not None)
         make_system, shared = self._maker(names)
         wrt = [names.index(p) for p in lane.wrt]
@@ -109,7 +110,7 @@ class FusedLanes(eqx.Module):
         n = next(iter(points.values())).shape[0]
         columns = [points[k] if k in points else jnp.full((n,), get_parameter(lane.system, k)) for k in names]
         p = jnp.stack([jnp.asarray(c, dtype) for c in columns], axis=1)
-        block = self.options.block
+        block = min(self.options.block, next_power_of_two(n))  # a device's share smaller than a block: no idle lanes
         padded = -(-n // block) * block
         p_run = jnp.concatenate([p, jnp.broadcast_to(p[-1:], (padded - n, p.shape[1]))]) if padded > n else p
         kernel, shared = self.build(names)

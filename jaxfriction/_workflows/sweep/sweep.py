@@ -18,6 +18,7 @@ non-finite states and solver failures keep their codes
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import hashlib
 import json
@@ -57,6 +58,10 @@ from .sharding import lane_devices
 #: Severity rank of every status code (lower wins when several apply): invalid parameter,
 #: non-finite state, solver failure, event budget, unstable step, non-finite gradient, ok.
 _RANK = np.array([6, 1, 2, 3, 0, 4, 5])
+
+
+#: Set by :func:`sweep_program`: ``_evaluate`` returns the lane program instead of running it.
+_PROGRAM_ONLY = contextvars.ContextVar("jaxfriction_sweep_program_only", default=False)
 
 
 def combine_status(*codes):
@@ -261,6 +266,8 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
     mode = gradient.resolve(len(wrt)) if wrt else None
     lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else _ByCode(derive))
     program, kernel_name, kernel_reason = choose_kernel(as_kernel(kernel or "vmap"), lane, paths, lane_devices(devices))
+    if _PROGRAM_ONLY.get():
+        return program, kernel_name, kernel_reason
 
     def output_dims(name, ndim):
         """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
@@ -425,6 +432,24 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     return _evaluate(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
                      samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
                      settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel)
+
+
+def sweep_program(system, grid, **kwargs):
+    """What ``sweep(system, grid, **kwargs)`` would run, without running it.
+
+    Returns:
+        ``(program, kernel, reason)``: the lane program (called with ``{path: (B,)}`` chunks
+            by the engine, ``vmap``-ed unless it is ``batched``), the kernel's name
+            (``"vmap"`` or ``"fused"``) and why it was chosen.
+
+    Raises:
+        ValueError: as :func:`sweep`.
+    """
+    token = _PROGRAM_ONLY.set(True)
+    try:
+        return sweep(system, grid, **kwargs)
+    finally:
+        _PROGRAM_ONLY.reset(token)
 
 
 def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=False, chunk_size=1024,

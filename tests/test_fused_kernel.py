@@ -1,0 +1,162 @@
+"""The fused Pallas kernel (FusedKernel) against the XLA path, on CPU in Pallas' interpret mode.
+
+Every law of the library (scalar laws in the forced oscillator, vector laws in the block on
+a shaking floor, dynamic laws in the oscillator) and the oscillator, belt, disc and chain
+systems give the XLA path's observables, forward-mode gradients and status codes to
+round-off, and every kernel lowers for an NVIDIA GPU through Triton (no GPU needed).
+"""
+
+import logging
+import types
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_contracts import DYNAMIC_LAWS, LAWS, SHAKE, SYSTEMS
+
+import jaxfriction as jf
+from jaxfriction._kernels.componentwise import Componentwise, Unsupported, traced_cells
+from jaxfriction._workflows.sweep.fused import choose_kernel
+from jaxfriction._workflows.sweep.sweep import sweep_program
+from jaxfriction.testing import check_fused
+
+SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
+#: One law of each kind runs in the fast suite; the rest of the matrix is marked slow
+#: (interpret mode traces and compiles each system, ~5-25 s apiece on one core).
+FAST = {"VectorQuinn", "LuGre", "oscillator"}  # Quinn and StaticKineticQuinn: the templates below
+
+
+def _params(items, name):
+    return [pytest.param(x, id=name(x), marks=() if name(x) in FAST else pytest.mark.slow) for x in items]
+
+
+def _first_parameter(law):
+    return "law." + jf.scalar_parameter_paths(law)[0]
+
+
+@pytest.mark.parametrize("law", _params([law for law in LAWS if not law.vector], lambda law: type(law).__name__))
+def test_scalar_laws_in_the_oscillator(law):
+    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0), damping=0.05)
+    check_fused(system, {"force.amplitude": [0.3, 0.9, 1.5]}, wrt=(_first_parameter(law),),
+                y0=jnp.array([0.2, 0.0]), **SHORT)
+
+
+@pytest.mark.parametrize("law", _params([law for law in LAWS if law.vector], lambda law: type(law).__name__))
+def test_vector_laws_in_the_block(law):
+    """In slip: exact Coulomb switches on ``|v| > 0``, a test that round-off can flip at rest."""
+    system = jf.BlockOnShakingFloor(law=law, ground=SHAKE)
+    check_fused(system, {"ground.omega": [4.0, 6.0]}, wrt=(_first_parameter(law),), dt=5e-4, t1=0.06,
+                window=0.03, y0=jnp.array([0.0, 0.0, 0.5, 0.3]))
+
+
+@pytest.mark.parametrize("law", _params([law for law, _ in DYNAMIC_LAWS[:1] + DYNAMIC_LAWS[2:]],
+                                        lambda law: type(law).__name__))
+def test_dynamic_laws_in_the_oscillator(law):
+    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0))
+    check_fused(system, {"force.amplitude": [0.4, 1.2]}, wrt=("force.amplitude",), dt=1e-3, t1=0.2, window=0.1)
+
+
+@pytest.mark.parametrize("name", ["oscillator", "belt", "disc", "chain"])
+def test_templates(name):
+    """The templates' own systems and settings, shortened, over two swept paths and gradients."""
+    tpl = jf.template(name, **({"n": 8} if name == "chain" else {}))
+    paths = list(tpl.grid)[:2]
+    grid = {p: np.linspace(*(float(x) for x in tpl.grid[p].split(":")[:2]), 3) if isinstance(tpl.grid[p], str)
+            else np.asarray(tpl.grid[p])[:3] for p in paths}
+    check_fused(tpl, grid, wrt=tuple(tpl.wrt), t1=40 * tpl.dt, window=20 * tpl.dt)
+
+
+@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks",)], str))
+def test_contract_systems(name):
+    system = SYSTEMS[name][0]
+    path = jf.scalar_parameter_paths(system)[0]
+    value = float(jf.get_parameter(system, path))
+    dt = 1e-3 if "block" in name or "griffin" in name or "iwan" in name or "jointed" in name else 0.01
+    check_fused(system, {path: [value, 1.1 * value + 0.01]}, wrt=(path,), dt=dt, t1=40 * dt, window=20 * dt,
+                y0=jnp.concatenate([jnp.full(system.n_dof, 0.05), jnp.full(system.n_dof, 0.1)]))
+
+
+def test_the_default_sweep_with_transient_and_cycles():
+    """Quinn's oscillator template as ``jaxfriction sweep`` runs it (cycles, transient, D and dD/dmu)."""
+    tpl = jf.template("oscillator")
+    grid = {"law.mu": [0.2, 0.7, 1.2], "force.amplitude": [0.5, 2.0]}
+    xla, fused = check_fused(tpl, grid, cycles=2, wrt=("law.mu",), lower=False)
+    assert fused.attrs["kernel"] == "fused" and xla.attrs["kernel"] == "vmap"
+    assert np.all(fused["status"] == 0)
+    # the values are bitwise those of the XLA path; the gradients differ by round-off at most
+    np.testing.assert_array_equal(fused["dissipation"], xla["dissipation"])
+
+
+def test_bad_and_unstable_lanes_get_the_same_status():
+    """A negative mu (invalid parameter) and an eps far below the step (RK4 unstable in the
+    stick band) are flagged as on the XLA path, with NaN values for the invalid lane."""
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5))
+    xla, fused = check_fused(system, {"law.mu": [-0.5, 0.5], "law.eps": [0.02, 1e-4]}, wrt=("law.mu",),
+                             t1=1.0, window=0.5, dt=0.01, lower=False)
+    status = fused["status"].values
+    assert status[0, 0] == jf.STATUS_INVALID_PARAMETER and status[1, 1] == jf.STATUS_UNSTABLE_STEP
+    assert status[1, 0] == jf.STATUS_OK and np.isnan(fused["dissipation"].values[0, 0])
+
+
+def test_peak_slip_gradient_and_observable_subsets():
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(1.5, 1.0))
+    observables = {"peak": jf.peak_slip, "D": jf.window_dissipation}
+    check_fused(system, {"force.amplitude": [1.0, 2.0]}, observables=observables, wrt=("law.mu", "force.amplitude"),
+                gradient_of=("peak", "D"), t1=2.0, window=1.0, dt=0.01, lower=False)
+
+
+def test_auto_picks_the_xla_path_on_cpu_and_says_why():
+    ds = jf.sweep(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1, progress=False)
+    assert ds.attrs["kernel"] == "vmap" and "cpu" in ds.attrs["kernel_reason"]
+
+
+def test_unsupported_sweeps_name_the_reason():
+    tpl = jf.template("oscillator")
+    grid = {"law.mu": [0.5]}
+    cases = [({"observables": {"x": lambda traj: traj.position[-1]}}, "observables"),
+             ({"wrt": ("law.mu",), "gradient": "reverse"}, "ReverseMode"),
+             ({"solver": jf.MoreauJean()}, "MoreauJean")]
+    for options, words in cases:
+        with pytest.raises(ValueError, match=f"kernel: .*{words}"):
+            jf.sweep(tpl, grid, cycles=1, progress=False, kernel="fused", **options)
+    with pytest.raises(ValueError, match="kernel: .*component-wise.*"):
+        jf.sweep(SYSTEMS["two-blocks"][0], {"law.mu[0]": [0.5]}, t1=0.1, dt=0.01, kernel="fused", progress=False)
+    with pytest.raises(ValueError, match="kernel must be"):
+        jf.sweep(tpl, grid, cycles=1, kernel="triton")
+    with pytest.raises(ValueError, match="block must be a power of two"):
+        jf.FusedKernel(block=100)
+
+
+def test_auto_falls_back_on_a_gpu_with_a_logged_warning(caplog):
+    """On a GPU, AutoKernel takes the fused kernel when it can and logs why it cannot."""
+    gpu = [types.SimpleNamespace(platform="gpu")]
+    ok = sweep_program(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1)[0]
+    assert choose_kernel(jf.AutoKernel(), ok, ["law.mu"], gpu)[1] == "fused"
+    custom = sweep_program(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1,
+                           observables={"x": lambda traj: traj.position[-1]})[0]
+    with caplog.at_level(logging.WARNING, logger="jaxfriction"):
+        _, name, reason = choose_kernel(jf.AutoKernel(), custom, ["law.mu"], gpu)
+    assert name == "vmap" and "observables" in reason and "falls back" in caplog.text
+
+
+def test_componentwise_evaluation_folds_constants_and_refuses_state_dependent_indices():
+    def field(y, k):
+        return jnp.stack([y[1], -k * y[0] - 2.0 * 0.5 * y[1]])  # 2.0 * 0.5 is folded at trace time
+
+    cw = Componentwise(field, jnp.zeros(2), jnp.zeros(()))
+    y = traced_cells([jnp.array([1.0, 2.0]), jnp.array([3.0, 4.0])], (2,))
+    out = cw(y, np.asarray(2.0))
+    np.testing.assert_allclose(np.stack([np.asarray(c) for c in out]), [[3.0, 4.0], [-5.0, -8.0]])
+    with pytest.raises(Unsupported, match="index"):
+        Componentwise(lambda y: y[(y[0] > 0).astype(jnp.int32)], jnp.zeros(3))(traced_cells([jnp.ones(2)] * 3, (3,)))
+
+
+def test_float32_kernel_agrees_with_the_xla_path():
+    with jax.enable_x64(False):
+        xla, fused = check_fused(jf.template("oscillator"), {"law.mu": [0.3, 0.9]}, cycles=1, wrt=("law.mu",),
+                                 rtol=1e-5, atol=1e-6)
+        assert fused["dissipation"].dtype == np.float32
