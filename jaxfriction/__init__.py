@@ -100,7 +100,12 @@ from ._workflows.gradient import (
     ForwardMode,
     ReverseMode,
 )
-from ._workflows.sweep.kernels import AbstractKernel, AutoKernel, FusedKernel, VmapKernel
+from ._workflows.sweep.kernels import (
+    AbstractKernel,
+    AutoKernel,
+    FusedKernel,
+    VmapKernel,
+)
 
 __version__ = "0.2.0"
 

@@ -21,13 +21,28 @@ import jax.numpy as jnp
 from ..._checks import constraints_hold
 from ..._integrate.saveat import SaveAt
 from ..._integrate.solvers import RK4, finite_status, fixed_step_grid
-from ..._integrate.stability import RK4_STABILITY_LIMIT, internal_state_rate, stick_band_rate
-from ..._integrate.status import STATUS_INVALID_PARAMETER, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_OK, STATUS_UNSTABLE_STEP
+from ..._integrate.stability import (
+    RK4_STABILITY_LIMIT,
+    internal_state_rate,
+    stick_band_rate,
+)
+from ..._integrate.status import (
+    STATUS_INVALID_PARAMETER,
+    STATUS_NONFINITE,
+    STATUS_NONFINITE_GRADIENT,
+    STATUS_OK,
+    STATUS_UNSTABLE_STEP,
+)
 from ..._integrate.trajectory import Trajectory
 from ..._kernels.componentwise import Unsupported
 from ..._kernels.fused_rk4 import FusedRK4, Reductions, WindowPlan, next_power_of_two
 from ..._observables.stick import stick_fraction
-from ..._observables.window import final_position, peak_slip, window_dissipation, window_energy_residual
+from ..._observables.window import (
+    final_position,
+    peak_slip,
+    window_dissipation,
+    window_energy_residual,
+)
 from ..._paths import get_parameter, set_parameters
 from ..gradient import ForwardMode
 from .kernels import FusedKernel
@@ -104,7 +119,7 @@ class FusedLanes(eqx.Module):
         return kernel, shared
 
     def __call__(self, **points):
-        lane, window = self.lane, self.lane.measure
+        lane = self.lane
         names = self._names(points)
         dtype = jnp.result_type(float)
         n = next(iter(points.values())).shape[0]
@@ -122,7 +137,7 @@ class FusedLanes(eqx.Module):
         """One lane's observables, gradients and status from the kernel's outputs (as
         :class:`~jaxfriction._workflows.sweep.sweep._Lane` forms them)."""
         lane, window = self.lane, self.lane.measure
-        make_system = functools.partial(self._maker(names)[0], self._maker(names)[1])
+        make_system = functools.partial(*self._maker(names))
         system = make_system(p)
         y0, y_a, y_b = window.y0, out["y_a"], out["y_b"]
         t_end = plan.t_measure + plan.n_saves * plan.every * plan.h
