@@ -100,6 +100,10 @@ def _block_shape(cells):
     return shapes.pop() if shapes else ()
 
 
+#: When a dict, :func:`bind` counts the per-lane operations it traces, by primitive name.
+_COUNTS = []
+
+
 def bind(primitive, cells, params):
     """``primitive`` applied to one cell of each operand: folded when all are concrete,
     otherwise traced on ``(block,)`` values (shared scalars broadcast to the block)."""
@@ -108,6 +112,8 @@ def bind(primitive, cells, params):
             out = primitive.bind(*[jnp.asarray(c) for c in cells], **params)
         return [np.asarray(o) for o in out] if primitive.multiple_results else np.asarray(out)
     shape = _block_shape(cells)
+    if _COUNTS and shape:
+        _COUNTS[-1][primitive.name] = _COUNTS[-1].get(primitive.name, 0) + 1
     args = []
     for c in cells:
         c = jnp.asarray(c, dtype=c.dtype) if is_concrete(c) else c
@@ -336,6 +342,21 @@ class Componentwise:
         leaves = jax.tree.leaves(args, is_leaf=lambda x: isinstance(x, np.ndarray))
         out = evaluate(self.closed.jaxpr, self.closed.consts, leaves)
         return jax.tree.unflatten(self.out_tree, out)
+
+
+def count_operations(fn, *args):
+    """``fn(*args)`` run while counting the per-lane operations :func:`bind` traces.
+
+    Returns:
+        ``(result, counts)``: ``counts`` maps primitive names (``"add"``, ``"mul"``,
+            ``"div"``, ``"sin"``, ...) to the number of per-lane operations, the arithmetic a
+            kernel does per lane (shared scalars and folded constants excluded).
+    """
+    _COUNTS.append({})
+    try:
+        return fn(*args), _COUNTS[-1]
+    finally:
+        _COUNTS.pop()
 
 
 def _names(jaxpr):

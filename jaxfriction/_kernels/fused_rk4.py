@@ -131,6 +131,35 @@ class FusedRK4:
         self.point = Componentwise(point, t, y, self.shared, p, ydot)
         self.outputs = self._layout()
 
+    def operations_per_step(self, block=2):
+        """Per-lane operations of one RK4 step (with tangents), by primitive name: the
+        arithmetic the kernel does per lane and step (shared and constant values excluded),
+        for the throughput-to-peak ratio of ``scripts/bench_gpu.py``."""
+        from .componentwise import count_operations
+
+        def one_step(shared, p):
+            y, ydot = self.start(shared, p)
+            lanes = lambda c: jnp.broadcast_to(jnp.asarray(c, self.dtype), (block,))  # noqa: E731
+            y = traced_cells([lanes(c) for c in np.ravel(y)], y.shape)
+            ydot = traced_cells([lanes(c) for c in np.ravel(ydot)], ydot.shape)
+            t = traced_cells([jnp.zeros((), self.dtype)], ())
+            return count_operations(self.step, t, cells_of(1e-2, self.dtype), y, shared, p, ydot)[1]
+
+        counts = {}
+
+        def trace(shared_flat, p_rows):
+            shared, offset = [], 0
+            for x in self.shared:
+                size = int(np.prod(x.shape, dtype=int))
+                shared.append(traced_cells([shared_flat[offset + k] for k in range(size)], x.shape))
+                offset += size
+            p = traced_cells([p_rows[i] for i in range(self.n_p)], (self.n_p,))
+            counts.update(one_step(shared, p))
+            return jnp.zeros(())
+
+        jax.make_jaxpr(trace)(jnp.zeros(max(self.n_shared, 1), self.dtype), jnp.zeros((self.n_p, block), self.dtype))
+        return counts
+
     def _layout(self):
         """Output rows: name -> (first row, shape per lane)."""
         shapes = {"y_a": (self.n_y,), "y_b": (self.n_y,), "finite": ()}

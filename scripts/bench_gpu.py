@@ -1,0 +1,220 @@
+"""GPU benchmark: the fused Pallas kernel against vmap-of-scan, side by side in one run.
+
+Workload A, the default sweep: Quinn's forced oscillator (``jf.template("oscillator")``:
+Quinn's law, ``eps = 2 dt``, ``dt = 0.01``, 50 cycles at ``omega = 0.5``, 62,833 RK4 steps),
+``D`` of the last cycle, without and with ``dD/d(mu N)`` (forward mode), over ``B`` lanes of
+``(mu N, alpha)``, for ``B = 1e3 ... 1e7``, in float64 and float32. Workload B: the
+Burridge-Knopoff chain (``jf.template("chain", n=32)``: 4 cycles, the last measured), its
+window observables, over a batch of forcing amplitudes ``alpha``.
+
+Every cell runs ``jf.sweep`` twice on the same lanes: ``kernel=jf.FusedKernel()`` (one
+Pallas program per block of lanes, Triton) and ``kernel="vmap"`` (vmap of lax.scan), in
+memory, chunks of ``--chunk`` lanes. Throughput is lanes x RK4 steps / run time (compile
+excluded: a warm-up call first), the median of ``--runs`` calls. A call that would take
+longer than ``--call-seconds`` at the rate measured so far runs fewer cycles (the cost of a
+step does not depend on the cycle count; the table says how many). The two paths' results
+are compared on every cell (largest relative difference of ``D``).
+
+Fraction of peak: the per-lane arithmetic of one RK4 step is counted from the kernel's own
+trace (adds, subtractions, multiplications and divisions the kernel does per lane, shared
+and constant values excluded; an FMA counts as two), times the fused path's steps/s, over
+the GPU's vector float64 peak (``--peak-tflops``, or looked up for known GPUs).
+
+Usage::
+
+    python scripts/bench_gpu.py                        # everything, on the first GPU
+    python scripts/bench_gpu.py --batches 1e3 1e5 --dtypes float64 --runs 3
+    python scripts/bench_gpu.py --quick                # smoke run (1 cycle, 1024 lanes; runs on CPU too)
+    python scripts/bench_gpu.py --markdown gpu.md --json gpu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import time
+
+import jax
+import numpy as np
+
+import jaxfriction as jf
+from jaxfriction._workflows.sweep.sweep import sweep_program
+
+#: Vector (non-tensor-core) float64 peaks, TFLOP/s, from the vendors' data sheets.
+FP64_PEAK_TFLOPS = {"H100 SXM": 33.5, "H100 80GB HBM3": 33.5, "H100 PCIe": 25.6, "H100 NVL": 30.0, "H200": 33.5,
+                    "GH200": 33.5, "A100": 9.7, "L40S": 1.4, "L4": 0.5, "V100": 7.8}
+ARITHMETIC = ("add", "sub", "mul", "div", "add_any")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--batches", type=float, nargs="+", default=[1e3, 1e4, 1e5, 1e6, 1e7])
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"], choices=["float64", "float32"])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--call-seconds", type=float, default=20.0, help="longest timed call before cycles are cut")
+    parser.add_argument("--chunk", type=int, default=1 << 20, help="lanes per compiled call (jf.sweep chunk_size)")
+    parser.add_argument("--block", type=int, default=128, help="FusedKernel(block=...)")
+    parser.add_argument("--num-warps", type=int, default=4, help="FusedKernel(num_warps=...)")
+    parser.add_argument("--chain-batch", type=int, default=65536)
+    parser.add_argument("--peak-tflops", type=float, default=None, help="float64 vector peak of the GPU")
+    parser.add_argument("--quick", action="store_true", help="1024 lanes, 1 cycle, 1 run: a smoke test")
+    parser.add_argument("--json", default="bench_gpu.json")
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.batches, args.runs, args.chain_batch, args.call_seconds = [1024], 1, 256, 0.0
+    return args
+
+
+def lanes(batch):
+    """``(mu N, alpha)`` of the first ``batch`` lanes of an R2 low-discrepancy sequence."""
+    i = np.arange(batch, dtype=float)
+    return 0.05 + 0.95 * ((0.5 + i * 0.7548776662466927) % 1.0), 0.05 + 1.95 * ((0.5 + i * 0.5698402909980532) % 1.0)
+
+
+class Cell:
+    """One measured configuration of one path."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def timed(call, runs):
+    began = time.perf_counter()
+    out = call()
+    first = time.perf_counter() - began
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - began)
+    return out, first - float(np.median(times)), float(np.median(times))
+
+
+def oscillator_cells(args, dtype, grad, kernel_of, rates):
+    tpl = jf.template("oscillator")
+    cells = []
+    for batch in (int(b) for b in args.batches):
+        mu, alpha = lanes(batch)
+        results = {}
+        for path in ("fused", "vmap"):
+            key = (dtype, grad, path)
+            per_cycle = math.ceil(2 * math.pi / 0.5 / tpl.dt)
+            cycles = 50
+            if key in rates:  # the call at 50 cycles would take longer than --call-seconds: fewer cycles
+                cycles = max(1, min(50, int(args.call_seconds * rates[key] / (batch * per_cycle))))
+            if args.quick:
+                cycles = 1
+
+            def call(path=path, cycles=cycles):
+                ds = jf.sweep(tpl, {"law.mu": mu, "force.amplitude": alpha}, samples=True, cycles=cycles,
+                              observables={"dissipation": jf.window_dissipation}, wrt=("law.mu",) if grad else (),
+                              gradient="forward", kernel=kernel_of(path), chunk_size=min(args.chunk, batch),
+                              progress=False)
+                return ds
+
+            ds, compile_s, seconds = timed(call, args.runs)
+            steps = ds.attrs["steps_per_lane"]
+            rate = batch * steps / seconds
+            rates[key] = rate
+            results[path] = (ds, cycles)
+            cells.append(Cell(workload="A", dtype=dtype, gradient=grad, batch=batch, path=path, cycles=cycles,
+                              steps=steps, seconds=seconds, compile_seconds=compile_s, rate=rate,
+                              kernel=ds.attrs["kernel"], flagged=ds.attrs["flagged"]))
+            print(f"A {dtype} {'dD/dmu' if grad else 'D     '} B={batch:>9,d} {path:5s} {cycles:2d} cycles "
+                  f"{rate / 1e9:9.3f} G steps/s  (compile {compile_s:.1f} s, {ds.attrs['kernel']})", flush=True)
+        (a, ca), (b, cb) = results["fused"], results["vmap"]
+        if ca == cb:
+            x, y = a["dissipation"].values, b["dissipation"].values
+            cells[-2].agreement = float(np.max(np.abs(x - y) / np.maximum(np.abs(y), 1e-3 * np.max(np.abs(y)))))
+    return cells
+
+
+def chain_cells(args, dtype, kernel_of):
+    tpl = jf.template("chain", n=32)
+    cycles = 1 if args.quick else tpl.cycles
+    loads = np.linspace(0.05, 0.5, args.chain_batch)
+    path_name = next(iter(tpl.grid))
+    cells = []
+    for path in ("fused", "vmap"):
+        def call(path=path):
+            return jf.sweep(tpl, {path_name: loads}, cycles=cycles, kernel=kernel_of(path),
+                            chunk_size=min(args.chunk, loads.size), progress=False)
+
+        ds, compile_s, seconds = timed(call, args.runs)
+        steps = ds.attrs["steps_per_lane"]
+        rate = loads.size * steps / seconds
+        cells.append(Cell(workload="B", dtype=dtype, gradient=False, batch=loads.size, path=path, cycles=cycles,
+                          steps=steps, seconds=seconds, compile_seconds=compile_s, rate=rate,
+                          kernel=ds.attrs["kernel"], flagged=ds.attrs["flagged"]))
+        print(f"B {dtype} chain n=32 B={loads.size:,d} {path:5s} {rate / 1e9:9.3f} G steps/s "
+              f"({rate * 32 / 1e9:.2f} G block-steps/s, compile {compile_s:.1f} s)", flush=True)
+    return cells
+
+
+def flops_per_step(grad):
+    program, _, _ = sweep_program(jf.template("oscillator"), {"law.mu": [0.5], "force.amplitude": [1.0]},
+                                  samples=True, kernel=jf.FusedKernel(), wrt=("law.mu",) if grad else (),
+                                  observables={"dissipation": jf.window_dissipation})
+    counts = program.build(["law.mu", "force.amplitude"])[0].operations_per_step()
+    return sum(counts.get(k, 0) for k in ARITHMETIC), counts
+
+
+def peak_of(device, given):
+    if given:
+        return given * 1e12
+    for name, tflops in FP64_PEAK_TFLOPS.items():
+        if name.lower() in device.lower():
+            return tflops * 1e12
+    return None
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    device = jax.devices()[0]
+    name = getattr(device, "device_kind", device.platform)
+    print(f"device: {name} ({device.platform}), {jax.device_count()} device(s); jax {jax.__version__}")
+    if device.platform != "gpu":
+        print("no GPU: the fused path runs in Pallas' interpret mode (a smoke test, not a measurement)")
+
+    def kernel_of(path):
+        return jf.FusedKernel(block=args.block, num_warps=args.num_warps) if path == "fused" else "vmap"
+
+    cells, flops, rates = [], {}, {}
+    for dtype in args.dtypes:
+        with jax.enable_x64(dtype == "float64"):
+            for grad in (False, True):
+                cells += oscillator_cells(args, dtype, grad, kernel_of, rates)
+                flops[(dtype, grad)] = flops_per_step(grad)
+            cells += chain_cells(args, dtype, kernel_of)
+    peak = peak_of(name, args.peak_tflops)
+    rows = ["| workload | dtype | batch | fused (G steps/s) | vmap of scan (G steps/s) | fused / vmap | "
+            "fused: fraction of fp64 peak | cycles | agreement |", "|" + "---|" * 9]
+    for fused, vmap in zip(cells[0::2], cells[1::2]):
+        what = "chain n=32" if fused.workload == "B" else ("dD/dmu" if fused.gradient else "D")
+        fraction = ""
+        if fused.workload == "A" and fused.dtype == "float64" and peak:
+            fraction = f"{flops[(fused.dtype, fused.gradient)][0] * fused.rate / peak:.1%}"
+        agree = f"{fused.agreement:.1e}" if hasattr(fused, "agreement") else ""
+        rows.append(f"| {what} | {fused.dtype} | {fused.batch:,d} | {fused.rate / 1e9:.3f} | {vmap.rate / 1e9:.3f} | "
+                    f"{fused.rate / vmap.rate:.1f}x | {fraction} | {fused.cycles or ''}/{vmap.cycles or ''} | "
+                    f"{agree} |")
+    header = (f"{name}, {datetime.date.today().isoformat()}, jax {jax.__version__}, FusedKernel(block={args.block}, "
+              f"num_warps={args.num_warps}); per-lane flops per RK4 step (from the kernel's trace): "
+              + ", ".join(f"{d} {'dD/dmu' if g else 'D'}: {f[0]}" for (d, g), f in flops.items())
+              + (f"; fp64 peak {peak / 1e12:.1f} TFLOP/s" if peak else "; fp64 peak unknown (--peak-tflops)"))
+    table = header + "\n\n" + "\n".join(rows)
+    print("\n" + table)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+    with open(args.json, "w") as f:
+        json.dump({"device": name, "date": datetime.date.today().isoformat(), "peak_flops": peak,
+                   "flops_per_step": {f"{d}/{'grad' if g else 'forward'}": v[1] for (d, g), v in flops.items()},
+                   "cells": [c.__dict__ for c in cells]}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
