@@ -81,15 +81,25 @@ def test_sweep_counts_flagged_lanes(tmp_path):
     assert "1 of 2 trajectories flagged: 1 invalid parameter" in result.output
 
 
+def test_sweep_on_the_fused_kernel_flags_the_same_lanes(tmp_path):
+    """--kernel fused runs the Pallas kernel (interpret mode on a CPU) with the same status codes."""
+    result = sweep(tmp_path, "--param", "law.mu=-0.5,0.5", "--param", "force.amplitude=1.0", "--cycles", "2",
+                   "--kernel", "fused")
+    assert result.exit_code == 0, result.output
+    assert "fused kernel" in result.output and "1 of 2 trajectories flagged: 1 invalid parameter" in result.output
+
+
 def test_sweep_bad_input_names_the_option(tmp_path):
     config = tmp_path / "bad.toml"
     config.write_text('sytem = "belt"\n')
+    kernel = tmp_path / "kernel.toml"
+    kernel.write_text('kernel = "triton"\n')
     (tmp_path / "file").write_text("")
     for args, word in [(["--param", "law.mu=1:0:3"], "law.mu"), (["--param", "nu=0:1:3"], "nu"),
                        (["--system", "belt", "--param", "surface.value=0.1:0.2:2", "--cycles", "3"], "frequency"),
                        (["--system", "tribometer"], "system must be one of"), (["--devices", "0"], "--devices"),
                        (["--set", "omega"], "--set"), (["--set", "force.omega=fast"], "force.omega"),
-                       (["--config", str(config)], "sytem"), (["--system", "no_such_module:tpl"], "no_such_module"),
+                       (["--config", str(config)], "sytem"), (["--config", str(kernel)], "kernel"), (["--system", "no_such_module:tpl"], "no_such_module"),
                        (["--figure", str(tmp_path / "file" / "f.png")], "--figure")]:
         result = sweep(tmp_path, *args)
         assert result.exit_code != 0

@@ -17,7 +17,7 @@ _TEXT = (str, "a string")
 SWEEP_KEYS = {"system": _TEXT, "law": _TEXT, "param": (dict, "a table of paths"), "set": (dict, "a table of paths"),
               "cycles": (int, "an integer"), "frequency": _TEXT, "t1": _NUMBER, "window": _NUMBER, "dt": _NUMBER,
               "wrt": ((str, list), "a string or a list of paths"), "gradient": _TEXT, "chunk_size": (int, "an integer"),
-              "devices": (int, "an integer"), "out": _TEXT, "figure": _TEXT, "precision": _TEXT}
+              "devices": (int, "an integer"), "kernel": _TEXT, "out": _TEXT, "figure": _TEXT, "precision": _TEXT}
 
 
 def _check_config(cfg, path):
@@ -96,6 +96,9 @@ def _check_writable(option, path):
               help="Gradient mode [default: auto: forward for <= 8 parameters].")
 @click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
 @click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
+@click.option("--kernel", type=click.Choice(["auto", "vmap", "fused"]), default=None,
+              help="How lanes run: auto (default: the fused Pallas kernel on a GPU when supported, else vmap of "
+              "lax.scan), vmap, or fused (on a CPU in Pallas' interpret mode: slow, for checks).")
 @click.option("--out", default=None,
               help="Folder for chunks, manifest and result.nc [default: jaxfriction-out/sweep].")
 @click.option("--resume", is_flag=True, help="Continue the sweep saved in --out (same arguments).")
@@ -103,7 +106,7 @@ def _check_writable(option, path):
 @click.option("--precision", type=PRECISIONS, default=None, help="float64 (default) or float32.")
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window, dt, wrt, gradient, chunk_size,
-          devices, out, resume, figure, precision, progress):
+          devices, kernel, out, resume, figure, precision, progress):
     """Sweep a template over a grid of parameter paths: window dissipation, stick fraction, dD/dp, resumable.
 
     With no options: Quinn's forced oscillator (Quinn 2004 eq. 5, Quinn's law, eps = 2 dt),
@@ -119,7 +122,7 @@ def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window,
         _check_config(cfg, config_file)
         pick = {k: v for k, v in dict(system=system, law=law, cycles=cycles, frequency=frequency, t1=t1, window=window,
                                       dt=dt, wrt=wrt, gradient=gradient, chunk_size=chunk_size, devices=devices,
-                                      out=out, figure=figure, precision=precision).items() if v is not None}
+                                      kernel=kernel, out=out, figure=figure, precision=precision).items() if v is not None}
         if {"t1", "window"} & set(pick):
             cfg.pop("cycles", None)
         if "cycles" in pick:
@@ -146,7 +149,8 @@ def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window,
                 times.setdefault("frequency", tpl.frequency)
             device_list = _use_devices(cfg.get("devices"))
             ds = run(tpl, grid, **times, wrt=paths, gradient="auto" if mode == "none" else mode,
-                     chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out, progress=progress)
+                     chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out, progress=progress,
+                     kernel=cfg.get("kernel", "auto"))
     except ValueError as exc:
         _fail(exc)
     Path(figure).parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +168,7 @@ def sweep_summary(ds):
     steps = f" x {a['steps_per_lane']} steps" if "steps_per_lane" in a else ""
     lines = [
         f"{lanes} trajectories{steps} ({a.get('template') or a.get('system_type')}, {a.get('solver')}, "
-        f"{a.get('dtype')}, {a['devices']} devices, gradient {a['gradient']}): "
+        f"{a.get('dtype')}, {a['devices']} devices, {a.get('kernel', 'vmap')} kernel, gradient {a['gradient']}): "
         f"{a['chunks_computed']} chunks computed, {a['chunks_loaded']} loaded; compile {a['compile_seconds']:.1f} s, "
         f"run {a['run_seconds']:.1f} s" + ("" if a["chunks_computed"] == 0 or rate != rate
                                           else f", {rate / 1e6:.2f} M trajectory-steps/s"),
