@@ -61,7 +61,7 @@ def numba_call(mu, alpha, grad):
     segments = contenders.sweep_segments(OMEGA, DT, CYCLES)
     if grad:
         return lambda: contenders.numba_sweep_grad(mu, alpha, omega=OMEGA, eps=EPS, segments=segments,
-                                                   parallel=True)[0]
+                                                   parallel=True)[1]
     return lambda: contenders.numba_sweep(mu, alpha, omega=OMEGA, eps=EPS, segments=segments, parallel=True)
 
 
