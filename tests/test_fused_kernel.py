@@ -160,3 +160,19 @@ def test_float32_kernel_agrees_with_the_xla_path():
         xla, fused = check_fused(jf.template("oscillator"), {"law.mu": [0.3, 0.9]}, cycles=1, wrt=("law.mu",),
                                  rtol=1e-5, atol=1e-6)
         assert fused["dissipation"].dtype == np.float32
+
+
+def test_a_shared_forcing_is_computed_once_per_block_a_swept_one_per_lane():
+    """The forcing's sine depends on the time and omega only: shared by every lane unless omega is
+    swept. Likewise 1 / (mu N) is a scalar of the block while mu is fixed, and one per-lane
+    division per step once mu is swept (the same in all four stages, traced once)."""
+
+    def per_lane_operations(grid):
+        program, _, _ = sweep_program(jf.template("oscillator"), grid, t1=1.0, window=0.5,
+                                      kernel=jf.FusedKernel(), observables={"D": jf.window_dissipation})
+        return program.build(list(grid))[0].operations_per_step()
+
+    shared = per_lane_operations({"force.amplitude": [1.0, 2.0]})
+    swept = per_lane_operations({"force.omega": [0.5, 0.6]})
+    assert "sin" not in shared and swept["sin"] == 3  # one per stage time: t, t + h/2 (stages 2, 3), t + h
+    assert per_lane_operations({"law.mu": [0.5, 0.6]})["div"] == shared["div"] + 1

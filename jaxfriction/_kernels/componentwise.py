@@ -102,6 +102,10 @@ def _block_shape(cells):
 
 #: When a dict, :func:`bind` counts the per-lane operations it traces, by primitive name.
 _COUNTS = []
+#: Per evaluation (:class:`Componentwise`), the operations traced so far: the same primitive on
+#: the same cells with the same parameters is traced once (common subexpressions, e.g. a
+#: forcing that the vector field evaluates for the force balance and again for the motion).
+_TRACED = []
 
 
 def bind(primitive, cells, params):
@@ -111,6 +115,17 @@ def bind(primitive, cells, params):
         with jax.ensure_compile_time_eval():
             out = primitive.bind(*[jnp.asarray(c) for c in cells], **params)
         return [np.asarray(o) for o in out] if primitive.multiple_results else np.asarray(out)
+    key = None
+    if _TRACED:
+        try:
+            key = (primitive, tuple(("v", np.asarray(c).tobytes(), str(np.asarray(c).dtype)) if is_concrete(c)
+                                   else id(c) for c in cells),
+                   tuple(sorted(params.items())))
+            hash(key)
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and key in _TRACED[-1]:
+            return _TRACED[-1][key][0]
     shape = _block_shape(cells)
     if _COUNTS and shape:
         _COUNTS[-1][primitive.name] = _COUNTS[-1].get(primitive.name, 0) + 1
@@ -118,7 +133,10 @@ def bind(primitive, cells, params):
     for c in cells:
         c = jnp.asarray(c, dtype=c.dtype) if is_concrete(c) else c
         args.append(lax.broadcast_in_dim(c, shape, ()) if jnp.shape(c) != shape else c)
-    return primitive.bind(*args, **params)
+    out = primitive.bind(*args, **params)
+    if key is not None:
+        _TRACED[-1][key] = (out, cells)  # the cells are kept alive: their ids stay theirs
+    return out
 
 
 def _fold(primitive, cells, params=None):
@@ -311,8 +329,7 @@ def evaluate(jaxpr, consts, args):
         outs = rule(eqn, [read(v) for v in eqn.invars])
         for var, out in zip(eqn.outvars, outs):
             if not isinstance(var, jex_core.DropVar):
-                env[var] = np.asarray(out, dtype=object).reshape(var.aval.shape) if np.shape(out) != var.aval.shape \
-                    else out
+                env[var] = out
     return [read(v) for v in jaxpr.outvars]
 
 
@@ -328,9 +345,8 @@ class Componentwise:
     """
 
     def __init__(self, fn, *example_args):
-        self.closed, self.out_shape = jax.make_jaxpr(fn, return_shape=True)(*example_args)
-        self.in_tree = jax.tree.structure(example_args)
-        self.out_tree = jax.tree.structure(self.out_shape)
+        self.closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*example_args)
+        self.out_tree = jax.tree.structure(out_shape)
         self.primitives = sorted(_names(self.closed.jaxpr))
         missing = [n for n in self.primitives if _rule(n) is None]
         if missing:
@@ -340,7 +356,11 @@ class Componentwise:
         """``args``: like the example arguments, with every array replaced by an object array
         of cells. Returns the output pytree with object arrays of cells."""
         leaves = jax.tree.leaves(args, is_leaf=lambda x: isinstance(x, np.ndarray))
-        out = evaluate(self.closed.jaxpr, self.closed.consts, leaves)
+        _TRACED.append({})
+        try:
+            out = evaluate(self.closed.jaxpr, self.closed.consts, leaves)
+        finally:
+            _TRACED.pop()
         return jax.tree.unflatten(self.out_tree, out)
 
 

@@ -92,19 +92,20 @@ class FusedRK4:
         basis = np.zeros((self.n_w, self.n_p), self.dtype)
         basis[np.arange(self.n_w), list(self.wrt)] = 1.0
 
+        def with_tangents(f, primals, tangent_rows):
+            """``f(*primals)`` (once) and its derivatives along each of the W rows."""
+            return jax.vmap(lambda *d: jax.jvp(f, primals, d), out_axes=(None, 0))(*tangent_rows)
+
         def start(shared, p):
             if not self.n_w:
                 return initial_state(shared, p), jnp.zeros((0,) + y_shape, self.dtype)
-            return jax.vmap(lambda pd: jax.jvp(lambda p: initial_state(shared, p), (p,), (pd,)),
-                            out_axes=(None, 0))(basis)
+            return with_tangents(lambda p: initial_state(shared, p), (p,), (basis,))
 
         def step(t, h, y, shared, p, ydot):
             def advance(y, p):
                 return rk4_step(make_system(shared, p).vector_field, t, y, h)
 
-            if not self.n_w:
-                return advance(y, p), ydot
-            return jax.vmap(lambda yd, pd: jax.jvp(advance, (y, p), (yd, pd)), out_axes=(None, 0))(ydot, basis)
+            return with_tangents(advance, (y, p), (ydot, basis)) if self.n_w else (advance(y, p), ydot)
 
         def point(t, y, shared, p, ydot):
             system = make_system(shared, p)
@@ -113,8 +114,8 @@ class FusedRK4:
                 stuck, peak = _slip_measures(system, t, y)
                 out.update(stuck=stuck, peak=peak)
                 if reductions.peak_tangent and self.n_w:
-                    out["peak_dot"] = jax.vmap(lambda yd, pd: jax.jvp(
-                        lambda y, p: _slip_measures(make_system(shared, p), t, y)[1], (y, p), (yd, pd))[1])(ydot, basis)
+                    out["peak_dot"] = with_tangents(lambda y, p: _slip_measures(make_system(shared, p), t, y)[1],
+                                                    (y, p), (ydot, basis))[1]
             if reductions.rate:
                 rate = internal_state_rate(system, jnp.reshape(t, (1,)), y[None])
                 out["rate"] = jnp.zeros((), y.dtype) if rate is None else rate
@@ -137,28 +138,31 @@ class FusedRK4:
         for the throughput-to-peak ratio of ``scripts/bench_gpu.py``."""
         from .componentwise import count_operations
 
-        def one_step(shared, p):
-            y, ydot = self.start(shared, p)
-            lanes = lambda c: jnp.broadcast_to(jnp.asarray(c, self.dtype), (block,))  # noqa: E731
-            y = traced_cells([lanes(c) for c in np.ravel(y)], y.shape)
-            ydot = traced_cells([lanes(c) for c in np.ravel(ydot)], ydot.shape)
-            t = traced_cells([jnp.zeros((), self.dtype)], ())
-            return count_operations(self.step, t, cells_of(1e-2, self.dtype), y, shared, p, ydot)[1]
-
         counts = {}
 
         def trace(shared_flat, p_rows):
-            shared, offset = [], 0
-            for x in self.shared:
-                size = int(np.prod(x.shape, dtype=int))
-                shared.append(traced_cells([shared_flat[offset + k] for k in range(size)], x.shape))
-                offset += size
-            p = traced_cells([p_rows[i] for i in range(self.n_p)], (self.n_p,))
-            counts.update(one_step(shared, p))
+            shared, p = self._shared_cells(shared_flat), self._lane_cells(p_rows)
+            y, ydot = self.start(shared, p)
+            y, ydot = (traced_cells([_lanes(c, self.dtype, block) for c in np.ravel(x)], x.shape) for x in (y, ydot))
+            t = traced_cells([jnp.zeros((), self.dtype)], ())
+            counts.update(count_operations(self.step, t, cells_of(1e-2, self.dtype), y, shared, p, ydot)[1])
             return jnp.zeros(())
 
         jax.make_jaxpr(trace)(jnp.zeros(max(self.n_shared, 1), self.dtype), jnp.zeros((self.n_p, block), self.dtype))
         return counts
+
+    def _shared_cells(self, flat):
+        """The shared arrays as cells, from their flat concatenation (a ref or an array)."""
+        shared, offset = [], 0
+        for x in self.shared:
+            size = int(np.prod(x.shape, dtype=int))
+            shared.append(traced_cells([flat[offset + k].astype(x.dtype) for k in range(size)], x.shape))
+            offset += size
+        return shared
+
+    def _lane_cells(self, rows):
+        """The lane values ``p`` as cells, one ``(block,)`` row each (a ref or an array)."""
+        return traced_cells([rows[i, :] for i in range(self.n_p)], (self.n_p,))
 
     def _layout(self):
         """Output rows: name -> (first row, shape per lane)."""
@@ -189,16 +193,10 @@ class FusedRK4:
         :meth:`_layout`)."""
         plan, dtype = self.plan, self.dtype
         block = p_ref.shape[1]
-        p = traced_cells([p_ref[i, :] for i in range(self.n_p)], (self.n_p,))
-        shared, offset = [], 0
-        for x in self.shared:
-            size = int(np.prod(x.shape, dtype=int))
-            shared.append(traced_cells([shared_ref[offset + k].astype(x.dtype) for k in range(size)], x.shape))
-            offset += size
+        p, shared = self._lane_cells(p_ref), self._shared_cells(shared_ref)
 
-        def lanes(cell):  # a cell as a (block,) array of the run's dtype (loop carries need one type)
-            cell = jnp.asarray(cell, dtype) if is_concrete(cell) else cell.astype(dtype)
-            return jnp.broadcast_to(cell, (block,))
+        def lanes(cell):
+            return _lanes(cell, dtype, block)
 
         def pack(y, ydot):
             return tuple(lanes(c) for c in np.ravel(y)) + tuple(lanes(c) for c in np.ravel(ydot))
@@ -303,6 +301,12 @@ class FusedRK4:
             size = int(np.prod(shape, dtype=int))
             result[name] = out[row : row + size].T.reshape((n_lanes,) + shape)
         return result
+
+
+def _lanes(cell, dtype, block):
+    """A cell as a ``(block,)`` array of ``dtype`` (loop carries need one type and shape)."""
+    cell = jnp.asarray(cell, dtype) if is_concrete(cell) else cell.astype(dtype)
+    return jnp.broadcast_to(cell, (block,))
 
 
 def next_power_of_two(n):
