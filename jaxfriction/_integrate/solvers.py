@@ -82,6 +82,18 @@ def finite_status(ys, ok=True):
     return jnp.where(ok, jnp.where(finite, STATUS_OK, STATUS_NONFINITE), STATUS_SOLVER_FAILED)
 
 
+def unstable_step_status(status, h, rates):
+    """``status``, turned to ``STATUS_UNSTABLE_STEP`` where it is OK but ``h`` times one of
+    ``rates`` (relaxation rates, 1/time; None entries are skipped) passes RK4's stability
+    limit :data:`~jaxfriction._integrate.stability.RK4_STABILITY_LIMIT`. A NaN rate is
+    unstable too."""
+    for rate in rates:
+        if rate is not None:
+            unstable = ~(h * rate <= RK4_STABILITY_LIMIT)
+            status = jnp.where((status == STATUS_OK) & unstable, STATUS_UNSTABLE_STEP, status)
+    return status
+
+
 def fixed_step_scan(step, y0, t0, h, n_saves, every):
     """Run ``step(t, y) -> (y_next, ok)`` over ``n_saves * every`` steps of size ``h``, saving every ``every``.
 
@@ -139,11 +151,8 @@ class RK4(AbstractSolver):
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
-        status = finite_status(ys)
-        for rate in (stick_band_rate(system), internal_state_rate(system, ts, ys)):
-            if rate is not None:
-                unstable = ~(h * rate <= RK4_STABILITY_LIMIT)  # a NaN rate is unstable too
-                status = jnp.where((status == STATUS_OK) & unstable, STATUS_UNSTABLE_STEP, status)
+        status = unstable_step_status(finite_status(ys), h, (stick_band_rate(system),
+                                                             internal_state_rate(system, ts, ys)))
         return ts, ys, status
 
 

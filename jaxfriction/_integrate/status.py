@@ -5,6 +5,9 @@ Every :class:`~jaxfriction.Trajectory` carries one, and every sweep dataset has 
 CF convention); ``jaxfriction sweep`` counts them in its summary.
 """
 
+import jax.numpy as jnp
+import numpy as np
+
 #: The run is fine.
 STATUS_OK = 0
 #: A state became NaN or infinite.
@@ -35,3 +38,13 @@ STATUS_MEANINGS = {
     STATUS_UNSTABLE_STEP: "RK4 step unstable (stick band or internal state)",
     STATUS_NONFINITE_GRADIENT: "non-finite gradient",
 }
+
+#: Severity rank of every status code (lower wins when several apply): invalid parameter,
+#: non-finite state, solver failure, event budget, unstable step, non-finite gradient, ok.
+_RANK = np.array([6, 1, 2, 3, 0, 4, 5])
+
+
+def combine_status(*codes):
+    """The most severe of several status codes (traceable), ranked as :data:`_RANK`."""
+    codes = jnp.stack([jnp.asarray(c, dtype=jnp.int32) for c in codes])
+    return codes[jnp.argmin(jnp.asarray(_RANK)[codes])]

@@ -20,18 +20,19 @@ import jax.numpy as jnp
 
 from ..._checks import constraints_hold
 from ..._integrate.saveat import SaveAt
-from ..._integrate.solvers import RK4, finite_status, fixed_step_grid
-from ..._integrate.stability import (
-    RK4_STABILITY_LIMIT,
-    internal_state_rate,
-    stick_band_rate,
+from ..._integrate.solvers import (
+    RK4,
+    finite_status,
+    fixed_step_grid,
+    unstable_step_status,
 )
+from ..._integrate.stability import internal_state_rate, stick_band_rate
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_NONFINITE,
     STATUS_NONFINITE_GRADIENT,
     STATUS_OK,
-    STATUS_UNSTABLE_STEP,
+    combine_status,
 )
 from ..._integrate.trajectory import Trajectory
 from ..._kernels.componentwise import Unsupported
@@ -53,22 +54,6 @@ END_POINT = (window_dissipation, final_position, window_energy_residual)
 REDUCED = (stick_fraction, peak_slip)
 #: The most numbers (state and tangents) one lane may carry through the kernel.
 MAX_CARRIED = 1024
-
-
-def _combine(*codes):
-    from .sweep import combine_status
-
-    return combine_status(*codes)
-
-
-def _rate_status(status, h, rates):
-    """:class:`~jaxfriction.RK4`'s rule: an OK run whose ``h * rate`` passes the RK4 limit
-    (or is NaN) is ``STATUS_UNSTABLE_STEP``."""
-    for rate in rates:
-        if rate is not None:
-            unstable = ~(h * rate <= RK4_STABILITY_LIMIT)
-            status = jnp.where((status == STATUS_OK) & unstable, STATUS_UNSTABLE_STEP, status)
-    return status
 
 
 class FusedLanes(eqx.Module):
@@ -146,13 +131,13 @@ class FusedLanes(eqx.Module):
         status = STATUS_OK
         if plan.n_pre:  # the transient saves its two end points
             ends = jnp.stack([y0, y_a])
-            pre = _rate_status(finite_status(ends), plan.h_pre,
+            pre = unstable_step_status(finite_status(ends), plan.h_pre,
                                (stick_band_rate(system),
                                 internal_state_rate(system, jnp.asarray([0.0, plan.t_measure], y_a.dtype), ends)))
             status = pre
         win = jnp.where(out["finite"] > 0.5, STATUS_OK, STATUS_NONFINITE)
-        win = _rate_status(win, plan.h, (stick_band_rate(system), out["rate"] if "rate" in out else None))
-        status = _combine(status, win)
+        win = unstable_step_status(win, plan.h, (stick_band_rate(system), out["rate"] if "rate" in out else None))
+        status = combine_status(status, win)
 
         def end_points(y_a, y_b, p):
             traj = Trajectory(ts=ts, ys=jnp.stack([y_a, y_b]), system=make_system(p), status=status)
@@ -181,7 +166,7 @@ class FusedLanes(eqx.Module):
                     grads[f"grad_{name}"] = tangents[name]
         finite_grads = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()])) if grads else True
         valid = constraints_hold(system)
-        status = _combine(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
+        status = combine_status(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
                           jnp.where(finite_grads, STATUS_OK, STATUS_NONFINITE_GRADIENT))
         nan = jnp.asarray(jnp.nan, dtype=p.dtype)
         values = {k: jnp.where(valid, v, nan) for k, v in {**outputs, **grads}.items()}

@@ -44,6 +44,7 @@ from ..._integrate.status import (
     STATUS_NONFINITE,
     STATUS_NONFINITE_GRADIENT,
     STATUS_OK,
+    combine_status,
 )
 from ..._observables.window import WINDOW_OBSERVABLES
 from ..._paths import check_paths, get_parameter, parameter_paths, set_parameters
@@ -55,19 +56,8 @@ from .fused import choose_kernel
 from .kernels import as_kernel
 from .sharding import lane_devices
 
-#: Severity rank of every status code (lower wins when several apply): invalid parameter,
-#: non-finite state, solver failure, event budget, unstable step, non-finite gradient, ok.
-_RANK = np.array([6, 1, 2, 3, 0, 4, 5])
-
-
 #: Set by :func:`sweep_program`: ``_evaluate`` returns the lane program instead of running it.
 _PROGRAM_ONLY = contextvars.ContextVar("jaxfriction_sweep_program_only", default=False)
-
-
-def combine_status(*codes):
-    """The most severe of several status codes (traceable), ranked as :data:`_RANK`."""
-    codes = jnp.stack([jnp.asarray(c, dtype=jnp.int32) for c in codes])
-    return codes[jnp.argmin(jnp.asarray(_RANK)[codes])]
 
 
 def grads_of(names):
