@@ -125,6 +125,10 @@ def test_unsupported_sweeps_name_the_reason():
             jf.sweep(tpl, grid, cycles=1, progress=False, kernel="fused", **options)
     with pytest.raises(ValueError, match="kernel: .*component-wise.*"):
         jf.sweep(SYSTEMS["two-blocks"][0], {"law.mu[0]": [0.5]}, t1=0.1, dt=0.01, kernel="fused", progress=False)
+    record = jf.GroundMotion(jnp.sin(jnp.linspace(0.0, 6.0, 50))[:, None] * jnp.array([[1.0, 0.5]]), dt=0.02)
+    with pytest.raises(ValueError, match="kernel: .*component-wise.*index"):  # the record is looked up at t
+        jf.sweep(jf.BlockOnShakingFloor(law=jf.VectorQuinn(0.3, 0.01), ground=record), {"law.mu": [0.3]},
+                 t1=0.1, dt=1e-3, kernel="fused", progress=False)
     with pytest.raises(ValueError, match="kernel must be"):
         jf.sweep(tpl, grid, cycles=1, kernel="triton")
     with pytest.raises(ValueError, match="block must be a power of two"):

@@ -179,9 +179,27 @@ def fused_support(lane, paths):
 
     Checks the solver (RK4 with a step), the measure (a window, not a
     :func:`~jaxfriction.sensitivity_map` observable), the observables (the default window
-    observables), the gradient mode (none or forward) and, by tracing one step, that the
-    system's vector field evaluates component-wise.
+    observables), the gradient mode (none or forward) and, by tracing the kernel once
+    (abstractly, nothing runs), that the system's vector field evaluates component-wise.
+    The answer depends on the sweep's structure only, and is remembered for it.
     """
+    dynamic, static = eqx.partition(lane, eqx.is_array)
+    key = (static, jax.tree.structure(dynamic), tuple((jnp.shape(x), str(jnp.result_type(x)))
+                                                      for x in jax.tree.leaves(dynamic)), tuple(paths))
+    try:
+        if key in _SUPPORT:
+            return _SUPPORT[key]
+    except TypeError:  # unhashable static parts: not remembered
+        return _fused_support(lane, paths)
+    _SUPPORT[key] = _fused_support(lane, paths)
+    return _SUPPORT[key]
+
+
+#: :func:`fused_support`'s answers by sweep structure.
+_SUPPORT: dict = {}
+
+
+def _fused_support(lane, paths):
     from .sweep import _Window
 
     window = lane.measure
@@ -198,9 +216,12 @@ def fused_support(lane, paths):
     carried = window.y0.size * (1 + len(lane.wrt))
     if carried > MAX_CARRIED:
         return f"a lane carries {carried} numbers (state and tangents), more than the kernel's {MAX_CARRIED}"
+    names = list(paths) + [p for p in lane.wrt if p not in paths]
+    block = 8
     try:
-        names = list(paths) + [p for p in lane.wrt if p not in paths]
-        FusedLanes(lane, FusedKernel(), True).build(names)
+        kernel, shared = FusedLanes(lane, FusedKernel(), True).build(names)
+        jax.eval_shape(lambda shared, p: kernel(shared, p, block=block, interpret=True), shared,
+                       jnp.zeros((block, len(names)), jnp.result_type(float)))
     except Unsupported as exc:
         return f"the system's vector field cannot run component-wise in the kernel: {exc}"
     return None
