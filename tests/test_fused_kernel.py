@@ -180,3 +180,16 @@ def test_a_shared_forcing_is_computed_once_per_block_a_swept_one_per_lane():
     swept = per_lane_operations({"force.omega": [0.5, 0.6]})
     assert "sin" not in shared and swept["sin"] == 3  # one per stage time: t, t + h/2 (stages 2, 3), t + h
     assert per_lane_operations({"law.mu": [0.5, 0.6]})["div"] == shared["div"] + 1
+
+
+def test_a_sweep_begun_on_one_kernel_resumes_on_the_other(tmp_path):
+    tpl = jf.template("oscillator")
+    grid = {"law.mu": [0.3, 0.6, 0.9, 1.2]}
+    options = {"cycles": 1, "wrt": ("law.mu",), "chunk_size": 2, "out_dir": tmp_path, "progress": False,
+               "devices": jax.local_devices()[:1]}
+    whole = jf.sweep(tpl, grid, kernel="vmap", **options)
+    (tmp_path / "chunk_000001.npz").unlink()  # as if killed before the second chunk was saved
+    resumed = jf.sweep(tpl, grid, kernel="fused", **options)
+    assert (resumed.attrs["chunks_loaded"], resumed.attrs["chunks_computed"]) == (1, 1)
+    for name in ("dissipation", "grad_dissipation", "stick_fraction"):
+        np.testing.assert_allclose(resumed[name], whole[name], rtol=1e-12, atol=1e-15)
