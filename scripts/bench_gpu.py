@@ -206,6 +206,13 @@ def main(argv=None):
               + ", ".join(f"{d} {'dD/dmu' if g else 'D'}: {f[0]}" for (d, g), f in flops.items())
               + (f"; fp64 peak {peak / 1e12:.1f} TFLOP/s" if peak else "; fp64 peak unknown (--peak-tflops)"))
     table = header + "\n\n" + "\n".join(rows)
+    largest = [(f, v) for f, v in zip(cells[0::2], cells[1::2])
+               if f.workload == "A" and f.dtype == "float64" and not f.gradient]
+    if largest:  # the targets for one H100, at the largest batch of the float64 default workload
+        f, v = max(largest, key=lambda fv: fv[0].batch)
+        table += (f"\n\ntargets at B = {f.batch:,d}, float64, D: {f.rate:.3g} steps/s against 2e10 "
+                  f"({'met' if f.rate >= 2e10 else 'not met'}); {f.rate / v.rate:.1f}x vmap of scan against 20x "
+                  f"({'met' if f.rate >= 20 * v.rate else 'not met'})")
     print("\n" + table)
     if args.markdown:
         with open(args.markdown, "w") as f:
