@@ -108,10 +108,48 @@ _COUNTS = []
 _TRACED = []
 
 
+#: NumPy twins of common elementwise primitives, to fold constants without compiling an XLA
+#: program per operation (``jax.ensure_compile_time_eval`` compiles each one it meets).
+#: Floating-point operands round as IEEE (and XLA) say; integer ones wrap alike, except in
+#: division (XLA truncates, NumPy floors), which integers leave to XLA.
+_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "neg": np.negative,
+          "max": np.maximum, "min": np.minimum, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp,
+          "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+          "square": np.square, "floor": np.floor, "ceil": np.ceil, "is_finite": np.isfinite, "lt": np.less,
+          "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
+          "and": np.logical_and, "or": np.logical_or, "not": np.logical_not, "add_any": np.add,
+          "pow": np.power, "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+          "integer_pow": None, "convert_element_type": None}
+
+
+def _fold_numpy(primitive, cells, params):
+    """The constant ``primitive(*cells)`` by NumPy, or None where NumPy is not its twin."""
+    name = primitive.name
+    kinds = {np.asarray(c).dtype.kind for c in cells}
+    if name not in _NUMPY or not kinds <= set("fbiu") or (name in ("div", "pow") and not kinds <= {"f"}):
+        return None
+    with np.errstate(all="ignore"):
+        if name == "integer_pow":
+            return np.asarray(np.asarray(cells[0]) ** params["y"])
+        if name == "convert_element_type":
+            target = np.dtype(params["new_dtype"])
+            source = np.asarray(cells[0])
+            if target.kind not in "fbiu" or (source.dtype.kind == "f" and target.kind in "iu"):
+                return None  # float -> int: NaN and overflow are XLA's to define
+            return np.asarray(source.astype(target))
+        if name in ("and", "or", "not") and kinds != {"b"}:
+            name = {"and": "bitwise_and", "or": "bitwise_or", "not": "invert"}[name]
+            return np.asarray(getattr(np, name)(*[np.asarray(c) for c in cells]))
+        return np.asarray(_NUMPY[name](*[np.asarray(c) for c in cells]))
+
+
 def bind(primitive, cells, params):
     """``primitive`` applied to one cell of each operand: folded when all are concrete,
     otherwise traced on ``(block,)`` values (shared scalars broadcast to the block)."""
     if all(is_concrete(c) for c in cells):
+        folded = None if primitive.multiple_results else _fold_numpy(primitive, cells, params)
+        if folded is not None:
+            return folded
         with jax.ensure_compile_time_eval():
             out = primitive.bind(*[jnp.asarray(c) for c in cells], **params)
         return [np.asarray(o) for o in out] if primitive.multiple_results else np.asarray(out)
@@ -161,9 +199,39 @@ def _elementwise(eqn, ins):
     return outs
 
 
+def _movement_numpy(eqn, ins):
+    """The common data movements done directly on the object arrays (no XLA program), or None."""
+    name, params, x = eqn.primitive.name, eqn.params, ins[0]
+    if name == "reshape" and params.get("dimensions") is None:
+        return [x.reshape(params["new_sizes"])]
+    if name == "squeeze":
+        return [x.reshape(eqn.outvars[0].aval.shape)]
+    if name == "broadcast_in_dim":
+        shape, dims = tuple(params["shape"]), tuple(params["broadcast_dimensions"])
+        expanded = [1] * len(shape)
+        for i, d in enumerate(dims):
+            expanded[d] = x.shape[i]
+        return [np.broadcast_to(x.reshape(expanded), shape)]
+    if name == "concatenate":
+        return [np.concatenate(ins, axis=params["dimension"])]
+    if name == "stack":
+        return [np.stack(ins, axis=params["axis"])]
+    if name == "transpose":
+        return [np.transpose(x, params["permutation"])]
+    if name == "rev":
+        return [np.flip(x, axis=tuple(params["dimensions"]))]
+    if name == "slice":
+        strides = params["strides"] or (1,) * x.ndim
+        return [x[tuple(slice(a, b, c) for a, b, c in zip(params["start_indices"], params["limit_indices"], strides))]]
+    return None
+
+
 def _movement(eqn, ins):
     """Data movement: the primitive is applied to integer labels of the data operands' cells,
     and the cells are picked up by label (one rule for slices, gathers, pads and the rest)."""
+    fast = _movement_numpy(eqn, ins)
+    if fast is not None:
+        return fast
     data = MOVEMENT[eqn.primitive.name]
     data = range(len(ins)) if data is None else data
     pool, labelled, offset = [], [], 0
