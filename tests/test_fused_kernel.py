@@ -193,3 +193,77 @@ def test_a_sweep_begun_on_one_kernel_resumes_on_the_other(tmp_path):
     assert (resumed.attrs["chunks_loaded"], resumed.attrs["chunks_computed"]) == (1, 1)
     for name in ("dissipation", "grad_dissipation", "stick_fraction"):
         np.testing.assert_allclose(resumed[name], whole[name], rtol=1e-12, atol=1e-15)
+
+
+class _Branchy(jf.AbstractFrictionLaw):
+    """A user's law written with lax.cond (two branches) or lax.switch (three) on the slip."""
+
+    keeps_coulomb_structure = False
+    mu: float = 0.3
+    eps: float = 0.05
+    branches: int = 2
+
+    def __call__(self, v, f_eq, normal):
+        limit = self.mu * normal + 0.0 * f_eq
+        if self.branches == 2:
+            return jax.lax.cond(v > 0, lambda v: -limit * jnp.tanh(v / self.eps), lambda v: -limit * v / self.eps, v)
+        index = jnp.clip(jnp.floor(v / self.eps).astype(jnp.int32) + 1, 0, 2)
+        return jax.lax.switch(index, [lambda v: limit + 0.0 * v, lambda v: -limit * v / self.eps,
+                                      lambda v: -limit + 0.0 * v], v)
+
+    def bound(self, v, normal):
+        return self.mu * normal * jnp.maximum(1.0, jnp.abs(v) / self.eps)
+
+    def static_limit(self, normal):
+        return self.mu * normal
+
+    def stick_band(self):
+        return self.eps
+
+
+class _Erf(_Branchy):
+    def __call__(self, v, f_eq, normal):
+        return -self.mu * normal * jax.scipy.special.erf(v / self.eps) + 0.0 * f_eq
+
+
+@pytest.mark.parametrize("branches", [2, 3])
+def test_branches_on_the_lane_state_become_valid_triton_selects(branches):
+    """cond and switch on a per-lane value are evaluated as two-way selects on a boolean, which
+    Triton verifies (a select on an integer index, or of three cases, it refuses)."""
+    system = jf.Oscillator(law=_Branchy(branches=branches), force=jf.Harmonic(0.8, 2.0))
+    check_fused(system, {"force.amplitude": [0.3, 1.5]}, wrt=("law.mu",), y0=jnp.array([0.1, 0.02]), **SHORT)
+
+
+def test_an_operation_without_a_gpu_lowering_falls_back_on_a_gpu():
+    """erf runs in interpret mode, but Triton has no lowering for it: on a GPU, AutoKernel takes
+    the XLA path and says so; check_fused reports it."""
+    system = jf.Oscillator(law=_Erf(), force=jf.Harmonic(0.8, 2.0))
+    lane = sweep_program(system, {"force.amplitude": [1.0]}, **SHORT)[0]
+    _, name, reason = choose_kernel(jf.AutoKernel(), lane, ["force.amplitude"], [types.SimpleNamespace(platform="gpu")])
+    assert name == "vmap" and "erf" in reason
+    with pytest.raises(AssertionError, match="erf"):
+        check_fused(system, {"force.amplitude": [0.5, 1.0]}, **SHORT)
+    with pytest.raises(ValueError, match="interpret=False"):
+        jf.sweep(system, {"force.amplitude": [1.0]}, kernel=jf.FusedKernel(interpret=False), progress=False, **SHORT)
+
+
+def test_a_lane_that_blows_up_has_the_xla_paths_nan_peak_slip():
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5))
+    options = {"wrt": ("law.mu",), "gradient_of": ("peak_slip", "dissipation"), "t1": 2.0, "dt": 0.01,
+               "y0": jnp.array([0.3, 0.2]), "progress": False}
+    grid = {"stiffness": [1.0, 2e6]}
+    xla = jf.sweep(system, grid, kernel="vmap", **options)
+    fused = jf.sweep(system, grid, kernel=jf.FusedKernel(block=8), **options)
+    np.testing.assert_array_equal(fused["status"], xla["status"])
+    assert xla["status"].values[1] == jf.STATUS_NONFINITE
+    for name in ("peak_slip", "grad_peak_slip", "dissipation"):
+        np.testing.assert_array_equal(np.isnan(fused[name].values), np.isnan(xla[name].values))
+    np.testing.assert_allclose(fused["peak_slip"].values[0], xla["peak_slip"].values[0], rtol=1e-12)
+
+
+def test_a_reduction_over_nothing_gives_its_identity():
+    def field(y):
+        return jnp.stack([jnp.sum(y[:0]), jax.lax.reduce_max(y[:0], (0,)), jnp.prod(y[:0])])
+
+    out = Componentwise(field, jnp.zeros(2))(traced_cells([jnp.ones(2), jnp.ones(2)], (2,)))
+    assert [float(np.asarray(c)) for c in out] == [0.0, -np.inf, 1.0]

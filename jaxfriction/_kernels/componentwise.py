@@ -13,9 +13,10 @@ each a ``(block,)`` array, a shared scalar, or a concrete number.
 - Arithmetic and comparisons act cell by cell.
 - Data movement (slices, reshapes, concatenation, gathers with constant indices, ...)
   only rearranges cells: it costs nothing in the kernel.
-- Whatever depends on constants only (the template's fixed parameters, ``1 / eps``) is
-  folded to numbers at trace time, and what depends on shared values only (the time, a
-  forcing shared by every lane) stays a scalar computed once per block, not once per lane.
+- Whatever depends on constants only (literals, a module's static fields) is folded to
+  numbers at trace time, and what depends on shared values only (the time, the template's
+  fixed parameters such as ``1 / eps``, a forcing shared by every lane) stays a scalar
+  computed once per block, not once per lane.
 
 The physics is the system's own code, traced; nothing is written twice. A primitive this
 evaluation cannot express (a loop inside the vector field, a gather at a state-dependent
@@ -61,6 +62,9 @@ IDENTITY = frozenset({"copy", "copy_p", "stop_gradient", "optimization_barrier",
 #: Reductions and the binary primitive that folds them.
 REDUCTIONS = {"reduce_sum": lax.add_p, "reduce_max": lax.max_p, "reduce_min": lax.min_p, "reduce_prod": lax.mul_p,
               "reduce_and": lax.and_p, "reduce_or": lax.or_p}
+#: What a reduction over nothing gives.
+IDENTITIES = {"reduce_sum": 0, "reduce_max": -np.inf, "reduce_min": np.inf, "reduce_prod": 1, "reduce_and": True,
+              "reduce_or": False}
 CUMULATIVE = {"cumsum": lax.add_p, "cummax": lax.max_p, "cummin": lax.min_p, "cumprod": lax.mul_p}
 
 #: Call-like primitives: their inner jaxpr is evaluated in place (``custom_jvp_call`` by its
@@ -109,28 +113,26 @@ _TRACED = []
 
 
 #: NumPy twins of common elementwise primitives, to fold constants without compiling an XLA
-#: program per operation (``jax.ensure_compile_time_eval`` compiles each one it meets).
+#: program per operation (``jax.ensure_compile_time_eval`` compiles each one it meets). Only
+#: correctly rounded operations: transcendental functions (whose last bit NumPy and XLA may
+#: round differently) and powers are folded by XLA.
 #: Floating-point operands round as IEEE (and XLA) say; integer ones wrap alike, except in
 #: division (XLA truncates, NumPy floors), which integers leave to XLA.
 _NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "neg": np.negative,
-          "max": np.maximum, "min": np.minimum, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt, "exp": np.exp,
-          "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+          "max": np.maximum, "min": np.minimum, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt,
           "square": np.square, "floor": np.floor, "ceil": np.ceil, "is_finite": np.isfinite, "lt": np.less,
           "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
           "and": np.logical_and, "or": np.logical_or, "not": np.logical_not, "add_any": np.add,
-          "pow": np.power, "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-          "integer_pow": None, "convert_element_type": None}
+          "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), "convert_element_type": None}
 
 
 def _fold_numpy(primitive, cells, params):
     """The constant ``primitive(*cells)`` by NumPy, or None where NumPy is not its twin."""
     name = primitive.name
     kinds = {np.asarray(c).dtype.kind for c in cells}
-    if name not in _NUMPY or not kinds <= set("fbiu") or (name in ("div", "pow") and not kinds <= {"f"}):
+    if name not in _NUMPY or not kinds <= set("fbiu") or (name == "div" and not kinds <= {"f"}):
         return None
     with np.errstate(all="ignore"):
-        if name == "integer_pow":
-            return np.asarray(np.asarray(cells[0]) ** params["y"])
         if name == "convert_element_type":
             target = np.dtype(params["new_dtype"])
             source = np.asarray(cells[0])
@@ -181,14 +183,28 @@ def _fold(primitive, cells, params=None):
     return functools.reduce(lambda a, b: bind(primitive, [a, b], params or {}), cells)
 
 
+def select(which, cases):
+    """``cases[which]`` for one cell of an index or boolean ``which``, as two-way selects on a
+    boolean (Triton's ``select`` takes a boolean and two cases, nothing else)."""
+    if is_concrete(which):
+        return cases[int(which)]
+    if len(cases) == 2 and jnp.dtype(which.dtype) == jnp.dtype(bool):
+        return bind(lax.select_n_p, [which, *cases], {})
+    out = cases[-1]
+    for k in range(len(cases) - 2, -1, -1):
+        is_k = bind(lax.eq_p, [which, np.asarray(k, which.dtype)], {})
+        out = bind(lax.select_n_p, [is_k, out, cases[k]], {})
+    return out
+
+
 def _elementwise(eqn, ins):
     shape = eqn.outvars[0].aval.shape
-    if eqn.primitive.name == "select_n" and all(is_concrete(c) for c in np.ravel(ins[0])):
+    if eqn.primitive.name == "select_n":
         which = np.broadcast_to(ins[0], shape)
         cases = [np.broadcast_to(x, shape) for x in ins[1:]]
         out = np.empty(shape, dtype=object)
         for index in np.ndindex(shape):
-            out[index] = cases[int(which[index])][index]
+            out[index] = select(which[index], [c[index] for c in cases])
         return [out]
     ins = [np.broadcast_to(x, shape) for x in ins]
     outs = [np.empty(shape, dtype=object) for _ in eqn.outvars]
@@ -268,8 +284,16 @@ def _reduction(eqn, ins):
     keep = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, keep + list(axes)).reshape([x.shape[a] for a in keep] + [-1])
     out = np.empty(moved.shape[:-1], dtype=object)
+    name, dtype = eqn.primitive.name, eqn.outvars[0].aval.dtype
     for index in np.ndindex(out.shape):
-        out[index] = _fold(REDUCTIONS[eqn.primitive.name], list(moved[index]))
+        cells = list(moved[index])
+        if not cells:
+            identity = IDENTITIES[name]
+            if np.isinf(identity) and jnp.issubdtype(dtype, jnp.integer):
+                identity = jnp.iinfo(dtype).min if identity < 0 else jnp.iinfo(dtype).max
+            out[index] = np.asarray(identity, dtype)
+        else:
+            out[index] = _fold(REDUCTIONS[name], cells)
     return [out]
 
 
@@ -322,14 +346,12 @@ def _cond(eqn, ins):
         branch = branches[int(np.clip(int(cell), 0, len(branches) - 1))]
         return evaluate(branch.jaxpr, branch.consts, operands)
     results = [evaluate(b.jaxpr, b.consts, operands) for b in branches]  # every branch, then select per lane
-    if len(branches) > 2 or jnp.dtype(cell.dtype) != jnp.dtype(bool):
-        cell = bind(lax.clamp_p, [np.asarray(0, cell.dtype), cell, np.asarray(len(branches) - 1, cell.dtype)], {})
+    cell = bind(lax.clamp_p, [np.asarray(0, cell.dtype), cell, np.asarray(len(branches) - 1, cell.dtype)], {})
     outs = []
     for k, var in enumerate(eqn.outvars):
-        shape = var.aval.shape
-        out = np.empty(shape, dtype=object)
-        for idx in np.ndindex(shape):
-            out[idx] = bind(lax.select_n_p, [cell] + [r[k][idx] for r in results], {})
+        out = np.empty(var.aval.shape, dtype=object)
+        for idx in np.ndindex(var.aval.shape):
+            out[idx] = select(cell, [r[k][idx] for r in results])
         outs.append(out)
     return outs
 

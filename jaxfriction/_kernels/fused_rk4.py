@@ -224,17 +224,20 @@ class FusedRK4:
             out = self.point(traced_cells([t], ()), y, shared, p, ydot)
             return {k: (lanes(v[()]) if v.ndim == 0 else tuple(lanes(c) for c in np.ravel(v))) for k, v in out.items()}
 
+        def takes_over(new, acc):  # jnp.max's rule: the larger value, and NaN once met (not Triton's maxnum)
+            return (new > acc) | jnp.isnan(new)
+
         def merge(acc, new):
             out = {"finite": acc["finite"] * new["finite"]}
             if "stuck" in acc:
                 out["stuck"] = acc["stuck"] + new["stuck"]
             if "peak" in acc:
-                higher = new["peak"] > acc["peak"]
+                higher = takes_over(new["peak"], acc["peak"])
                 out["peak"] = jnp.where(higher, new["peak"], acc["peak"])
                 if "peak_dot" in acc:
                     out["peak_dot"] = tuple(jnp.where(higher, n, a) for n, a in zip(new["peak_dot"], acc["peak_dot"]))
             if "rate" in acc:
-                out["rate"] = jnp.maximum(acc["rate"], new["rate"])
+                out["rate"] = jnp.where(takes_over(new["rate"], acc["rate"]), new["rate"], acc["rate"])
             return out
 
         first = measure(jnp.asarray(plan.t_measure, dtype), carry)

@@ -12,6 +12,7 @@ gradients and status codes agree with the XLA path to round-off.
 
 from __future__ import annotations
 
+import collections
 import functools
 
 import equinox as eqx
@@ -37,6 +38,7 @@ from ..._integrate.status import (
 from ..._integrate.trajectory import Trajectory
 from ..._kernels.componentwise import Unsupported
 from ..._kernels.fused_rk4 import FusedRK4, Reductions, WindowPlan, next_power_of_two
+from ..._kernels.lowering import triton_problems
 from ..._observables.stick import stick_fraction
 from ..._observables.window import (
     final_position,
@@ -173,33 +175,38 @@ class FusedLanes(eqx.Module):
         return {**values, "status": status.astype(jnp.int8)}
 
 
-def fused_support(lane, paths):
+def fused_support(lane, paths, triton=False):
     """Why the fused kernel cannot run ``lane`` (a sweep's ``_Lane`` over the grid ``paths``),
     or None when it can.
 
     Checks the solver (RK4 with a step), the measure (a window, not a
     :func:`~jaxfriction.sensitivity_map` observable), the observables (the default window
     observables), the gradient mode (none or forward) and, by tracing the kernel once
-    (abstractly, nothing runs), that the system's vector field evaluates component-wise.
-    The answer depends on the sweep's structure only, and is remembered for it.
+    (abstractly, nothing runs), that the system's vector field evaluates component-wise;
+    with ``triton=True`` also that the kernel lowers to valid Triton modules (every
+    operation has a GPU lowering). The answer depends on the sweep's structure only, and is
+    remembered for it.
     """
     dynamic, static = eqx.partition(lane, eqx.is_array)
     key = (static, jax.tree.structure(dynamic), tuple((jnp.shape(x), str(jnp.result_type(x)))
-                                                      for x in jax.tree.leaves(dynamic)), tuple(paths))
+                                                      for x in jax.tree.leaves(dynamic)), tuple(paths), triton)
     try:
         if key in _SUPPORT:
+            _SUPPORT.move_to_end(key)
             return _SUPPORT[key]
     except TypeError:  # unhashable static parts: not remembered
-        return _fused_support(lane, paths)
-    _SUPPORT[key] = _fused_support(lane, paths)
+        return _fused_support(lane, paths, triton)
+    _SUPPORT[key] = _fused_support(lane, paths, triton)
+    while len(_SUPPORT) > 64:
+        _SUPPORT.popitem(last=False)
     return _SUPPORT[key]
 
 
-#: :func:`fused_support`'s answers by sweep structure.
-_SUPPORT: dict = {}
+#: :func:`fused_support`'s latest answers by sweep structure.
+_SUPPORT: collections.OrderedDict = collections.OrderedDict()
 
 
-def _fused_support(lane, paths):
+def _fused_support(lane, paths, triton):
     from .sweep import _Window
 
     window = lane.measure
@@ -218,16 +225,22 @@ def _fused_support(lane, paths):
         return f"a lane carries {carried} numbers (state and tangents), more than the kernel's {MAX_CARRIED}"
     names = list(paths) + [p for p in lane.wrt if p not in paths]
     block = 8
+    p = jnp.zeros((block, len(names)), jnp.result_type(float))
     try:
         kernel, shared = FusedLanes(lane, FusedKernel(), True).build(names)
-        jax.eval_shape(lambda shared, p: kernel(shared, p, block=block, interpret=True), shared,
-                       jnp.zeros((block, len(names)), jnp.result_type(float)))
+        jax.eval_shape(lambda shared, p: kernel(shared, p, block=block, interpret=True), shared, p)
     except Unsupported as exc:
         return f"the system's vector field cannot run component-wise in the kernel: {exc}"
+    except Exception as exc:  # noqa: BLE001 - any failure to trace the kernel means the XLA path
+        return f"tracing the kernel failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    if triton:
+        problems = triton_problems(lambda shared, p: kernel(shared, p, block=block), shared, p)
+        if problems:
+            return "; ".join(problems)
     return None
 
 
-def choose_kernel(kernel, lane, paths, devices):
+def choose_kernel(kernel, lane, paths, devices, dry=False):
     """The lane program for a sweep's ``kernel`` option: ``(fn, name, reason)``.
 
     ``fn`` is ``lane`` itself (the XLA path, ``name == "vmap"``) or :class:`FusedLanes`
@@ -235,9 +248,12 @@ def choose_kernel(kernel, lane, paths, devices):
     fused kernel on GPUs when :func:`fused_support` allows it and logs a fallback there as a
     warning (logger ``"jaxfriction"``).
 
+    ``dry=True`` (a program built to be inspected or lowered, not run) allows
+    ``FusedKernel(interpret=False)`` off a GPU.
+
     Raises:
         ValueError: naming ``kernel``: a :class:`~jaxfriction.FusedKernel` asked for a sweep
-            it does not support (with the reason).
+            it does not support (with the reason), or compiled for a GPU off one.
     """
     from .kernels import AutoKernel, VmapKernel, log
 
@@ -252,13 +268,16 @@ def choose_kernel(kernel, lane, paths, devices):
         options = FusedKernel()
     else:
         options = kernel
-    why_not = fused_support(lane, paths)
+    interpret = platform != "gpu" if options.interpret is None else options.interpret
+    if not interpret and platform != "gpu" and not dry:
+        raise ValueError(f"kernel: FusedKernel(interpret=False) compiles for a GPU, but the devices are {platform}; "
+                         f"leave interpret=None (interpret mode off a GPU)")
+    why_not = fused_support(lane, paths, triton=not interpret)
     if why_not is not None:
         if not isinstance(kernel, AutoKernel):
             raise ValueError(f"kernel: the fused kernel cannot run this sweep: {why_not}")
         log.warning("sweep falls back to the XLA path (vmap of scan): %s", why_not)
         return lane, "vmap", why_not
-    interpret = platform != "gpu" if options.interpret is None else options.interpret
-    reason = "interpret mode (not a GPU)" if interpret else f"Triton on {platform}"
+    reason = "interpret mode (not a GPU)" if interpret else "Triton on the GPU"
     log.debug("sweep on the fused kernel: %s", reason)
     return FusedLanes(lane, options, interpret), "fused", reason

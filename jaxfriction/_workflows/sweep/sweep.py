@@ -220,7 +220,8 @@ class _Window(eqx.Module):
             import diffrax
 
             solver = dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
-        transient = RK4(checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) else solver
+        transient = dataclasses.replace(solver, checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) \
+            else solver
         state, status = self.y0, STATUS_OK
         if self.t_measure > 0:
             pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
@@ -241,7 +242,7 @@ class _Observable(eqx.Module):
 
 
 def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
-              progress, settings, attrs, steps_per_lane=None, kernel=None):
+              progress, settings, attrs, steps_per_lane=None, kernel=None, check_memory=None):
     """Lanes of ``system`` over ``grid`` measured by ``measure`` (a :class:`_Window` or
     :class:`_Observable`), on the engine; returns its dataset with ``grad_<name>`` variables
     over a ``wrt`` dimension."""
@@ -255,7 +256,10 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
     lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else _ByCode(derive))
-    program, kernel_name, kernel_reason = choose_kernel(as_kernel(kernel or "vmap"), lane, paths, lane_devices(devices))
+    program, kernel_name, kernel_reason = choose_kernel(as_kernel(kernel or "vmap"), lane, paths, lane_devices(devices),
+                                                        dry=_PROGRAM_ONLY.get())
+    if kernel_name == "vmap" and check_memory is not None:
+        check_memory()
     if _PROGRAM_ONLY.get():
         return program, kernel_name, kernel_reason
 
@@ -402,11 +406,14 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
                       dt=None if dt is None else float(dt),
                       observables=tuple((k, _ByCode(f)) for k, f in observables.items()))
 
-    if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:  # one chunk's saved windows
-        saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
-        check_saved_size(saves * min(chunk_size, _lane_count(grid, samples)), system.state_size, jnp.result_type(float),
-                         what=f"window/saveat/chunk_size: a chunk of {chunk_size} lanes",
-                         remedy="measure a shorter window, save it less often (saveat) or use a smaller chunk_size")
+    def check_memory():  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
+        if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:
+            saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
+            check_saved_size(saves * min(chunk_size, _lane_count(grid, samples)), system.state_size,
+                             jnp.result_type(float), what=f"window/saveat/chunk_size: a chunk of {chunk_size} lanes",
+                             remedy="measure a shorter window, save it less often (saveat) or use a smaller "
+                                    "chunk_size")
+
     steps = None
     if dt is not None and isinstance(solver, (RK4, MoreauJean)):
         steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(
@@ -421,7 +428,7 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
                  template=tpl.name if tpl else "", source=tpl.source if tpl else "")
     return _evaluate(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
                      samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
-                     settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel)
+                     settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
 
 
 def sweep_program(system, grid, **kwargs):
