@@ -34,7 +34,8 @@ class FusedKernel(AbstractKernel):
     gradients, and systems whose ``vector_field`` can be evaluated component by component
     (no loops, solves, sorts or gathers at state-dependent indices inside it: every system
     of the library except :class:`~jaxfriction.TwoBlocksOnBelt`, whose contact forces come
-    from a linear solve, and tabulated ground motions). Asking for it where it is not
+    from a linear solve, and tabulated ground motions) whose operations all lower to Triton
+    (checked on a GPU by lowering and verifying the kernel). Asking for it where it is not
     supported raises ``ValueError`` with the reason.
 
     Args:
@@ -45,7 +46,8 @@ class FusedKernel(AbstractKernel):
             Triton, elsewhere interpreted (correct, slow: for tests of the kernel on CPU).
 
     Raises:
-        ValueError: ``block`` not a power of two, ``num_warps`` not positive.
+        ValueError: ``block`` not a power of two, ``num_warps`` not positive; in a sweep,
+            ``interpret=False`` off a GPU.
     """
 
     block: int = eqx.field(default=128, static=True)
