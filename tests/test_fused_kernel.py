@@ -27,7 +27,7 @@ from jaxfriction.testing import check_fused
 SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
 #: One law of each kind runs in the fast suite; the rest of the matrix is marked slow
 #: (interpret mode traces and compiles each system, ~5-25 s apiece on one core).
-FAST = {"VectorQuinn", "LuGre", "oscillator"}  # Quinn and StaticKineticQuinn: the templates below
+FAST = {"VectorQuinn", "LuGre"}  # Quinn and StaticKineticQuinn: the templates below
 
 
 def _params(items, name):
@@ -63,7 +63,7 @@ def test_dynamic_laws_in_the_oscillator(law):
 @pytest.mark.parametrize("name", ["oscillator", "belt", "disc", "chain"])
 def test_templates(name):
     """The templates' own systems and settings, shortened, over two swept paths and gradients."""
-    tpl = jf.template(name, **({"n": 8} if name == "chain" else {}))
+    tpl = jf.template(name, **({"n": 4} if name == "chain" else {}))
     paths = list(tpl.grid)[:2]
     grid = {p: np.linspace(*(float(x) for x in tpl.grid[p].split(":")[:2]), 3) if isinstance(tpl.grid[p], str)
             else np.asarray(tpl.grid[p])[:3] for p in paths}
