@@ -114,10 +114,9 @@ _TRACED = []
 
 #: NumPy twins of common elementwise primitives, to fold constants without compiling an XLA
 #: program per operation (``jax.ensure_compile_time_eval`` compiles each one it meets). Only
-#: correctly rounded operations: transcendental functions (whose last bit NumPy and XLA may
-#: round differently) and powers are folded by XLA.
-#: Floating-point operands round as IEEE (and XLA) say; integer ones wrap alike, except in
-#: division (XLA truncates, NumPy floors), which integers leave to XLA.
+#: correctly rounded operations, which NumPy and XLA round alike; integers wrap alike too,
+#: except in division (XLA truncates, NumPy floors). Transcendental functions, powers and
+#: integer division are folded by XLA.
 _NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "neg": np.negative,
           "max": np.maximum, "min": np.minimum, "abs": np.abs, "sign": np.sign, "sqrt": np.sqrt,
           "square": np.square, "floor": np.floor, "ceil": np.ceil, "is_finite": np.isfinite, "lt": np.less,
