@@ -10,7 +10,8 @@ window observables, over a batch of forcing amplitudes ``alpha``.
 Every cell runs ``jf.sweep`` twice on the same lanes: ``kernel=jf.FusedKernel()`` (one
 Pallas program per block of lanes, Triton) and ``kernel="vmap"`` (vmap of lax.scan), in
 memory, chunks of ``--chunk`` lanes. Throughput is lanes x RK4 steps / run time (compile
-excluded: a warm-up call first), the median of ``--runs`` calls. A call that would take
+excluded: a warm-up call first), the median of ``--runs`` calls. The XLA path saves every
+step of the window, so its chunks are cut to fit ``jf.MAX_SAVED_BYTES`` (2 GiB). A call that would take
 longer than ``--call-seconds`` at the rate measured so far runs fewer cycles (the cost of a
 step does not depend on the cycle count; the table says how many). The two paths' results
 are compared on every cell (largest relative difference of ``D``).
@@ -81,6 +82,16 @@ class Cell:
         self.__dict__.update(fields)
 
 
+def vmap_chunk(template, cap):
+    """The largest chunk the XLA path may run: it saves every step of the window (one forcing
+    period) of every lane, at most ``jf.MAX_SAVED_BYTES`` per chunk; the fused kernel saves
+    none."""
+    period = 2 * math.pi / float(jf.get_parameter(template.system, template.frequency))
+    saves = jf.fixed_grid(0.0, period, template.dt, 1)[0] + 1
+    itemsize = jax.numpy.zeros(()).dtype.itemsize
+    return max(1, min(cap, jf.MAX_SAVED_BYTES // (saves * template.system.state_size * itemsize)))
+
+
 def timed(call, runs):
     began = time.perf_counter()
     out = call()
@@ -111,8 +122,9 @@ def oscillator_cells(args, dtype, grad, kernel_of, rates):
             def call(path=path, cycles=cycles):
                 ds = jf.sweep(tpl, {"law.mu": mu, "force.amplitude": alpha}, samples=True, cycles=cycles,
                               observables={"dissipation": jf.window_dissipation}, wrt=("law.mu",) if grad else (),
-                              gradient="forward", kernel=kernel_of(path), chunk_size=min(args.chunk, batch),
-                              progress=False)
+                              gradient="forward", kernel=kernel_of(path), progress=False,
+                              chunk_size=min(args.chunk, batch) if path == "fused" else vmap_chunk(tpl, min(args.chunk,
+                                                                                                          batch)))
                 return ds
 
             ds, compile_s, seconds = timed(call, args.runs)
@@ -140,8 +152,9 @@ def chain_cells(args, dtype, kernel_of):
     cells = []
     for path in ("fused", "vmap"):
         def call(path=path):
-            return jf.sweep(tpl, {path_name: loads}, cycles=cycles, kernel=kernel_of(path),
-                            chunk_size=min(args.chunk, loads.size), progress=False)
+            chunk = min(args.chunk, loads.size)
+            return jf.sweep(tpl, {path_name: loads}, cycles=cycles, kernel=kernel_of(path), progress=False,
+                            chunk_size=chunk if path == "fused" else vmap_chunk(tpl, chunk))
 
         ds, compile_s, seconds = timed(call, args.runs)
         steps = ds.attrs["steps_per_lane"]
