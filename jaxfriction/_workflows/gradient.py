@@ -99,10 +99,7 @@ def as_gradient_mode(mode) -> AbstractGradientMode:
     Raises:
         ValueError: naming ``gradient`` for anything else.
     """
-    if isinstance(mode, AbstractGradientMode):
-        return mode
-    shortcuts = {"forward": ForwardMode, "reverse": ReverseMode, "auto": AutoMode}
-    if isinstance(mode, str) and mode in shortcuts:
-        return shortcuts[mode]()
-    raise ValueError(f"gradient must be ForwardMode(), ReverseMode(), AutoMode() or one of {sorted(shortcuts)}, "
-                     f"got {mode!r}")
+    from .options import as_option
+
+    return as_option(mode, AbstractGradientMode, {"forward": ForwardMode, "reverse": ReverseMode, "auto": AutoMode},
+                     "gradient")

@@ -74,10 +74,6 @@ def as_kernel(kernel) -> AbstractKernel:
     Raises:
         ValueError: naming ``kernel`` for anything else.
     """
-    if isinstance(kernel, AbstractKernel):
-        return kernel
-    shortcuts = {"auto": AutoKernel, "vmap": VmapKernel, "fused": FusedKernel}
-    if isinstance(kernel, str) and kernel in shortcuts:
-        return shortcuts[kernel]()
-    raise ValueError(f"kernel must be AutoKernel(), VmapKernel(), FusedKernel(...) or one of {sorted(shortcuts)}, "
-                     f"got {kernel!r}")
+    from ..options import as_option
+
+    return as_option(kernel, AbstractKernel, {"auto": AutoKernel, "vmap": VmapKernel, "fused": FusedKernel}, "kernel")
