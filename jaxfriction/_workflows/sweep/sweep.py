@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import hashlib
 import json
 import math
-import re
-import types
 
 import equinox as eqx
 import jax
@@ -53,6 +50,7 @@ from ..._templates import Template, run_times
 from ..gradient import ReverseMode, as_gradient_mode
 from .engine import run_sweep
 from .fused import choose_kernel
+from .identity import ByCode, function_digest, sweep_digest
 from .kernels import as_kernel
 from .sharding import lane_devices
 
@@ -71,73 +69,6 @@ def _unpack(system):
     if not isinstance(system, AbstractFrictionSystem):
         raise ValueError(f"system must be a jaxfriction system or a Template, got {type(system).__name__}")
     return system, None
-
-
-def _digest(system, settings) -> str:
-    """Identifies a sweep's system (structure and every leaf's bytes) and settings for resume."""
-    leaves, treedef = jax.tree_util.tree_flatten(system)
-    h = hashlib.sha256(re.sub(r"0x[0-9a-f]+", "", repr(treedef)).encode())  # no memory addresses
-    for leaf in leaves:
-        try:
-            h.update(np.ascontiguousarray(np.asarray(leaf, dtype=float)).tobytes())
-        except (TypeError, ValueError):
-            h.update(repr(leaf).encode())
-    h.update(repr(sorted(settings.items())).encode())
-    return h.hexdigest()
-
-
-def _code_parts(code) -> list:
-    """Bytecode, names and constants of a code object; nested code (lambdas, generator
-    expressions) by their own parts, never by ``repr``, which holds a memory address that
-    differs from one process to the next."""
-    parts = [code.co_code.hex(), repr(code.co_names)]
-    for const in code.co_consts:
-        parts.extend(_code_parts(const) if isinstance(const, types.CodeType) else [repr(const)])
-    return parts
-
-
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
-def _function_digest(fn, _seen=frozenset()) -> str:
-    """What identifies a user function in a resume tag: its name, bytecode, constants and
-    closure values (a changed body or captured value is another sweep), the same in every
-    process. Closure values are digested alike (functions by their code, other values by
-    ``repr`` without memory addresses); a function met again inside its own closure (a
-    recursive closure) by its name. Globals it reads are not seen: pass such values through
-    the system or a closure."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return _ADDRESS.sub("", repr(fn))
-    if id(fn) in _seen:
-        return f"<recursive {getattr(fn, '__qualname__', '')}>"
-    parts = [getattr(fn, "__qualname__", ""), *_code_parts(code)]
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            parts.append(_function_digest(cell.cell_contents, _seen | {id(fn)}))
-        except ValueError:  # an empty cell
-            parts.append("<empty>")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-
-class _ByCode:
-    """A user function that compares and hashes by :func:`_function_digest` (code and closure
-    values), so the same observable written again (a fresh ``lambda`` in a later call) finds
-    the lane program compiled for it instead of compiling another."""
-
-    __slots__ = ("fn", "digest")
-
-    def __init__(self, fn):
-        self.fn, self.digest = fn, _function_digest(fn)
-
-    def __call__(self, *args, **kwargs):
-        return self.fn(*args, **kwargs)
-
-    def __eq__(self, other):
-        return isinstance(other, _ByCode) and other.digest == self.digest
-
-    def __hash__(self):
-        return hash(self.digest)
 
 
 def _lane_count(grid, samples):
@@ -255,7 +186,7 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
         if np.ndim(get_parameter(system, path)) != 0:
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
-    lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else _ByCode(derive))
+    lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else ByCode(derive))
     program, kernel_name, kernel_reason = choose_kernel(as_kernel(kernel or "vmap"), lane, paths, lane_devices(devices),
                                                         dry=_PROGRAM_ONLY.get())
     if kernel_name == "vmap" and check_memory is not None:
@@ -270,7 +201,7 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
         own = ("dof",) if base == "final_position" and own_ndim == 1 else tuple(
             f"{base}_dim{i}" for i in range(own_ndim))
         return ("wrt",) + own if base != name else own
-    tag = _digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
+    tag = sweep_digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
                            "dtype": str(jnp.asarray(0.0).dtype)})
 
     def finalize(ds):
@@ -404,7 +335,7 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
 
     measure = _Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
                       dt=None if dt is None else float(dt),
-                      observables=tuple((k, _ByCode(f)) for k, f in observables.items()))
+                      observables=tuple((k, ByCode(f)) for k, f in observables.items()))
 
     def check_memory():  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
         if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:
@@ -421,8 +352,8 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     settings = {"t1": t_end, "window": t_end - t_measure, "t_measure": t_measure, "dt": dt, "solver": repr(solver),
                 "saveat": (saveat.every, saveat.n, None if saveat.ts is None else np.asarray(saveat.ts).tolist()),
                 "y0": np.asarray(y0).tolist(), "gradient_of": list(gradient_of),
-                "observables": sorted((k, _function_digest(f)) for k, f in observables.items()),
-                "derive": None if derive is None else _function_digest(derive)}
+                "observables": sorted((k, function_digest(f)) for k, f in observables.items()),
+                "derive": None if derive is None else function_digest(derive)}
     attrs = {k: v for k, v in settings.items() if k in ("t1", "window", "t_measure") or (k == "dt" and v is not None)}
     attrs.update(solver=type(solver).__name__, observables=",".join(observables),
                  template=tpl.name if tpl else "", source=tpl.source if tpl else "")
@@ -478,8 +409,8 @@ def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=F
         raise ValueError("wrt must name at least one path")
 
     name = getattr(observable, "__qualname__", repr(observable))
-    return _evaluate(system, grid, _Observable(_ByCode(observable)), wrt=wrt, gradient=as_gradient_mode(gradient),
+    return _evaluate(system, grid, _Observable(ByCode(observable)), wrt=wrt, gradient=as_gradient_mode(gradient),
                      gradient_of=("value",),
                      derive=None, samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir,
-                     progress=progress, settings={"observable": _function_digest(observable)},
+                     progress=progress, settings={"observable": function_digest(observable)},
                      attrs={"observable": name})
