@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import jax
 
@@ -39,6 +38,7 @@ import jaxfriction as jf  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import contenders  # noqa: E402
+from timing import timed  # noqa: E402
 
 OMEGA, EPS, DT, CYCLES = 0.5, 0.02, 0.01, 50
 SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, EPS), force=jf.Harmonic(1.0, OMEGA))
@@ -65,16 +65,6 @@ def numba_call(mu, alpha, grad):
     return lambda: contenders.numba_sweep(mu, alpha, omega=OMEGA, eps=EPS, segments=segments, parallel=True)
 
 
-def median_time(call, runs):
-    out = np.asarray(call())
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        np.asarray(call())
-        times.append(time.perf_counter() - t)
-    return out, float(np.median(times))
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", type=int, nargs="+", default=[1024, 8192])
@@ -87,15 +77,15 @@ def main(argv=None):
         for batch in args.batches:
             mu, alpha = contenders.sweep_lanes(batch)
             mu[1] = 0.05  # the library's Quinn law needs mu > 0 for a valid lane
-            ref, t_numba = median_time(numba_call(mu, alpha, grad), args.runs)
+            ref, _, t_numba = timed(numba_call(mu, alpha, grad), args.runs)
             rate_numba = batch * steps / t_numba
             cells = [("numba prange", rate_numba, None)]
-            xla, t = median_time(jf_call(mu, alpha, "vmap", grad), args.runs)
+            xla, _, t = timed(jf_call(mu, alpha, "vmap", grad), args.runs)
             cells.append(("jf vmap", batch * steps / t, np.max(np.abs(xla - ref))))
             for block in args.blocks:
                 if block > batch:
                     continue
-                out, t = median_time(jf_call(mu, alpha, jf.FusedKernel(block=block), grad), args.runs)
+                out, _, t = timed(jf_call(mu, alpha, jf.FusedKernel(block=block), grad), args.runs)
                 cells.append((f"jf fused b={block}", batch * steps / t, np.max(np.abs(out - xla))))
             print(f"\n{'dD/d(mu N, alpha)' if grad else 'D'}, batch {batch}:")
             for name, rate, diff in cells:

@@ -35,10 +35,10 @@ import argparse
 import datetime
 import json
 import math
-import time
 
 import jax
 import numpy as np
+from timing import timed
 
 import jaxfriction as jf
 from jaxfriction._workflows.sweep.sweep import sweep_program
@@ -90,18 +90,6 @@ def vmap_chunk(template, cap):
     saves = jf.fixed_grid(0.0, period, template.dt, 1)[0] + 1
     itemsize = jax.numpy.zeros(()).dtype.itemsize
     return max(1, min(cap, jf.MAX_SAVED_BYTES // (saves * template.system.state_size * itemsize)))
-
-
-def timed(call, runs):
-    began = time.perf_counter()
-    out = call()
-    first = time.perf_counter() - began
-    times = []
-    for _ in range(runs):
-        began = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - began)
-    return out, first - float(np.median(times)), float(np.median(times))
 
 
 def oscillator_cells(args, dtype, grad, kernel_of, rates):

@@ -37,7 +37,6 @@ import argparse
 import json
 import math
 import platform
-import time
 
 import jax
 
@@ -45,21 +44,9 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from timing import timed  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
-
-
-def timed(fn, repeats):
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return first - float(np.median(times)), float(np.median(times))
-
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,7 +96,7 @@ if __name__ == "__main__":
     for name, fn, lanes in (("jf.sweep", sweep, args.lanes), ("jf.sweep, SaveAt(n=1)", sweep_ends, args.lanes),
                             ("jit(vmap) by hand", by_hand, args.lanes),
                             ("python loop of jitted runs", loop, args.loop_lanes)):
-        compile_s, run_s = timed(fn, args.repeats)
+        _, compile_s, run_s = timed(fn, args.repeats)
         rows.append({"method": name, "lanes_run": lanes, "compile_s": compile_s, "median_s": run_s,
                      "per_lane_ms": 1e3 * run_s / lanes, "extrapolated_s": run_s / lanes * args.lanes})
     d_sweep, d_hand = sweep(), by_hand()

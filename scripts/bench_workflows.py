@@ -26,21 +26,9 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_num_cpu_devices", os.cpu_count())
 
 import numpy as np  # noqa: E402
+from timing import timed  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
-
-
-def timed(fn, repeats):
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return first - float(np.median(times)), float(np.median(times))
-
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,9 +54,9 @@ if __name__ == "__main__":
         print(rows[-1], flush=True)
 
     devices = jax.local_devices()
-    c1, one = timed(lambda: sweep(devices=devices[:1]), args.repeats)
+    _, c1, one = timed(lambda: sweep(devices=devices[:1]), args.repeats)
     row("forward, 1 device, in memory", c1, one)
-    call, base = timed(lambda: sweep(), args.repeats)
+    _, call, base = timed(lambda: sweep(), args.repeats)
     row(f"forward, {len(devices)} devices, in memory", call, base, one)
     with tempfile.TemporaryDirectory() as tmp:
         counter = iter(range(10**6))
@@ -83,7 +71,7 @@ if __name__ == "__main__":
         row(f"forward, {len(devices)} devices, 8 chunks saved to disk + netCDF", float(np.median([c for c, _ in runs])),
             float(np.median([r for _, r in runs])), base)
     for mode in ("forward", "reverse"):
-        cg, grad_s = timed(lambda: sweep(wrt=["law.mu", "force.amplitude"], gradient=mode), args.repeats)
+        _, cg, grad_s = timed(lambda: sweep(wrt=["law.mu", "force.amplitude"], gradient=mode), args.repeats)
         row(f"D and dD/d(mu N, alpha), {mode} mode, {len(devices)} devices", cg, grad_s, base)
     report = {"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
               "cores": os.cpu_count(), "jax": jax.__version__, "batch": side * side, "cycles": args.cycles,
