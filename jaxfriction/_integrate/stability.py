@@ -60,6 +60,14 @@ def stick_band_rate(system):
     return jnp.max(jnp.stack([jnp.max(r * mobility) for r in rates]))
 
 
+def has_internal_states(system) -> bool:
+    """True when ``system``'s law is dynamic and the system carries its internal states (the
+    systems :func:`internal_state_rate` gives a rate for)."""
+    from .._laws.dynamic import AbstractDynamicLaw
+
+    return isinstance(getattr(system, "law", None), AbstractDynamicLaw) and bool(system.n_internal)
+
+
 def internal_state_rate(system, ts, ys):
     """Largest relaxation rate of a dynamic law's internal states over a run (1/time), or None.
 
@@ -80,9 +88,7 @@ def internal_state_rate(system, ts, ys):
     Returns:
         A scalar (traced under ``vmap``; NaN states give NaN) or None.
     """
-    from .._laws.dynamic import AbstractDynamicLaw
-
-    if not isinstance(getattr(system, "law", None), AbstractDynamicLaw) or not system.n_internal:
+    if not has_internal_states(system):
         return None
     start = 2 * system.n_dof
     stop = start + system.n_internal

@@ -27,7 +27,11 @@ from ..._integrate.solvers import (
     fixed_step_grid,
     unstable_step_status,
 )
-from ..._integrate.stability import internal_state_rate, stick_band_rate
+from ..._integrate.stability import (
+    has_internal_states,
+    internal_state_rate,
+    stick_band_rate,
+)
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_NONFINITE,
@@ -99,7 +103,7 @@ class FusedLanes(eqx.Module):
         reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
                                 peak_tangent=any(fn.fn is peak_slip and name in lane.gradient_of
                                                  for name, fn in window.observables),
-                                rate=internal_state_rate(lane.system, jnp.zeros(1), window.y0[None]) is not None)
+                                rate=has_internal_states(lane.system))
         make_system, shared = self._maker(names)
         wrt = [names.index(p) for p in lane.wrt]
         kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), self.plan(), wrt, reductions)
@@ -130,15 +134,14 @@ class FusedLanes(eqx.Module):
         t_end = plan.t_measure + plan.n_saves * plan.every * plan.h
         ts = jnp.asarray([plan.t_measure, t_end], dtype=y_a.dtype)
 
+        band_rate = stick_band_rate(system)
         status = STATUS_OK
         if plan.n_pre:  # the transient saves its two end points
             ends = jnp.stack([y0, y_a])
-            pre = unstable_step_status(finite_status(ends), plan.h_pre,
-                               (stick_band_rate(system),
-                                internal_state_rate(system, jnp.asarray([0.0, plan.t_measure], y_a.dtype), ends)))
-            status = pre
+            rate = internal_state_rate(system, jnp.asarray([0.0, plan.t_measure], y_a.dtype), ends)
+            status = unstable_step_status(finite_status(ends), plan.h_pre, (band_rate, rate))
         win = jnp.where(out["finite"] > 0.5, STATUS_OK, STATUS_NONFINITE)
-        win = unstable_step_status(win, plan.h, (stick_band_rate(system), out["rate"] if "rate" in out else None))
+        win = unstable_step_status(win, plan.h, (band_rate, out.get("rate")))
         status = combine_status(status, win)
 
         def end_points(y_a, y_b, p):
