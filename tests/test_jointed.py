@@ -147,20 +147,28 @@ def test_exact_switch_is_invisible_to_ad():
 
 def test_fit_segalman_parameters_from_a_hysteresis_loop():
     # force-controlled loops (F = 1.5 F_S: virgin curve, macroslip, two Masing branches) at 0.5 rad/s,
-    # the displacement measured with noise: the loop F(t) - x(t) is the record
-    truth = segalman(32, 0.1)
+    # the displacement measured with noise: the loop F(t) - x(t) is the record.
+    # The step resolves every element's smoothing ramp (|v| dt < eps phi_i / k_i, the condition of
+    # jenkins_rate for AD derivatives): with n = 32, eps = 0.1 at period / 1000 it did not (by 200x),
+    # RK4's tangents of the stiff ramp were amplified whenever a stage landed inside it, and whether
+    # one did depended on round-off, so the Jacobian (and the fit's verdict) differed between machines
+    truth = segalman(16, 0.5)
     omega = 0.5
     period = 2 * np.pi / omega
+    dt = period / 12000
     system = jf.jointed_oscillator(truth, force_amplitude=1.5, omega=omega, damping=0.1)
-    traj = jf.simulate(system, jnp.zeros(2), 0.0, 2 * period, dt=period / 1000, save_every=5)
+    traj = jf.simulate(system, jnp.zeros(2), 0.0, 2 * period, dt=dt, save_every=60)
+    k, phi = truth.elements()
+    assert float(jnp.max(jnp.abs(traj.ys[:, 1]))) * dt < float(jnp.min(truth.smoothing * phi / k))
     record = jf.Measurement.from_trajectory(traj, noise=0.002, seed=0, known_y0=True)
     guess = {"law.F_S": 0.8, "law.K_T": 3.5, "law.chi": -0.3, "law.beta": 0.2}
-    result = jf.fit(system, guess, record, bounds={"law.chi": (-1.0, 1.0)}, optimizer="lm", dt=period / 1000)
+    result = jf.fit(system, guess, record, bounds={"law.chi": (-1.0, 1.0)}, optimizer="lm", dt=dt)
+    assert result.converged, result.summary()
     true = {"law.F_S": F_S, "law.K_T": K_T, "law.chi": CHI, "law.beta": BETA}
     for name, value in true.items():
         estimate, stderr = result.params[name], result.stderr[name]
         assert abs(estimate - value) < 3 * stderr, (name, estimate, stderr)
-        assert stderr < 0.02 * max(abs(value), 0.1)  # measured rel. 0.03 % (F_S) ... 0.8 % (beta)
+        assert stderr < 0.02 * max(abs(value), 0.1)  # measured rel. 0.03 % (F_S) ... 1.7 % (beta)
 
 
 def test_reproduce_iwan_cli(tmp_path):

@@ -157,6 +157,12 @@ class SegalmanIwan(AbstractDynamicLaw):
         smoothing: ``eps >= 0`` (static, default 0: the exact switch); ``eps > 0`` is the
             ramp of :func:`jenkins_rate`, needed for AD derivatives in ``F_S``, ``K_T``,
             ``chi``, ``beta`` (fits, sensitivities): with the exact switch they are zero.
+            The derivatives are reliable only where the step resolves the ramp of the
+            element with the smallest slip displacement, ``|v| dt < eps min_i(phi_i / k_i)``
+            (:meth:`elements`); a step that jumps it gives RK4 tangents amplified by up to
+            ``|v| dt k_i / (eps phi_i)`` each time a stage lands inside the ramp, which
+            depends on round-off (the smallest slip displacement, element ``j = 1``, is
+            ``phi_max (chi + 1) / (chi + 2) n^(-1 / (chi + 1))``).
 
     Raises:
         ValueError: parameters out of range or non-finite.
