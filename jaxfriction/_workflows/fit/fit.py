@@ -427,4 +427,6 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
         system=set_parameters(system, params),
         seconds=time.perf_counter() - started,
         message=message,
+        problem=problem,
+        u=np.asarray(u, dtype=float),
     )

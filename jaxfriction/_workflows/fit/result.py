@@ -32,6 +32,9 @@ class FitResult:
             states (positions, then velocities).
         system: the template system with the estimates set.
         seconds: wall time of the fit. message: why the optimiser stopped.
+        problem: the least-squares problem (an equinox module: template system, records,
+            parameter transforms) that follow-up workflows reuse (posterior sampling).
+        u: ``(n_variables,)`` the optimum in the optimiser's unconstrained variables.
     """
 
     params: dict
@@ -50,6 +53,8 @@ class FitResult:
     system: object
     seconds: float
     message: str
+    problem: object = None
+    u: np.ndarray | None = None
 
     @property
     def correlation(self):
