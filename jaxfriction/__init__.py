@@ -118,9 +118,13 @@ if TYPE_CHECKING:  # the lazy names below, visible to type checkers and the API 
     )
     from ._exact.event_driven import EventLog, simulate_event_driven  # noqa: F401
     from ._integrate.diffrax_solvers import ClassicRK4  # noqa: F401
+    from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
     from ._workflows.fit.fit import fit  # noqa: F401
+    from ._workflows.fit.search import GlobalSearch  # noqa: F401
+    from ._workflows.fit.segments import auto_segments  # noqa: F401
     from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
-    from ._workflows.fit.result import FitResult  # noqa: F401
+    from ._workflows.fit.posterior import sample_posterior  # noqa: F401
+    from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
     from ._workflows.sweep.sweep import sensitivity_map, sweep  # noqa: F401
 
@@ -130,8 +134,14 @@ _LAZY = {
     "sensitivity_map": "._workflows.sweep.sweep",
     "fit": "._workflows.fit.fit",
     "FitResult": "._workflows.fit.result",
+    "FitWarning": "._workflows.fit.result",
+    "GlobalSearch": "._workflows.fit.search",
+    "auto_segments": "._workflows.fit.segments",
+    "compare_models": "._workflows.fit.compare",
+    "ModelComparison": "._workflows.fit.compare",
     "Measurement": "._workflows.fit.measurement",
     "load_measurement": "._workflows.fit.measurement",
+    "sample_posterior": "._workflows.fit.posterior",
     "sensitivity": "._workflows.sensitivity",
     "finite_difference_gradient": "._workflows.sensitivity",
     "quake_response": "._applications.quake",

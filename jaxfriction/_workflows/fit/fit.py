@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -46,61 +48,13 @@ from ..._paths import check_paths, get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template
 from ..gradient import AutoMode, ForwardMode, ReverseMode, as_gradient_mode
-from .measurement import Measurement
-from .problem import (
-    Problem,
-    Record,
-    forward_value_and_grad,
-    natural_and_slope,
-    run_least_squares,
-    run_optax,
-)
-from .result import FitResult
-
-# ---------------------------------------------------------------------------------------------
-# fit
-
-
-def _parse_bounds(name, spec, p0):
-    """-> (kind, lo, hi) for one parameter; raises naming ``bounds``."""
-    if isinstance(spec, str):
-        if spec != "positive":
-            raise ValueError(f"bounds[{name!r}] must be (lo, hi), 'positive' or None, got {spec!r}")
-        spec = (0.0, None)
-    if spec is None:
-        return "free", 0.0, 0.0
-    try:
-        lo, hi = spec
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds[{name!r}] must be (lo, hi), 'positive' or None, got {spec!r}") from None
-    for side, value in (("lo", lo), ("hi", hi)):
-        if value is not None:
-            check_real(f"bounds[{name!r}] {side}", value)
-    if lo is not None and hi is not None and not float(lo) < float(hi):
-        raise ValueError(f"bounds[{name!r}] must have lo < hi, got {spec!r}")
-    if (lo is not None and not p0 > float(lo)) or (hi is not None and not p0 < float(hi)):
-        raise ValueError(
-            f"initial[{name!r}] = {p0!r} must lie strictly inside bounds[{name!r}] = {spec!r} "
-            f"(default bounds are (0, None): positive; pass None for an unconstrained parameter)"
-        )
-    if lo is None and hi is None:
-        return "free", 0.0, 0.0
-    if hi is None:
-        return "lower", float(lo), 0.0
-    if lo is None:
-        return "upper", 0.0, float(hi)
-    return "interval", float(lo), float(hi)
-
-
-def _local_fit(t, y, i, half=3):
-    """Value and slope at sample ``i`` of a least-squares quadratic over ``2 half + 1`` samples."""
-    n = t.shape[0]
-    a, b = max(0, i - half), min(n, i + half + 1)
-    if b - a < 2 * half + 1:
-        a, b = max(0, min(a, n - 2 * half - 1)), min(n, max(b, 2 * half + 1))
-    x = t[a:b] - t[i]
-    coef = np.polyfit(x, y[a:b], min(2, len(x) - 1))
-    return float(np.polyval(coef, 0.0)), float(np.polyval(np.polyder(coef), 0.0))
+from . import diagnostics
+from .problem import _stacked, _to_natural, forward_value_and_grad, natural_and_slope, run_least_squares, run_optax
+from .result import FitResult, FitWarning
+from .search import GlobalSearch, check_search_boxes, design_points, distinct_optima, evaluate_design, pick_starts, \
+    refine_starts
+from .segments import auto_segments
+from .setup import box_centre, build_problem, check_data, parse_bounds
 
 
 def _optimizer(optimizer, learning_rate, steps):
@@ -147,50 +101,116 @@ def _levenberg_marquardt(cache=[]):  # noqa: B006
     return cache[0]
 
 
-def _initial_states(m, i_bounds, n_dof):
-    """Natural initial values and scales of the free segment start states of record ``m``.
+def _parameters(system, initial, bounds):
+    """``(names, p0, parsed bounds)``; with no ``initial`` the box centres are the reference."""
+    bounds = dict(bounds or {})
+    if initial is None:
+        if not bounds:
+            raise ValueError("initial: give initial guesses, or bounds (a (lo, hi) box per parameter) to search")
+        check_paths(system, bounds, "bounds")
+        names = tuple(bounds)
+        parsed = [parse_bounds(n, bounds[n]) for n in names]
+        check_search_boxes(names, parsed)
+        p0 = [box_centre(lo, hi) for _, lo, hi in parsed]
+    else:
+        if not isinstance(initial, dict) or not initial:
+            raise ValueError(f"initial must be a non-empty dict path -> initial guess (or None with bounds), "
+                             f"got {initial!r}")
+        check_paths(system, initial, "initial")
+        check_paths(system, bounds, "bounds")
+        not_fitted = sorted(set(bounds) - set(initial))
+        if not_fitted:
+            raise ValueError(f"bounds: {not_fitted} are not estimated (not in initial)")
+        names = tuple(initial)
+        for name in names:
+            check_real(f"initial[{name!r}]", initial[name])
+        p0 = [float(initial[n]) for n in names]
+        parsed = [parse_bounds(n, bounds.get(n, (0.0, None)), p) for n, p in zip(names, p0)]
+    arrays = [n for n in names if np.ndim(get_parameter(system, n)) != 0]
+    if arrays:
+        raise ValueError(f"{'bounds' if initial is None else 'initial'}: {arrays} are arrays; estimate their "
+                         f"elements, e.g. {arrays[0]}[0]")
+    return names, p0, parsed
 
-    A measured position gives the value and slope of a local quadratic fit; a measured
-    velocity its sample; an unmeasured coordinate starts at 0 (scale 1).
-    """
-    state0, scale = [], []
-    q_cols = dict(zip(m.q_dofs or (), range(len(m.q_dofs or ()))))
-    v_cols = dict(zip(m.v_dofs or (), range(len(m.v_dofs or ()))))
-    for i in i_bounds[(m.y0 is not None) : -1]:
-        q, v, q_s, v_s = np.zeros(n_dof), np.zeros(n_dof), np.ones(n_dof), np.ones(n_dof)
-        for d, j in q_cols.items():
-            q[d], v[d] = _local_fit(m.t, m.q[:, j], i)
-            q_s[d] = float(np.std(m.q[:, j])) or 1.0
-            v_s[d] = float(np.std(np.gradient(m.q[:, j], m.t))) or 1.0
-        for d, j in v_cols.items():
-            v[d] = float(m.v[i, j])
-            v_s[d] = float(np.std(m.v[:, j])) or 1.0
-        state0 += [*q, *v]
-        scale += [*q_s, *v_s]
-    return state0, scale
+
+def _global_phase(problem, parsed, search, devices):
+    """Design, batched misfit, parallel refinement; ``(u of the best, report dict, evaluations)``."""
+    points = design_points([(lo, hi) for _, lo, hi in parsed], search)
+    loss = evaluate_design(problem, points, search, devices)
+    if not np.any(np.isfinite(loss)):
+        raise ValueError("bounds: the simulation failed (non-finite misfit) at every point of the design; narrow "
+                         "the box or reduce dt")
+    starts = pick_starts(points, loss, search.refine)
+    u, refined_loss, steps = refine_starts(problem, points[starts], search)
+    theta = np.asarray(jax.vmap(lambda x: _to_natural(x, problem))(jnp.asarray(u)))[:, : problem.n_params]
+    optima = distinct_optima(theta, refined_loss)
+    best = int(np.nanargmin(refined_loss)) if np.any(np.isfinite(refined_loss)) else 0
+    report = {
+        "design": search.design,
+        "candidates": int(points.shape[0]),
+        "failed_candidates": int(np.sum(~np.isfinite(loss))),
+        "refined": int(len(starts)),
+        "best_design_loss": float(np.nanmin(loss)),
+        "optima": [{"params": dict(zip(problem.names, o["params"].tolist())), "loss": o["loss"], "count": o["count"]}
+                   for o in optima],
+    }
+    return jnp.asarray(u[best]), report, int(points.shape[0] + np.sum(steps))
 
 
-def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, learning_rate=0.02,
-        shooting_segments=1, continuity_weight=100.0, dt=None, velocity_weight=1.0, weights=None,
-        gradient=AutoMode(max_forward=16), tol=1e-10, progress=False):
+def _zero_sensitivity_reasons(names, zero, theta, problem):
+    """Why a parameter's column of the Jacobian is (near) zero: a finite step of 1e-3
+    (relative) either changes the residuals (the parameter acts through an exact switch,
+    invisible to automatic differentiation) or it does not (the records do not depend on it)."""
+    reasons = {}
+    base = np.asarray(theta, dtype=float)
+    for name in zero:
+        i = names.index(name)
+        h = 1e-3 * (abs(base[i]) or 1.0)
+        plus, minus = base.copy(), base.copy()
+        plus[i] += h
+        minus[i] -= h
+        diff = _stacked(jnp.asarray(plus), problem) - _stacked(jnp.asarray(minus), problem)
+        slope = float(jnp.linalg.norm(diff)) / (2 * h)
+        if slope > 0:
+            reasons[name] = (f"automatic differentiation gives 0 while a finite step of 1e-3 changes the residuals "
+                             f"(|dr/dp| ~ {slope:.3g}): it acts through an exact switch (a slip threshold that "
+                             f"only moves when an element or contact switches); use a law continuous in it, "
+                             f"e.g. smoothing > 0")
+        else:
+            reasons[name] = "the records do not depend on it (a finite step of 1e-3 leaves every residual unchanged)"
+    return reasons
+
+
+def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None, optimizer=None, steps=None,
+        learning_rate=0.02, shooting_segments=1, continuity_weight=100.0, dt=None, velocity_weight=1.0,
+        weights=None, gradient=AutoMode(max_forward=16), tol=1e-10, progress=False, devices=None) -> FitResult:
     """Estimate parameters of a system from measured trajectories (nonlinear least squares).
 
     Args:
         system: the template system (any :class:`~jaxfriction.AbstractFrictionSystem`, any
             number of degrees of freedom and contacts, a user's own law and system
             included), or a :class:`~jaxfriction.Template` (its ``dt`` is the default). Its
-            parameters not in ``initial`` stay as they are.
+            parameters not estimated stay as they are.
         initial: dict leaf path -> initial guess of each parameter to estimate (units of
-            the parameter), e.g. ``{"law.mu_s": 0.75, "law.mu_k": 0.3}``.
+            the parameter), e.g. ``{"law.mu_s": 0.75, "law.mu_k": 0.3}``; or None with
+            ``bounds`` alone: the paths of ``bounds`` are estimated by a global search.
         data: a :class:`~jaxfriction.Measurement` or a sequence of them: several records
             share the parameters; each measures any subset of the positions and velocities
             and has its own initial state (known ``y0``, or estimated).
         bounds: dict path -> ``(lo, hi)`` (either may be None for a half-line),
             ``"positive"`` or None (unconstrained). Parameters not listed are positive,
             ``(0, None)``. The optimiser works on unconstrained ``u`` with ``u = 0`` at the
-            initial guess: a lower bound maps ``p = lo + (p0 - lo) exp(u)``, an upper bound
-            ``p = hi - (hi - p0) exp(u)``, an interval a scaled sigmoid, no bound ``p = p0 +
-            |p0| u``.
+            initial guess (the box centre without one): a lower bound maps ``p = lo + (p0 -
+            lo) exp(u)``, an upper bound ``p = hi - (hi - p0) exp(u)``, an interval a scaled
+            sigmoid, no bound ``p = p0 + |p0| u``. A global search needs a finite box for
+            every estimated parameter.
+        search: a :class:`~jaxfriction.GlobalSearch` (design over the box of ``bounds``,
+            batched misfit, parallel Levenberg-Marquardt from the best candidates, then the
+            local optimiser from the best end point), or None: a global search when
+            ``initial`` is None, else the local optimiser from ``initial`` only.
+        noise: the measurement noise standard deviation (units of q; of the weighted
+            residuals when velocities are measured), if known: goodness of fit is then a
+            chi-square test. Default: estimated from the record (see the report).
         optimizer: an optax ``GradientTransformation`` (any: ``optax.adam(1e-2)``,
             ``optax.lbfgs()`` with its line search, chains), an optimistix least-squares
             solver (``optimistix.LevenbergMarquardt(rtol=0, atol=0)``,
@@ -198,17 +218,23 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
             forward-mode Jacobian), or a shortcut: ``"adam"`` (``optax.adam``, learning rate
             cosine-decayed from ``learning_rate`` to 1/1000 of it over ``steps``),
             ``"lbfgs"`` (``optax.lbfgs()``), ``"lm"`` (optimistix Levenberg-Marquardt, the
-            fastest for small problems).
+            fastest for small problems). Default ``"lm"`` after a global search, else
+            ``"adam"``.
         steps: maximum optimiser steps (default 400 for optax, 50 accepted steps for
             least-squares solvers; 100 for ``"lbfgs"``).
         learning_rate: the ``"adam"`` shortcut's initial learning rate.
-        shooting_segments: ``S >= 1``; with ``S > 1`` every record is split into ``S``
-            segments whose initial states are free variables (initialised from the data,
-            see below), and the loss adds ``continuity_weight * |end of segment i - start
-            of segment i + 1|^2 / n_data`` (multiple shooting, Bock & Plitt 1984). Only
-            parameters are reported; the segment states are in
-            ``FitResult.initial_states``.
-        continuity_weight: weight of the continuity defects (natural units of q and v).
+        shooting_segments: ``S >= 1``, or ``"auto"`` (per record, one segment per period of
+            the record's dominant oscillation, see :func:`~jaxfriction.auto_segments`). With
+            ``S > 1`` every record is split into ``S`` segments whose initial states ``(q, v,
+            z)`` (a dynamic law's internal variables ``z`` included) are free variables,
+            initialised from the data where measured and from a simulation at the initial
+            guess elsewhere; the loss adds ``continuity_weight * |w (end of segment i -
+            start of segment i + 1)|^2 / n_data`` (multiple shooting, Bock & Plitt 1984),
+            with ``w = 1`` for positions and velocities (natural units) and ``w =
+            std(q) / std(z)`` for internal variables (one standard deviation of ``z`` costs
+            what one of ``q`` costs). Only parameters are reported; the segment states are
+            in ``FitResult.initial_states``.
+        continuity_weight: weight of the continuity defects.
         dt: largest RK4 step (time units); default the template's, else the sample
             interval. The step used is ``interval / ceil(interval / dt)``: it divides the
             sample interval, and the simulation saves every ``ceil(interval / dt)`` steps.
@@ -223,24 +249,28 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
         tol: stop when the loss changes by less than ``tol`` (relative) over 5 steps (one
             accepted step for least-squares solvers).
         progress: show a progress bar (tqdm, on stderr).
-
-    Free initial states (records without ``y0``, and every later shooting segment) start
-    from the data: a measured position gives the value and slope of a local quadratic fit,
-    a measured velocity its sample, an unmeasured coordinate 0.
+        devices: devices the global search's design is sharded over (default all local).
 
     Returns:
-        The fit, a :class:`FitResult`. Standard errors are Gauss-Newton: at the optimum
-            ``J = d r / d theta`` (natural parametrisation, all free variables, continuity
-            rows included), ``sigma^2 = RSS / (n_residuals - n_variables)`` (RSS of the data
-            residuals), ``cov = sigma^2 (J^T J)^-1``, restricted to the parameters (standard
-            nonlinear least squares: Seber & Wild 2003 ch. 2; Bard 1974 ch. 7).
+        The fit, a :class:`FitResult`, with its report: convergence, standard errors
+            (Gauss-Newton: at the optimum ``J = d r / d theta``, ``sigma^2 = RSS /
+            (n_residuals - n_variables)``, ``cov = sigma^2 (J^T J)^-1`` restricted to the
+            parameters; Seber & Wild 2003 ch. 2, Bard 1974 ch. 7), whether they are
+            reliable, goodness of fit, identifiability and, after a global search, the
+            distinct local optima found.
+
+    Warns:
+        FitWarning: the fit did not converge (standard errors unreliable), the model does
+            not explain the data, ``J^T J`` is singular, or a parameter has no sensitivity
+            (with the reason when it is an exact switch).
 
     Raises:
         ValueError: naming the argument: unknown or non-scalar paths (``initial``,
-            ``bounds``), an initial value outside its bounds, bad bounds, bad ``data``
-            (a degree of freedom the system lacks, a ``y0`` of the wrong size), too few
-            samples for the variables or segments, a bad ``optimizer``, ``gradient``,
-            ``steps`` or ``weights``, or a non-finite loss at the initial guess.
+            ``bounds``), an initial value outside its bounds, bad bounds (``lo >= hi``, no
+            finite box for a global search), bad ``data`` (a degree of freedom the system
+            lacks, a ``y0`` of the wrong size), too few samples for the variables or
+            segments, a bad ``optimizer``, ``gradient``, ``steps``, ``weights``, ``noise``
+            or ``search``, or a non-finite loss at the initial guess.
 
     Gradients are exact for the discrete model and flow through stick-slip for laws
     continuous in the slip velocity (see the module docstring). Fits of the same system
@@ -251,6 +281,14 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
     system = tpl.system if tpl is not None else system
     if not isinstance(system, AbstractFrictionSystem):
         raise ValueError(f"system must be a jaxfriction system or a Template, got {type(system).__name__}")
+    if data is None:
+        raise ValueError("data: give the measured record(s), a Measurement or a list of them")
+    if search is None and initial is None:
+        search = GlobalSearch()
+    if search is not None and not isinstance(search, GlobalSearch):
+        raise ValueError(f"search must be a GlobalSearch or None, got {search!r}")
+    if optimizer is None:
+        optimizer = "lm" if search is not None else "adam"
     kind, opt, default_steps = _optimizer(optimizer, learning_rate, steps)
     label = optimizer if isinstance(optimizer, str) else type(optimizer).__name__
     if kind == "optax" and not isinstance(optimizer, str):
@@ -262,69 +300,24 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
     check_real("continuity_weight", continuity_weight, positive=True)
     check_real("velocity_weight", velocity_weight, nonnegative=True)
     check_real("tol", tol, nonnegative=True)
-    if isinstance(shooting_segments, bool) or not isinstance(shooting_segments, int) or shooting_segments < 1:
-        raise ValueError(f"shooting_segments must be an int >= 1, got {shooting_segments!r}")
+    check_real("noise", noise, positive=True)
 
-    # parameters
-    if not isinstance(initial, dict) or not initial:
-        raise ValueError(f"initial must be a non-empty dict path -> initial guess, got {initial!r}")
-    bounds = dict(bounds or {})
-    check_paths(system, initial, "initial")
-    check_paths(system, bounds, "bounds")
-    not_fitted = sorted(set(bounds) - set(initial))
-    if not_fitted:
-        raise ValueError(f"bounds: {not_fitted} are not estimated (not in initial)")
-    names = tuple(initial)
-    arrays = [n for n in names if np.ndim(get_parameter(system, n)) != 0]
-    if arrays:
-        raise ValueError(f"initial: {arrays} are arrays; estimate their elements, e.g. {arrays[0]}[0]")
-    for name in names:
-        check_real(f"initial[{name!r}]", initial[name])
-    p0 = [float(initial[n]) for n in names]
-    parsed = [_parse_bounds(n, bounds.get(n, (0.0, None)), p) for n, p in zip(names, p0)]
-    system = set_parameters(system, {n: float(initial[n]) for n in names})  # a concrete check of the guess
-    n_dof = system.n_dof
-
-    # data
-    if isinstance(data, Measurement):
-        data = [data]
-    if not isinstance(data, (list, tuple)) or not data or not all(isinstance(m, Measurement) for m in data):
-        raise ValueError(f"data must be a Measurement or a non-empty list of them, got {type(data).__name__}")
-    for j, m in enumerate(data):
-        if m.max_dof >= n_dof:
-            raise ValueError(f"data[{j}] ({m.name or 'record'}) measures degree of freedom {m.max_dof}, but the "
-                             f"system has {n_dof}")
-        if m.y0 is not None and m.y0.shape != (2 * n_dof,):
-            raise ValueError(f"data[{j}].y0 must have shape ({2 * n_dof},) for this system, got {m.y0.shape}")
-    weights = [1.0] * len(data) if weights is None else list(np.atleast_1d(np.asarray(weights, dtype=float)))
-    if len(weights) != len(data) or not all(np.isfinite(w) and w > 0 for w in weights):
-        raise ValueError(f"weights must be {len(data)} positive numbers (one per record), got {weights}")
+    names, p0, parsed = _parameters(system, initial, bounds)
+    system = set_parameters(system, dict(zip(names, p0)))  # a concrete check of the guess
+    data, weights = check_data(data, system.n_dof, weights)
     if dt is None and tpl is not None:
         dt = tpl.dt
     if dt is not None:
         check_real("dt", dt, positive=True)
-    records, state0, scale, n_data = [], [], [], 0
-    for j, m in enumerate(data):
-        n = len(m)
-        if n - 1 < 2 * shooting_segments:
-            raise ValueError(f"shooting_segments = {shooting_segments} is too many for record {j} "
-                             f"({m.name or 'data'}, {n} samples): each segment needs >= 2 intervals")
-        interval = m.interval
-        n_sub = 1 if dt is None else max(1, math.ceil(interval / float(dt) * (1 - 1e-9)))
-        i_bounds = tuple(int(round(x)) for x in np.linspace(0, n - 1, shooting_segments + 1))
-        s0, sc = _initial_states(m, i_bounds, n_dof)
-        state0 += s0
-        scale += sc
-        records.append(Record(
-            q=None if m.q is None else jnp.asarray(m.q), v=None if m.v is None else jnp.asarray(m.v),
-            y0=None if m.y0 is None else jnp.asarray(m.y0), weight=jnp.asarray(weights[j]),
-            q_dofs=m.q_dofs or (), v_dofs=m.v_dofs or (),
-            t_bounds=tuple(float(m.t[0] + i * interval) for i in i_bounds), i_bounds=i_bounds,
-            h=interval / n_sub, n_sub=n_sub))
-        n_data += m.n_values
-    n_vars = len(names) + len(state0)
-    if n_data <= n_vars:
-        raise ValueError(f"data: {n_data} residuals are too few for {n_vars} free variables")
+    if shooting_segments == "auto":
+        segments = [auto_segments(m) for m in data]
+    elif isinstance(shooting_segments, bool) or not isinstance(shooting_segments, int) or shooting_segments < 1:
+        raise ValueError(f"shooting_segments must be an int >= 1 or 'auto', got {shooting_segments!r}")
+    else:
+        segments = [shooting_segments] * len(data)
+    problem = build_problem(system, names, p0, parsed, data, weights, segments=segments, dt=dt,
+                            velocity_weight=velocity_weight, continuity_weight=continuity_weight)
+    n_vars = problem.n_params + problem.state0.shape[0]
     mode_obj = as_gradient_mode(gradient)
     if kind == "least_squares":
         if isinstance(mode_obj, ReverseMode):
@@ -332,23 +325,11 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
                              "'forward'")
         mode_obj = ForwardMode()
     mode = "forward" if isinstance(mode_obj.resolve(n_vars), ForwardMode) else "reverse"
-    problem = Problem(
-        system=system,
-        names=names,
-        kinds=tuple(k for k, _, _ in parsed),
-        n_data=n_data,
-        lo=jnp.asarray([b[1] for b in parsed], dtype=float),
-        hi=jnp.asarray([b[2] for b in parsed], dtype=float),
-        p0=jnp.asarray(p0, dtype=float),
-        state0=jnp.asarray(state0, dtype=float),
-        state_scale=jnp.asarray(scale, dtype=float),
-        records=tuple(records),
-        velocity_weight=jnp.asarray(float(velocity_weight)),
-        continuity_weight=jnp.asarray(float(continuity_weight)),
-    )
 
-    # optimise
-    u = jnp.zeros(n_vars, dtype=problem.p0.dtype)
+    # global phase, then the local optimiser
+    u, search_report, evaluations = jnp.zeros(n_vars, dtype=problem.p0.dtype), None, 0
+    if search is not None:
+        u, search_report, evaluations = _global_phase(problem, parsed, search, devices)
     tqdm_bar, at_u = None, None
     if progress:
         from tqdm.auto import tqdm
@@ -368,41 +349,69 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
     finally:
         if tqdm_bar is not None:
             tqdm_bar.close()
+    evaluations += taken + 1
     if taken == 0 and not math.isfinite(history[0]):
         raise ValueError(f"initial: the loss at the initial guess {dict(zip(names, p0))} is not finite (the "
                          f"simulation diverged: reduce dt or start closer)")
+    return _report(problem, data, u, at_u, history, taken, message, started, label, mode, noise, search_report,
+                   evaluations, velocity_weight, weights)
 
-    # Gauss-Newton covariance in the natural parametrisation: J_theta = J_u / (d theta / d u);
-    # the Gauss-Newton solvers have the residuals and J_u at u already
+
+def _report(problem, data, u, at_u, history, taken, message, started, label, mode, noise, search_report, evaluations,
+            velocity_weight, weights):
+    """The :class:`FitResult` at the optimiser's end point ``u``."""
+    names, p, n_data = problem.names, problem.n_params, problem.n_data
     theta, slope = (np.asarray(x, dtype=float) for x in natural_and_slope(u, problem))
     stacked, jac_u = at_u or forward_value_and_grad(u, problem)[2:]
     stacked, jac = np.asarray(stacked, dtype=float), np.asarray(jac_u, dtype=float) / slope
-    sigma2 = float(np.sum(stacked[:n_data] ** 2)) / (n_data - n_vars)
-    try:
-        with np.errstate(all="ignore"):
-            jtj = jac.T @ jac
-            inv = np.linalg.inv(jtj)
-            step_gn = -inv @ (jac.T @ stacked)
-        if not (np.all(np.isfinite(inv)) and np.all(np.isfinite(step_gn))):
-            raise np.linalg.LinAlgError
-    except (np.linalg.LinAlgError, ValueError):
-        inv, step_gn = np.full((n_vars, n_vars), np.nan), np.full(n_vars, np.nan)
+    n_vars = jac.shape[1]
+    fit_warnings = []
+
+    # goodness of fit, on the data residuals
+    noise_estimated = noise is None
+    if noise_estimated:
+        noise = diagnostics.estimate_noise(data, float(velocity_weight), weights)
+    goodness = diagnostics.goodness_of_fit(stacked[:n_data], problem, n_vars, float(noise), noise_estimated)
+    residual_std = goodness["residual_std"]
+
+    # Gauss-Newton covariance in the natural parametrisation; convergence: the Gauss-Newton step
+    # from the end point is below 0.1 standard error in every parameter
+    cov, cov_ok = diagnostics.covariance(jac, residual_std, p)
+    se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)
+    with np.errstate(all="ignore"):
+        step_gn = np.linalg.lstsq(jac, -stacked, rcond=None)[0] if np.all(np.isfinite(jac)) else np.full(n_vars, np.nan)
+    converged = bool(math.isfinite(history[-1]) and cov_ok and np.all(np.abs(step_gn[:p]) <= 0.1 * se))
+    if not cov_ok:
         message += "; J^T J is singular (parameters not identifiable from these data)"
-    p = len(names)
-    cov = sigma2 * inv[:p, :p]
-    se = np.sqrt(np.abs(np.diag(cov)))
-    converged = bool(math.isfinite(history[-1]) and np.all(np.abs(step_gn[:p]) <= 0.1 * se))
     # relative sensitivities d q / d ln(theta) far beyond the data's size mean exploding
-    # tangents: RK4 unstable in a stiff stick band (h mu N / (m eps) > 2.8) while the clipped
-    # force keeps the trajectory itself bounded; the Jacobian, and the stderr, are then garbage
+    # tangents: RK4 unstable in a stiff stick band (h mu N / (m eps) > 2.8) or a stiff internal
+    # state while the clipped force keeps the trajectory itself bounded; the Jacobian is garbage
     data_size = max(max(float(np.max(np.abs(x))) for m in data for x in (m.q, m.v) if x is not None), 1e-300)
     sensitivity = np.abs(jac) * np.maximum(np.abs(theta), 1e-300)
     if not np.all(np.isfinite(jac)) or float(np.max(sensitivity, initial=0.0)) > 1e8 * data_size:
         converged = False
         message += ("; the Jacobian is non-finite or exploding (derivatives of the simulation are unstable: "
-                    "reduce dt, or bound the parameters away from a too stiff stick band)")
-    initial_states, offset, width = [], p, 2 * n_dof
-    for rec in records:
+                    "reduce dt, or bound the parameters away from a too stiff stick band or internal state)")
+
+    ident = diagnostics.identifiability(jac, theta, np.asarray(problem.state_scale), names, residual_std)
+    reasons = _zero_sensitivity_reasons(list(names), ident["zero_sensitivity"] + ident["near_zero_sensitivity"],
+                                        theta, problem)
+    ident["reasons"] = reasons
+    reliable = converged and not reasons
+    if not converged:
+        fit_warnings.append(f"the fit did not converge ({message}): its standard errors are unreliable")
+    elif reasons:
+        fit_warnings.append("standard errors are unreliable: " + "; ".join(f"{n}: {r}" for n, r in reasons.items()))
+    if reasons and not converged:
+        fit_warnings += [f"{n} has no sensitivity: {r}" for n, r in reasons.items()]
+    if not goodness["fits_data"]:
+        fit_warnings.append(f"the model does not explain the data: {goodness['lack_of_fit']}")
+    for w in fit_warnings:
+        warnings.warn(w, FitWarning, stacklevel=3)
+
+    initial_states, offset = [], p
+    width = 2 * problem.system.n_dof + problem.system.n_internal
+    for rec in problem.records:
         k = rec.n_free_states
         states = theta[offset : offset + width * k].reshape(k, width)
         offset += width * k
@@ -415,7 +424,7 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
         stderr={n: float(se[i]) for i, n in enumerate(names)},
         covariance=cov,
         names=names,
-        residual_std=math.sqrt(sigma2),
+        residual_std=residual_std,
         loss_history=np.asarray(history),
         n_steps=taken,
         converged=converged,
@@ -424,9 +433,15 @@ def fit(system, initial, data, *, bounds=None, optimizer="adam", steps=None, lea
         n_residuals=n_data,
         n_variables=n_vars,
         initial_states=initial_states,
-        system=set_parameters(system, params),
+        system=set_parameters(problem.system, params),
         seconds=time.perf_counter() - started,
         message=message,
         problem=problem,
         u=np.asarray(u, dtype=float),
+        stderr_reliable=reliable,
+        goodness=goodness,
+        identifiability=ident,
+        search=search_report,
+        n_evaluations=evaluations,
+        warnings=tuple(fit_warnings),
     )

@@ -25,7 +25,7 @@ from ..._paths import set_parameters
 class Record(eqx.Module):
     q: jax.Array | None  # (n, kq) measured positions
     v: jax.Array | None  # (n, kv) measured velocities
-    y0: jax.Array | None  # (2 n_dof,) known initial state
+    y0: jax.Array | None  # (2 n_dof + n_internal,) known initial state (q, v, z)
     weight: jax.Array
     q_dofs: tuple = eqx.field(static=True)
     v_dofs: tuple = eqx.field(static=True)
@@ -53,6 +53,7 @@ class Problem(eqx.Module):
     p0: jax.Array
     state0: jax.Array  # natural initial values of the free segment states, flat
     state_scale: jax.Array
+    defect_weight: jax.Array  # per continuity defect: 1 for q and v, std(q) / std(z) for internal variables
     records: tuple
     velocity_weight: jax.Array
     continuity_weight: jax.Array
@@ -79,6 +80,26 @@ def _to_natural(u, problem):
     return jnp.concatenate([jnp.stack(out), states])
 
 
+def to_unconstrained(params, problem):
+    """The inverse of the parameter transforms: ``u`` ``(..., p)`` of natural parameter
+    values ``(..., p)`` (NumPy; the segment states are not included)."""
+    params = np.asarray(params, dtype=float)
+    lo, hi, p0 = (np.asarray(x, dtype=float) for x in (problem.lo, problem.hi, problem.p0))
+    out = np.empty_like(params)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i, kind in enumerate(problem.kinds):
+            x = params[..., i]
+            if kind == "lower":
+                out[..., i] = np.log((x - lo[i]) / (p0[i] - lo[i]))
+            elif kind == "upper":
+                out[..., i] = np.log((hi[i] - x) / (hi[i] - p0[i]))
+            elif kind == "interval":
+                out[..., i] = np.log((x - lo[i]) / (hi[i] - x)) - np.log((p0[i] - lo[i]) / (hi[i] - p0[i]))
+            else:
+                out[..., i] = (x - p0[i]) / (abs(p0[i]) if p0[i] != 0 else 1.0)
+    return out
+
+
 def _simulate_record(system, rec, starts):
     """Predicted positions and velocities ``(n, n_dof)`` at every sample of ``rec`` and the
     continuity defects.
@@ -89,19 +110,19 @@ def _simulate_record(system, rec, starts):
     its compile time, independent of the number of segments); every segment runs the longest
     segment's length and the surplus samples are dropped.
     """
-    n = system.n_dof
+    n, width = system.n_dof, 2 * system.n_dof + system.n_internal
     if rec.n_segments == 1:
         traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], rec.h, save_every=rec.n_sub)
         return traj.ys[:, :n], traj.ys[:, n : 2 * n], jnp.zeros((0,), dtype=traj.ys.dtype)
     lengths = np.diff(rec.i_bounds)
-    y0s = jax.vmap(system.initial_state)(starts[:, :n], starts[:, n:])
+    y0s = jax.vmap(system.initial_state)(starts[:, :n], starts[:, n : 2 * n], starts[:, 2 * n :])
     t0s = jnp.asarray(rec.t_bounds[:-1], dtype=y0s.dtype)
     _, ys = jax.vmap(
         lambda y0, t0: rk4_scan(system.vector_field, y0, t0, rec.h, int(lengths.max()), rec.n_sub)
     )(y0s, t0s)
     seg = np.concatenate([np.full(n, s) for s, n in enumerate(lengths)] + [[len(lengths) - 1]])
     step = np.concatenate([np.arange(n) for n in lengths] + [[lengths[-1]]])
-    ends = ys[np.arange(len(lengths) - 1), lengths[:-1], : 2 * n]
+    ends = ys[np.arange(len(lengths) - 1), lengths[:-1], :width]
     ys = ys[seg, step]
     return ys[:, :n], ys[:, n : 2 * n], (ends - starts[1:]).ravel()
 
@@ -109,7 +130,7 @@ def _simulate_record(system, rec, starts):
 def _residuals(theta, problem):
     """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``."""
     system = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
-    width = 2 * system.n_dof
+    width = 2 * system.n_dof + system.n_internal
     data, defects, offset = [], [], problem.n_params
     for rec in problem.records:
         k = rec.n_free_states
@@ -123,7 +144,8 @@ def _residuals(theta, problem):
         if rec.v is not None:
             data.append(w * problem.velocity_weight * (v[:, list(rec.v_dofs)] - rec.v).ravel())
         defects.append(d)
-    return jnp.concatenate(data), jnp.concatenate(defects)
+    defects = jnp.concatenate(defects)
+    return jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype)
 
 
 def _stacked(theta, problem):
