@@ -10,6 +10,8 @@ stick fraction, rest position, peak sliding...), usually built on
 
 from __future__ import annotations
 
+import warnings
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -45,6 +47,13 @@ def sensitivity(observable, system, params=None, gradient="auto"):
             the elasticity ``d ln Q / d ln p = (p / Q) dQ/dp`` is NaN where ``Q = 0``) and
             ``mode`` (the mode used).
 
+    Warns:
+        UserWarning: for every derivative that automatic differentiation gives as 0 (to
+            round-off: ``|g| max(|p|, 1) <= 1e-10`` of the value or the largest such term) while a central step of 1e-3 (relative) changes the observable: the parameter
+            acts through an exact switch (a slip threshold that only moves when an element
+            or contact switches, e.g. :class:`~jaxfriction.SegalmanIwan` without
+            ``smoothing``), invisible to AD; the warning gives the finite-difference slope.
+
     Raises:
         ValueError: unknown or non-scalar paths, or a bad gradient mode.
     """
@@ -62,6 +71,17 @@ def sensitivity(observable, system, params=None, gradient="auto"):
     grad = np.array([float(jac[n]["value"]) for n in names])
     p = np.array([float(p0[n]) for n in names])
     elasticity = grad * p / value if value != 0 else np.full_like(grad, np.nan)
+    # a derivative zero to round-off (relative to the value and the other derivatives) that a
+    # finite step contradicts
+    scale = np.maximum(np.abs(p), 1.0)
+    level = max(abs(value), float(np.max(np.abs(grad) * scale)))
+    for name, g, s in zip(names, grad, scale):
+        if abs(g) * s <= 1e-10 * level:
+            slope = finite_difference_gradient(observable, system, [name], rel_step=1e-3)[name]
+            if abs(slope) * s > 1e-6 * level:
+                warnings.warn(f"d observable / d {name} is exactly 0 by automatic differentiation, but a finite step "
+                              f"of 1e-3 gives {slope:.4g}: {name} acts through an exact switch, invisible to AD; "
+                              f"use a law continuous in it (e.g. smoothing > 0)", UserWarning, stacklevel=2)
     return {"value": value, "gradient": dict(zip(names, grad.tolist())),
             "elasticity": dict(zip(names, elasticity.tolist())), "mode": type(mode).__name__}
 

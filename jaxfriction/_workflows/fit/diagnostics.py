@@ -17,7 +17,7 @@ Identifiability reads the Jacobian at the optimum in relative units (columns sca
 ``|theta|``, segment states by their scales), with the segment states eliminated (Schur
 complement of ``J^T J``): its condition number, the combinations of parameters with a
 relative standard error above 10 % (eigenvectors of the eliminated ``J^T J``, named by path),
-and parameters whose column is exactly or nearly zero.
+and parameters whose column is zero to round-off.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ LACK_OF_FIT_ALPHA = 1e-3
 NOISE_RATIO_LIMIT = 1.5
 #: A parameter combination with a relative standard error above this is poorly determined.
 POORLY_DETERMINED = 0.1
-#: A column of the scaled Jacobian below this fraction of the largest is a near-zero sensitivity.
+#: A column of the scaled Jacobian at most this fraction of the largest is a zero sensitivity
+#: (round-off of an exactly zero derivative included).
 NEAR_ZERO = 1e-8
 
 
@@ -180,8 +181,7 @@ def identifiability(jac, theta, state_scale, names, residual_std):
     js = jac * scale
     norms = np.linalg.norm(js[:, :p], axis=0)
     top = float(np.max(norms, initial=0.0))
-    zero = [names[i] for i in range(p) if norms[i] == 0.0]
-    near = [names[i] for i in range(p) if 0.0 < norms[i] < NEAR_ZERO * top]
+    zero = [names[i] for i in range(p) if not norms[i] > NEAR_ZERO * top]
     fisher = js.T @ js
     f_pp, f_ps, f_ss = fisher[:p, :p], fisher[:p, p:], fisher[p:, p:]
     with np.errstate(all="ignore"):
@@ -191,8 +191,7 @@ def identifiability(jac, theta, state_scale, names, residual_std):
             f_eff = f_pp - f_ps @ np.linalg.pinv(f_ss) @ f_ps.T
     f_eff = 0.5 * (f_eff + f_eff.T)
     if not np.all(np.isfinite(f_eff)):
-        return {"condition_number": math.inf, "weak_combinations": [], "zero_sensitivity": zero,
-                "near_zero_sensitivity": near}
+        return {"condition_number": math.inf, "weak_combinations": [], "zero_sensitivity": zero}
     lam, vec = np.linalg.eigh(f_eff)
     lam_max = float(lam[-1]) if lam.size else 0.0
     cond = math.sqrt(lam_max / lam[0]) if lam.size and lam[0] > 0 else math.inf
@@ -205,5 +204,4 @@ def identifiability(jac, theta, state_scale, names, residual_std):
         terms = [(float(v[i]), names[i]) for i in np.argsort(-np.abs(v)) if abs(v[i]) >= 0.2]
         weak.append({"combination": " ".join(f"{c:+.2f} {n}" for c, n in terms), "rel_stderr": rel,
                      "vector": dict(zip(names, v.tolist()))})
-    return {"condition_number": cond, "weak_combinations": weak, "zero_sensitivity": zero,
-            "near_zero_sensitivity": near}
+    return {"condition_number": cond, "weak_combinations": weak, "zero_sensitivity": zero}

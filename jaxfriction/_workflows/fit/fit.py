@@ -394,8 +394,7 @@ def _report(problem, data, u, at_u, history, taken, message, started, label, mod
                     "reduce dt, or bound the parameters away from a too stiff stick band or internal state)")
 
     ident = diagnostics.identifiability(jac, theta, np.asarray(problem.state_scale), names, residual_std)
-    reasons = _zero_sensitivity_reasons(list(names), ident["zero_sensitivity"] + ident["near_zero_sensitivity"],
-                                        theta, problem)
+    reasons = _zero_sensitivity_reasons(list(names), ident["zero_sensitivity"], theta, problem)
     ident["reasons"] = reasons
     reliable = converged and not reasons
     if not converged:

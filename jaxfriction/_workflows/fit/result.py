@@ -55,7 +55,8 @@ class FitResult:
         identifiability: dict: ``condition_number`` of the relative Jacobian (segment
             states eliminated), ``weak_combinations`` (list of dicts ``combination``,
             ``rel_stderr``, ``vector``: parameter combinations with a relative standard
-            error above 10 %), ``zero_sensitivity`` and ``near_zero_sensitivity`` (paths),
+            error above 10 %), ``zero_sensitivity`` (paths whose Jacobian column is zero to
+            round-off, at most 1e-8 of the largest),
             ``reasons`` (path -> why its sensitivity is zero).
         search: the global phase (dict: ``design``, ``candidates``, ``failed_candidates``,
             ``refined``, ``best_design_loss``, ``optima``: the distinct local optima found,
