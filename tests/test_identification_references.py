@@ -1,0 +1,79 @@
+"""The scipy references of scripts/bench_identification.py agree with jaxfriction's models.
+
+Each reference (scripts/identification_problems.py) integrates its own equations with scipy's
+Radau at rtol 1e-11, independently of jaxfriction; ``jf.simulate`` (RK4 at the problem's step)
+at the true parameters must reproduce its noise-free record, or the mapping of the parameters
+onto the jaxfriction system is wrong. Tolerances are the measured differences (relative to the
+record's standard deviation) with a margin of 3-6x; RK4 converges slowly where the laws have
+kinks in the slip velocity (LuGre's |v|, Dahl's sgn(v), Threlfall's tolerance velocity).
+"""
+
+import os
+import sys
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np
+import pytest
+
+import jaxfriction as jf
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+import identification_problems as ip
+
+# problem -> (bound on max |jf - reference| / std(reference), measured)
+AGREEMENT = {
+    "lugre-belt": (1e-6, 1.6e-7),
+    "lugre-forced": (1e-5, 2.5e-6),
+    "dahl": (2e-6, 4.3e-7),
+    "rate-state": (1e-9, 1.8e-10),
+}
+SLOW_AGREEMENT = {
+    "position-axis": (5e-6, 1.0e-6),  # the reference takes ~5 s (Threlfall's kink at v0)
+    "segalman": (2e-7, 3.3e-8),  # 24000 RK4 steps of 19 states
+}
+
+
+def check_agreement(name, bound):
+    problem = ip.PROBLEMS[name]()
+    assert problem.record.q.shape == (len(problem.record), 1)
+    assert np.all(np.isfinite(problem.clean))
+    _, relative = ip.agreement(problem)
+    assert relative < bound, (name, relative)
+    # the record is the reference plus the documented noise
+    residual = problem.record.q[:, 0] - problem.clean
+    assert np.std(residual) == pytest.approx(problem.noise, rel=0.1)
+
+
+@pytest.mark.parametrize("name", sorted(AGREEMENT))
+def test_reference_agrees_with_simulate_at_the_truth(name):
+    check_agreement(name, AGREEMENT[name][0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SLOW_AGREEMENT))
+def test_slow_reference_agrees_with_simulate_at_the_truth(name):
+    check_agreement(name, SLOW_AGREEMENT[name][0])
+
+
+def test_belt_noise_is_one_percent_of_the_signal():
+    problem = ip.lugre_belt()
+    assert problem.noise == pytest.approx(0.01 * np.std(problem.clean))
+    assert len(problem.record) == 2001 and problem.record.interval == pytest.approx(0.01)
+    # stick-slip: the body rides the belt (x' = 0.2, up to the bristles' creep) for a good share
+    # of the record (measured 30 %) and slides back against it (measured down to -0.31 m/s)
+    v = np.gradient(problem.clean, problem.record.t)
+    assert np.mean(np.abs(v - 0.2) < 1e-2) > 0.25
+    assert np.min(v) < -0.25
+
+
+def test_segalman_quadrature_is_the_documented_one():
+    # written from SegalmanIwan's docstring, compared with the library's elements
+    law = jf.SegalmanIwan(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1, n_elements=16, smoothing=0.5)
+    k, phi = ip.segalman_elements(1.0, 3.0, -0.5, 0.1, 16)
+    k_jf, phi_jf = (np.asarray(a) for a in law.elements())
+    np.testing.assert_allclose(k, k_jf, rtol=1e-13)
+    np.testing.assert_allclose(phi, phi_jf, rtol=1e-13)
+    assert np.sum(k) == pytest.approx(3.0, rel=1e-13)  # K_T = int rho
