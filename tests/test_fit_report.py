@@ -214,3 +214,27 @@ def test_auto_segments_count_periods():
     record = jf.Measurement(t=t, q=np.sin(2 * math.pi * t / 5.0))
     assert jf.auto_segments(record) == 8
     assert jf.auto_segments(jf.Measurement(t=t, q=t**2)) == 1
+
+
+def test_cli_fit_from_bounds_alone_and_compare(tmp_path, coulomb_record):
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    path = tmp_path / "free.csv"
+    coulomb_record.to_csv(path)
+    args = ["fit", str(path), "--system", "oscillator", "--set", "force.amplitude=0", "--set", "law.eps=0.001", "--y0", "1,0", "--dt", "0.01",
+            "--bounds", "law.mu=0.02:0.2", "--bounds", "stiffness=0.4:1.6", "--candidates", "32", "--refine", "2"]
+    out = CliRunner().invoke(main, args + ["--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert report["search"]["candidates"] == 32 and "loss_history" not in report
+    assert report["converged"] and report["fits_data"] and report["stderr_reliable"]
+    assert abs(report["params"]["stiffness"] - 1.3) < 3 * report["stderr"]["stiffness"]
+    text = CliRunner().invoke(main, args + ["--compare", "oscillator:velocity-limited"])
+    assert text.exit_code == 0, text.output
+    assert "AIC" in text.output and "oscillator:velocity-limited" in text.output
+    bad = CliRunner().invoke(main, args + ["--bounds", "law.mu=0.3:0.1"])
+    assert bad.exit_code == 1 and "Error:" in bad.output and "lo < hi" in bad.output
