@@ -28,112 +28,141 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real
-from .problem import _stacked, _to_natural, forward_value_and_grad
+from .problem import _stacked, _to_natural
 from .result import FitResult
 
 _MAX_FORWARD = 16  # the gradient in forward mode up to this many variables (as fit's AutoMode), else reverse
 _EXTRA = "sample_posterior needs the optional extra: pip install jaxfriction[bayes]"
 
 
-def _log_jacobian(kind, lo, hi, p0, x):
-    """``log |d theta / d u|`` of one parameter's transform, up to a constant."""
-    if kind == "interval":
-        z = x + jnp.log((p0 - lo) / (hi - p0))
-        return jax.nn.log_sigmoid(z) + jax.nn.log_sigmoid(-z)
-    if kind in ("lower", "upper"):
-        return x  # theta - bound = +-(p0 - bound) exp(u)
-    return jnp.zeros_like(x)
+def _natural(y, problem, box):
+    """Natural ``theta`` (parameters, then free segment states) from the sampled ``y``: the
+    fit's transforms of ``u``, except a parameter with a ``box`` ``(lo, hi)``, which is
+    ``lo + (hi - lo) sigmoid(y)``."""
+    mask = np.array([b is not None for b in box] + [False] * (y.shape[0] - len(box)))
+    theta = _to_natural(jnp.where(mask, 0.0, y), problem)  # box entries replaced below
+    for i, b in enumerate(box):
+        if b is not None:
+            theta = theta.at[i].set(b[0] + (b[1] - b[0]) * jax.nn.sigmoid(y[i]))
+    return theta
 
 
-def _rss_reverse(u, problem):
-    r = _stacked(_to_natural(u, problem), problem)
+_natural_batch = eqx.filter_jit(jax.vmap(_natural, in_axes=(0, None, None)))
+
+
+def _log_jacobian(y, problem, box):
+    """Log prior in ``theta`` plus ``log |d theta / d y|``, summed over the parameters, up to a
+    constant: the log prior density of ``y``.
+
+    Uniform on an interval (the fit's or a box): the scaled sigmoid's log-Jacobian
+    ``log s + log(1 - s)``. Log-uniform on a half-line (density ``1 / (theta - lo)``) times
+    the Jacobian ``(p0 - lo) exp(u)``: flat. No bound (``theta = p0 + |p0| u``): flat.
+    """
+    out = 0.0
+    for i, kind in enumerate(problem.kinds):
+        if box[i] is not None:
+            z = y[i]
+        elif kind == "interval":
+            lo, hi, p0 = problem.lo[i], problem.hi[i], problem.p0[i]
+            z = y[i] + jnp.log((p0 - lo) / (hi - p0))
+        else:
+            continue
+        out = out + jax.nn.log_sigmoid(z) + jax.nn.log_sigmoid(-z)
+    return out
+
+
+def _residuals_at(y, problem, box):
+    return _stacked(_natural(y, problem, box), problem)
+
+
+def _rss_reverse(y, problem, box):
+    r = _residuals_at(y, problem, box)
     return jnp.sum(r * r)
 
 
 @eqx.filter_custom_vjp
-def _rss_forward(u, problem):
+def _rss_forward(y, problem, box):
     """The residual sum of squares, with a custom VJP that computes the gradient in forward mode."""
-    return _rss_reverse(u, problem)
+    return _rss_reverse(y, problem, box)
 
 
 @_rss_forward.def_fwd
-def _rss_forward_fwd(perturbed, u, problem):
+def _rss_forward_fwd(perturbed, y, problem, box):
     def f(x):
-        r = _stacked(_to_natural(x, problem), problem)
+        r = _residuals_at(x, problem, box)
         return r, r
 
-    jac, r = jax.jacfwd(f, has_aux=True)(u)
+    jac, r = jax.jacfwd(f, has_aux=True)(y)
     return jnp.sum(r * r), 2.0 * (r @ jac)
 
 
 @_rss_forward.def_bwd
-def _rss_forward_bwd(grad, ct, perturbed, u, problem):
+def _rss_forward_bwd(grad, ct, perturbed, y, problem, box):
     return ct * grad
 
 
-def _log_density(x, problem, box, noise):
-    """Log posterior density in the sampled variables ``x`` (``u``, then ``log sigma`` when
-    ``noise`` is None), up to a constant.
+@eqx.filter_jit
+def _jacobian(y, problem, box):
+    """Stacked residuals at ``y`` and their Jacobian ``d r / d y`` (forward mode)."""
 
-    Prior in ``theta``: uniform on an interval, log-uniform on a half-line, flat without
-    bounds; a parameter with a ``box`` ``(lo, hi)`` is uniform there (zero outside). In ``u``
-    the density is the prior in ``theta`` times ``|d theta / d u|``: the interval's prior
-    times the sigmoid's Jacobian is that Jacobian; the log-uniform prior on a half-line times
-    its Jacobian ``exp(u)`` is flat; the box's uniform prior is the Jacobian.
-    """
-    n_u = problem.n_params + problem.state0.shape[0]
-    u = x[:n_u]
-    log_sigma = x[n_u] if noise is None else jnp.log(noise)
-    theta = _to_natural(u, problem)
-    n_r = jax.eval_shape(_stacked, theta, problem).shape[0]
-    rss = (_rss_forward if n_u <= _MAX_FORWARD else _rss_reverse)(u, problem)
-    log_lik = -0.5 * rss * jnp.exp(-2.0 * log_sigma) - n_r * log_sigma
-    log_prior = 0.0
-    for i, kind in enumerate(problem.kinds):
-        jac = _log_jacobian(kind, problem.lo[i], problem.hi[i], problem.p0[i], u[i])
-        if box[i] is not None:
-            inside = (theta[i] > box[i][0]) & (theta[i] < box[i][1])
-            log_prior = log_prior + jnp.where(inside, jac, -jnp.inf)
-        elif kind == "interval":
-            log_prior = log_prior + jac
-    value = log_lik + log_prior
+    def f(x):
+        r = _residuals_at(x, problem, box)
+        return r, r
+
+    jac, r = jax.jacfwd(f, has_aux=True)(y)
+    return r, jac
+
+
+def _log_density(x, problem, box, noise):
+    """Log posterior density of the sampled variables ``x`` (``y``, then ``log sigma`` when
+    ``noise`` is None), up to a constant: Gaussian likelihood of the stacked residuals, the
+    parameters' priors with the Jacobian of ``theta(y)``, flat in the segment states and in
+    ``log sigma``. Non-finite values (a failed simulation) become ``-inf``."""
+    n_y = problem.n_params + problem.state0.shape[0]
+    y = x[:n_y]
+    log_sigma = x[n_y] if noise is None else jnp.log(noise)
+    n_r = jax.eval_shape(_residuals_at, y, problem, box).shape[0]
+    rss = (_rss_forward if n_y <= _MAX_FORWARD else _rss_reverse)(y, problem, box)
+    value = -0.5 * rss * jnp.exp(-2.0 * log_sigma) - n_r * log_sigma + _log_jacobian(y, problem, box)
     return jnp.where(jnp.isfinite(value), value, -jnp.inf)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _programs():
     """The jitted warmup and sampling programs (built once: blackjax is imported lazily)."""
     import blackjax
     from blackjax.adaptation.base import get_filter_adapt_info_fn
 
+    # the chains move in z = (x - center) / scale (an affine map, constant Jacobian)
     @eqx.filter_jit
-    def warmup(problem, box, noise, positions, inverse_mass, keys, n_steps):
-        def logdensity(x):
-            return _log_density(x, problem, box, noise)
+    def warmup(problem, box, noise, center, scale, positions, keys, n_steps):
+        def logdensity(z):
+            return _log_density(center + scale * z, problem, box, noise)
 
-        def one(key, position, imm):
+        def one(key, position):
             adaptation = blackjax.window_adaptation(
-                blackjax.nuts, logdensity, initial_inverse_mass_matrix=imm,
-                adaptation_info_fn=get_filter_adapt_info_fn())
+                blackjax.nuts, logdensity, adaptation_info_fn=get_filter_adapt_info_fn())
             (state, parameters), _ = adaptation.run(key, position, n_steps)
             return state, parameters["step_size"], parameters["inverse_mass_matrix"]
 
-        return jax.vmap(one)(keys, positions, inverse_mass)
+        return jax.vmap(one)(keys, positions)
 
     @eqx.filter_jit
-    def sample(problem, box, noise, states, step_size, inverse_mass, keys, n_steps):
-        def logdensity(x):
-            return _log_density(x, problem, box, noise)
+    def sample(problem, box, noise, center, scale, states, step_size, inverse_mass, keys):
+        def logdensity(z):
+            return _log_density(center + scale * z, problem, box, noise)
 
-        def one(key, state, eps, imm):
+        def one(keys, state, eps, imm):
             kernel = blackjax.nuts(logdensity, eps, imm)
 
             def step(state, k):
                 state, info = kernel.step(k, state)
-                return state, (state.position, state.logdensity, info.is_divergent, info.acceptance_rate,
-                               info.num_integration_steps, info.num_trajectory_expansions, info.energy)
+                trace = (center + scale * state.position, state.logdensity, info.is_divergent,
+                         info.acceptance_rate, info.num_integration_steps, info.num_trajectory_expansions,
+                         info.energy)
+                return state, trace
 
-            return jax.lax.scan(step, state, jax.random.split(key, n_steps))
+            return jax.lax.scan(step, state, keys)
 
         return jax.vmap(one)(keys, states, step_size, inverse_mass)
 
@@ -169,9 +198,11 @@ def _parse_box(bounds, problem):
         check_real(f"bounds[{name!r}] hi", hi)
         if lo is None or hi is None or not float(lo) < float(hi):
             raise ValueError(f"bounds[{name!r}] must be a finite (lo, hi) with lo < hi, got {spec!r}")
-        kind, f_lo, f_hi = problem.kinds[i], float(problem.lo[i]), float(problem.hi[i])
-        if (kind in ("lower", "interval") and float(lo) < f_lo) or (kind in ("upper", "interval") and float(hi) > f_hi):
-            fit_range = (f_lo if kind in ("lower", "interval") else None, f_hi if kind in ("upper", "interval") else None)
+        kind = problem.kinds[i]
+        f_lo = float(problem.lo[i]) if kind in ("lower", "interval") else None
+        f_hi = float(problem.hi[i]) if kind in ("upper", "interval") else None
+        if (f_lo is not None and float(lo) < f_lo) or (f_hi is not None and float(hi) > f_hi):
+            fit_range = (f_lo, f_hi)
             raise ValueError(f"bounds[{name!r}] = {spec!r} must lie within the fit's bounds {fit_range}")
         box.append((float(lo), float(hi)))
     return tuple(box)
@@ -201,14 +232,17 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
     model fit with ``shooting_segments=1``.
 
     Sampling. NUTS (multinomial, iterative, blackjax's ``nuts``) in the fit's unconstrained
-    variables ``u`` (plus ``log sigma``), so no draw leaves a parameter's valid range; the
-    log density carries the transforms' log-Jacobians, so the prior above holds in natural
-    units. Each chain adapts its step size and diagonal mass matrix with
-    ``blackjax.window_adaptation`` (Stan's windowed scheme) over ``warmup`` steps, seeded
-    with the Gauss-Newton variances of ``u``, then draws ``draws`` samples; chains start at
-    the fit's optimum jittered by at most 0.1 Gauss-Newton standard deviations (capped at
-    0.1 in ``u``) and run in parallel (``jax.vmap``). A simulation that fails at a trial
-    point (non-finite residuals) gives log density ``-inf``: NUTS rejects it as a divergence.
+    variables ``u`` (a parameter with ``bounds`` here: the logit of its place in the box;
+    plus ``log sigma``), so no draw leaves a parameter's valid range; the log density
+    carries the transforms' log-Jacobians, so the priors above hold in natural units. The
+    variables are scaled by their Gauss-Newton standard deviations at the optimum (at most
+    1), so the posterior is near unit scale as the warmup assumes; each chain then adapts
+    its step size and diagonal mass matrix with ``blackjax.window_adaptation`` (Stan's
+    windowed scheme) over ``warmup`` steps and draws ``draws`` samples. The chains start at
+    the fit's optimum jittered by 0.1 scaled units (seeded) and run in parallel
+    (``jax.vmap``). The gradient is forward mode up to 16 variables (the fit's default),
+    reverse beyond. A simulation that fails at a trial point (non-finite residuals) gives
+    log density ``-inf``: NUTS rejects it as a divergence.
 
     Args:
         result: a :class:`FitResult` of :func:`~jaxfriction.fit` (it carries its problem and
@@ -224,7 +258,9 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
             on ``(lo, hi)`` (flat in natural units, zero outside) instead of the one from the
             fit's bounds; ``(lo, hi)`` must lie within the fit's bounds and contain the
             estimate. This makes a half-line or unbounded parameter's prior proper. The
-            edges are hard: posterior mass at an edge shows as divergences.
+            parameter is sampled as ``lo + (hi - lo) sigmoid(y)``, so no draw leaves the box;
+            a box far wider than the posterior makes the density of ``y`` steep (a few
+            divergences; see the how-to).
         progress: show a progress bar (tqdm, on stderr).
 
     Returns:
@@ -281,27 +317,32 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
     warmup_program, sample_program = _programs()
     started = time.perf_counter()
 
-    # the start: the optimum, the Gauss-Newton variances of u (and of log sigma) seed the mass matrix
+    # whitening: the chains move in z = (x - x0) / scale, x0 the optimum, scale the Gauss-Newton
+    # standard deviations of x (at most 1: y is a relative, log or logit variable). The
+    # posterior is then near unit scale, as the warmup assumes (it starts from the identity
+    # metric and regularises the adapted variances towards 1e-3)
     dtype = problem.p0.dtype
-    u = jnp.asarray(result.u, dtype=dtype)
-    _, _, r, jac = forward_value_and_grad(u, problem)
-    r, jac = np.asarray(r, dtype=float), np.asarray(jac, dtype=float)
+    y0 = np.asarray(result.u, dtype=float).copy()
+    for i, b in enumerate(box):
+        if b is not None:
+            frac = (result.params[problem.names[i]] - b[0]) / (b[1] - b[0])
+            y0[i] = math.log(frac / (1.0 - frac))
+    r, jac = (np.asarray(a, dtype=float) for a in _jacobian(jnp.asarray(y0, dtype=dtype), problem, box))
     sigma_hat = noise if noise is not None else max(result.residual_std, 1e-300)
     with np.errstate(all="ignore"):
         try:
-            var = sigma_hat**2 * np.diag(np.linalg.pinv(jac.T @ jac))
+            var = sigma_hat**2 * np.diag(np.linalg.inv(jac.T @ jac))
         except np.linalg.LinAlgError:
-            var = np.full(u.shape, np.nan)
-    var = np.where(np.isfinite(var) & (var > 0), var, 1e-2)
-    x0 = np.asarray(result.u, dtype=float)
+            var = np.full(y0.shape, np.nan)
+    x0 = y0
     if noise is None:
         x0 = np.append(x0, math.log(sigma_hat))
-        var = np.append(var, 0.5 / r.shape[0])
-    inverse_mass = np.clip(var, 1e-20, 1e2)
+        var = np.append(var, 0.5 / r.shape[0])  # the Laplace variance of log sigma
+    scale = np.where(np.isfinite(var) & (var > 0), np.sqrt(np.abs(var)), 1.0).clip(np.finfo(dtype).tiny, 1.0)
     key = jax.random.PRNGKey(int(seed))
     k_jitter, k_warmup, k_sample = jax.random.split(key, 3)
-    jitter = np.asarray(jax.random.normal(k_jitter, (chains, x0.shape[0]), dtype=float))
-    positions = x0 + jitter * np.minimum(0.1 * np.sqrt(var), 0.1)
+    positions = 0.1 * jax.random.normal(k_jitter, (chains, x0.shape[0]), dtype=dtype)
+    center, scale = jnp.asarray(x0, dtype=dtype), jnp.asarray(scale, dtype=dtype)
     noise_arg = None if noise is None else jnp.asarray(noise, dtype=dtype)
     bar = None
     if progress:
@@ -309,30 +350,29 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
 
         bar = tqdm(total=warmup + draws, desc="NUTS warmup", leave=False)
     try:
-        states, step_size, imm = warmup_program(
-            problem, box, noise_arg, jnp.asarray(positions, dtype=dtype),
-            jnp.asarray(np.tile(inverse_mass, (chains, 1)), dtype=dtype), jax.random.split(k_warmup, chains), warmup)
+        states, step_size, imm = warmup_program(problem, box, noise_arg, center, scale, positions,
+                                                jax.random.split(k_warmup, chains), warmup)
+        keys = jax.random.split(k_sample, (chains, draws))  # the same draws with or without the bar
         size = draws if bar is None else max(draws // 20, 1)  # the bar advances after each chunk
-        chunks = [min(size, draws - s) for s in range(0, draws, size)]
         if bar is not None:
             bar.update(warmup)
             bar.set_description("NUTS sampling")
         out = []
-        for j, n in enumerate(chunks):
-            keys = jax.random.split(jax.random.fold_in(k_sample, j), chains)
-            states, trace = sample_program(problem, box, noise_arg, states, step_size, imm, keys, n)
+        for start in range(0, draws, size):
+            states, trace = sample_program(problem, box, noise_arg, center, scale, states, step_size, imm,
+                                           keys[:, start : start + size])
             out.append(jax.tree_util.tree_map(np.asarray, trace))
             if bar is not None:
-                bar.update(n)
+                bar.update(min(size, draws - start))
     finally:
         if bar is not None:
             bar.close()
     position, lp, diverging, acceptance, n_steps, depth, energy = (
         np.concatenate([o[k] for o in out], axis=1) for k in range(7))
 
-    n_params, n_u = problem.n_params, u.shape[0]
-    theta = np.asarray(jax.jit(jax.vmap(lambda x: _to_natural(x, problem)))(
-        jnp.asarray(position[..., :n_u].reshape(-1, n_u))), dtype=float).reshape(chains, draws, n_u)
+    n_params, n_u = problem.n_params, y0.shape[0]
+    flat = jnp.asarray(position[..., :n_u].reshape(-1, n_u), dtype=dtype)
+    theta = np.asarray(_natural_batch(flat, problem, box), dtype=float).reshape(chains, draws, n_u)
     posterior = {name: theta[..., i] for i, name in enumerate(problem.names)}
     if noise is None:
         posterior["sigma"] = np.exp(position[..., n_u])
