@@ -310,11 +310,30 @@ def _ls_step(u, state, problem, solver):
     return u, state, jnp.sum(r * r) / problem.n_data, None
 
 
+def _gauss_newton_done(at_u, tol):
+    """True when the full Gauss-Newton step from the iterate would lower the loss by at most
+    ``tol`` (relative), or when the solver state holds no Jacobian to tell.
+
+    A damped solver's first steps from a start near the optimum can be tiny (Levenberg-
+    Marquardt's damping starts large), so a small change of the loss alone is not an optimum.
+    """
+    if at_u is None:
+        return True
+    r, jac = (np.asarray(x, dtype=float) for x in at_u)
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(jac))):
+        return True
+    step = np.linalg.lstsq(jac, -r, rcond=None)[0]
+    predicted = float(np.sum((jac @ step) ** 2))
+    return predicted <= tol * float(np.sum(r * r))
+
+
 def run_least_squares(u, problem, solver, steps, tol, bar):
     """An optimistix least-squares solver (``optx.LevenbergMarquardt``, ``optx.GaussNewton``,
     ``optx.Dogleg``, ...) stepped here to record the loss at every accepted iterate.
 
-    A step that leaves the iterate unchanged is a rejected trial (trust-region solvers);
+    The run stops when an accepted step changes the loss by less than ``tol`` (relative) and
+    the full Gauss-Newton step would not lower it by more. A step that leaves the iterate
+    unchanged is a rejected trial (trust-region solvers);
     25 in a row end the run (the trial step has shrunk by about 4^25). Also returns the
     residuals and Jacobian at the final iterate when the solver state holds them.
     """
@@ -334,7 +353,7 @@ def run_least_squares(u, problem, solver, steps, tol, bar):
         u, at_u, rejected, taken = u_new, at_new, 0, taken + 1
         history.append(float(value))
         bar(history[-1])
-        if abs(history[-2] - history[-1]) <= tol * abs(history[-1]):
+        if abs(history[-2] - history[-1]) <= tol * abs(history[-1]) and _gauss_newton_done(at_u, tol):
             message = f"loss changed by < {tol:g} (relative)"
             break
         done, _ = solver.terminate(_ls_fn, u, problem, {}, state, frozenset())
