@@ -192,6 +192,8 @@ def test_bad_input_names_the_argument(coulomb_record):
         jf.fit(system, {"law.mu": 0.5}, coulomb_record, bounds={"law.mu": (0.01, 0.1)})
     with pytest.raises(ValueError, match="a global search needs a finite"):
         jf.fit(system, None, coulomb_record, bounds={"law.mu": (0.01, None)})
+    with pytest.raises(ValueError, match="a global search needs a finite"):
+        jf.fit(system, {"law.mu": 0.05}, coulomb_record, search=jf.GlobalSearch())
     with pytest.raises(ValueError, match="initial: give initial guesses, or bounds"):
         jf.fit(system, None, coulomb_record)
     with pytest.raises(ValueError, match="data: give the measured record"):

@@ -110,7 +110,8 @@ def _parameters(system, initial, bounds):
         check_paths(system, bounds, "bounds")
         names = tuple(bounds)
         parsed = [parse_bounds(n, bounds[n]) for n in names]
-        check_search_boxes(names, parsed)
+        if any(kind != "interval" for kind, _, _ in parsed):
+            check_search_boxes(names, parsed)
         p0 = [box_centre(lo, hi) for _, lo, hi in parsed]
     else:
         if not isinstance(initial, dict) or not initial:
@@ -303,6 +304,8 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
     check_real("noise", noise, positive=True)
 
     names, p0, parsed = _parameters(system, initial, bounds)
+    if search is not None:
+        check_search_boxes(names, parsed)
     system = set_parameters(system, dict(zip(names, p0)))  # a concrete check of the guess
     data, weights = check_data(data, system.n_dof, weights)
     if dt is None and tpl is not None:
