@@ -403,7 +403,12 @@ def load_template(spec, *, dt=None, law=None) -> Template:
         return template(spec, **options)
     module_name, sep, attr = str(spec).rpartition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(f"system must be one of {sorted(TEMPLATES)} or module:attribute of your own, got {spec!r}")
+        import difflib
+
+        close = difflib.get_close_matches(str(spec), list(TEMPLATES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"system must be one of {sorted(TEMPLATES)} or module:attribute of your own, got "
+                         f"{spec!r}{hint}")
     try:
         if module_name.endswith(".py"):
             path = Path(module_name)

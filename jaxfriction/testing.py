@@ -6,6 +6,7 @@ line). The library's own laws and systems pass them (``tests/test_contracts.py``
 >>> import jaxfriction as jf
 >>> from jaxfriction.testing import check_law
 >>> check_law(jf.Quinn(mu=0.5, eps=0.02))  # raises AssertionError naming what fails
+Quinn passes the friction-law contract: bound, odd symmetry, force balance at zero slip, finite derivatives, constraints
 
 :func:`check_dynamic_law` does the same for laws with internal state
 (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan, rate-and-state).
@@ -13,14 +14,15 @@ line). The library's own laws and systems pass them (``tests/test_contracts.py``
 (:class:`~jaxfriction.FusedKernel`) as it runs on the XLA path, and that the kernel lowers
 for a GPU.
 
-The functions raise ``AssertionError`` listing every property that fails, and return
-None when all hold. Run them with JAX's 64-bit mode on, as the tests do (the tolerances
+The functions raise ``AssertionError`` listing every property that fails, and return a
+:class:`ContractReport` naming what was checked when all hold. Run them with JAX's 64-bit mode on, as the tests do (the tolerances
 are float64's).
 """
 
 from __future__ import annotations
 
 import itertools
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -38,9 +40,23 @@ from ._paths import get_parameter, scalar_parameter_paths, set_parameters
 from ._systems.base import AbstractFrictionSystem
 
 
-def _fail(what, problems):
+class ContractReport(NamedTuple):
+    """What a contract check verified: ``subject`` (the law's or system's class name),
+    ``contract`` (which one) and ``checks`` (the properties, all of which hold). Printed, one
+    line."""
+
+    subject: str
+    contract: str
+    checks: tuple
+
+    def __repr__(self):
+        return f"{self.subject} passes the {self.contract} contract: {', '.join(self.checks)}"
+
+
+def _fail(what, problems, contract, checks):
     if problems:
         raise AssertionError(f"{what} fails its contract:\n- " + "\n- ".join(problems))
+    return ContractReport(what, contract, tuple(checks))
 
 
 def _law_points(law, normal):
@@ -95,6 +111,9 @@ def check_law(law, normal=1.0, *, atol=1e-12):
         normal: the normal force probed (N).
         atol: tolerance (N).
 
+    Returns:
+        A :class:`ContractReport` of the properties checked.
+
     Raises:
         AssertionError: listing every failing property.
     """
@@ -139,7 +158,9 @@ def check_law(law, normal=1.0, *, atol=1e-12):
     for path in paths:
         if not np.all(np.isfinite(out["d_p"][path])):
             problems.append(f"non-finite derivative with respect to {path}")
-    _fail(f"{type(law).__name__}", problems)
+    checks = ["bound", "odd symmetry"] + (["force balance at zero slip"] if law.keeps_coulomb_structure else []) + \
+        ["finite derivatives", "constraints"]
+    return _fail(f"{type(law).__name__}", problems, "friction-law", checks)
 
 
 @eqx.filter_jit
@@ -179,6 +200,9 @@ def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
         speeds: slip velocities to probe besides 0 and +-1e-12 (default ``+-1e-3, +-1``).
         atol: tolerance of the bound (N).
 
+    Returns:
+        A :class:`ContractReport` of the properties checked.
+
     Raises:
         AssertionError: listing every failing property.
     """
@@ -193,7 +217,8 @@ def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
     z0 = jnp.asarray(law.init_state(), dtype=float)
     if z0.shape != (n,):
         problems.append(f"init_state() has shape {z0.shape}, expected ({n},)")
-        _fail(type(law).__name__, problems)
+        return _fail(type(law).__name__, problems, "dynamic-law",
+                 ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"])
     zs = z0[None] if states is None else jnp.concatenate([z0[None], jnp.reshape(jnp.asarray(states, float), (-1, n))])
     speeds = (1e-3, 1.0) if speeds is None else speeds
     vs = np.array(sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (1e-12, *speeds))}))
@@ -218,7 +243,8 @@ def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
     for path in paths:
         if not all(np.all(np.isfinite(d[path])) for d in out["d_p"]):
             problems.append(f"non-finite derivative with respect to {path}")
-    _fail(type(law).__name__, problems)
+    return _fail(type(law).__name__, problems, "dynamic-law",
+                 ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"])
 
 
 def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
@@ -245,6 +271,9 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
         t1: length of the run (time units).
         dt: step of the run (time units).
         energy_rtol: the energy-balance tolerance.
+
+    Returns:
+        A :class:`ContractReport` of the properties checked.
 
     Raises:
         AssertionError: listing every failing property.
@@ -289,7 +318,9 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
     for path, d in jac.items():
         if not bool(jnp.all(jnp.isfinite(d))):
             problems.append(f"non-finite derivative of the final state with respect to {path}")
-    _fail(f"{type(system).__name__}", problems)
+    return _fail(f"{type(system).__name__}", problems, "system",
+                 ["vector field under jit and vmap", "finite observables", f"status 0 over t1 = {t1:g}",
+                  f"energy balance to {energy_rtol:g}", "finite parameter derivatives", "constraints"])
 
 
 def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **sweep_options):

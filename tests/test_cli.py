@@ -98,6 +98,7 @@ def test_sweep_bad_input_names_the_option(tmp_path):
     for args, word in [(["--param", "law.mu=1:0:3"], "law.mu"), (["--param", "nu=0:1:3"], "nu"),
                        (["--system", "belt", "--param", "surface.value=0.1:0.2:2", "--cycles", "3"], "frequency"),
                        (["--system", "tribometer"], "system must be one of"), (["--devices", "0"], "--devices"),
+                       (["--system", "oscilator"], "did you mean 'oscillator'?"),
                        (["--set", "omega"], "--set"), (["--set", "force.omega=fast"], "force.omega"),
                        (["--config", str(config)], "sytem"), (["--config", str(kernel)], "kernel"), (["--system", "no_such_module:tpl"], "no_such_module"),
                        (["--figure", str(tmp_path / "file" / "f.png")], "--figure")]:
@@ -149,3 +150,31 @@ def test_reproduce_quinn_fig7_orders(tmp_path):
     assert 0.8 < a["laws"]["velocity_limited"]["order"] < 1.2
     assert abs(a["laws"]["quinn"]["percent_error"][-1]) < 0.01
     assert (tmp_path / "f7.png").stat().st_size > 10_000
+
+
+def test_own_template_file_gets_the_devices_asked_for(tmp_path):
+    # a template file that builds arrays when loaded used to start JAX before the CPU split,
+    # so "--devices 2" ran on one device without a word
+    model = tmp_path / "model.py"
+    model.write_text("import jax.numpy as jnp\nimport jaxfriction as jf\nSHIFT = jnp.zeros(3) + 1.0\n"
+                     "def belt(dt=0.01):\n    return jf.template('belt', dt=dt)\n")
+    run = subprocess.run([sys.executable, "-c", "from jaxfriction.cli import main; main()", "sweep", "--system",
+                          f"{model}:belt", "--param", "law.mu_k=0.3,0.4", "--set", "law.mu_s=0.6", "--t1", "2",
+                          "--window", "1", "--devices", "2", "--gradient", "none", "--no-progress", "--out",
+                          str(tmp_path / "out"), "--figure", str(tmp_path / "s.png")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 devices" in run.stdout, run.stdout
+
+
+def test_sweep_summary_devices_and_round_off_dissipation():
+    import xarray as xr
+
+    from jaxfriction._cli.sweep import sweep_summary
+
+    ds = xr.Dataset({"dissipation": ("x", [-7.35e-18, 2.13]), "status": ("x", [0, 0])},
+                    attrs={"devices": 1, "gradient": "none", "chunks_computed": 1, "chunks_loaded": 0,
+                           "compile_seconds": 1.0, "run_seconds": 1.0})
+    text = sweep_summary(ds)
+    assert "1 device," in text and "D over the window: 0 (round-off -7.4e-18) .. 2.13" in text
+    ds["dissipation"][0] = -0.5  # a real negative value is printed as it is
+    assert "D over the window: -0.5 .. 2.13" in sweep_summary(ds)

@@ -270,3 +270,12 @@ def test_a_lambda_written_again_reuses_the_compiled_lanes():
     shifted = sweep(1.0)  # another closure value is another program
     assert shifted.attrs["compile_seconds"] > 0
     np.testing.assert_allclose(shifted["x"], first["x"] + 1.0, rtol=1e-12)
+
+
+def test_gradient_none_gives_no_gradients_as_the_cli_does():
+    ds = jf.sweep(SYSTEM, {"law.mu": [0.8]}, cycles=2, frequency="force.omega", dt=0.01, wrt="law.mu",
+                  gradient="none", progress=False)
+    assert "grad_dissipation" not in ds and ds.attrs["gradient"] == "none"
+    with pytest.raises(ValueError, match="gradient must be"):
+        jf.sweep(SYSTEM, {"law.mu": [0.8]}, cycles=2, frequency="force.omega", dt=0.01, gradient="nothing",
+                 progress=False)

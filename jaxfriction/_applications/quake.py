@@ -50,7 +50,10 @@ def find_record(name):
         for candidate in (Path(folder) / name, Path(folder) / f"{name}.txt"):
             if candidate.is_file():
                 return candidate
-    raise FileNotFoundError(f"no ground-motion record {name!r} (looked in ., {', '.join([*dirs, *DATA_DIRS])})")
+    raise FileNotFoundError(
+        f"no ground-motion record {name!r} (looked in ., {', '.join([*dirs, *DATA_DIRS])}); give a file path, or set "
+        f"JAXFRICTION_DATA to a folder of records (PEER .AT2 or two-column time, acceleration text files; the "
+        f"package ships none)")
 
 
 def default_eps(mu, dt, gravity=9.81):

@@ -259,7 +259,8 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             ``stick_fraction``, ``peak_slip``, ``final_position``, ``energy_residual``).
         wrt: paths to differentiate with respect to (swept or not).
         gradient: a gradient mode (:class:`~jaxfriction.ForwardMode`,
-            :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name.
+            :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name,
+            or ``"none"`` (no gradients: ``wrt`` is ignored, as the CLI's ``--gradient none``).
         gradient_of: the observable(s) to differentiate (default ``"dissipation"``).
         derive: optional ``derive(lane_system) -> system`` applied after the lane's values
             are set, for parameters tied to others (e.g. ``eps = 2 mu g dt``).
@@ -324,6 +325,9 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
         raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
     gradient_of = (gradient_of,) if isinstance(gradient_of, str) else tuple(gradient_of)
     wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    if isinstance(gradient, str) and gradient == "none":
+        wrt, gradient = (), "auto"
+
     unknown = [k for k in gradient_of if k not in observables]
     if wrt and unknown:
         raise ValueError(f"gradient_of: {unknown} are not observables ({sorted(observables)})")
