@@ -331,7 +331,7 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
 
     try:
         with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
-            for done, i in enumerate(mine, 1):
+            for i in mine:
                 file = None if folder is None else folder / f"chunk_{i:06d}.npz"
                 if file is not None and file.exists():
                     parts[i] = load(file, i)
@@ -339,15 +339,18 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
                     continue
                 if compiled is None:  # compile only when there is something to compute
                     compiled, compile_seconds = compiled_batch(fn, chunk_points(0), devices)
+                    began = time.perf_counter()
                 # dispatch this chunk, then fetch and save the previous one while it runs
                 result = compiled(chunk_points(i))
                 if pending is not None:
                     finish(*pending)
+                    # lanes of the chunks computed and fetched so far (not loaded ones, not the
+                    # one just dispatched) over the time since computing began
+                    rate = (computed * chunk) / max(time.perf_counter() - began, 1e-9)
+                    bar.set_postfix(lanes_per_s=f"{rate:.3g}")
                 pending = (i, result, file)
                 computed += 1
                 bar.update(1)
-                elapsed = time.perf_counter() - start - compile_seconds
-                bar.set_postfix(lanes_per_s=f"{done * chunk / max(elapsed, 1e-9):.3g}")
             if pending is not None:
                 finish(*pending)
         run_seconds = time.perf_counter() - start - compile_seconds
