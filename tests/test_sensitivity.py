@@ -80,3 +80,19 @@ def test_bad_input():
         sensitivity(last_cycle_dissipation, SYSTEM, ["force.amplitude"], gradient="sideways")
     with pytest.raises(ValueError, match="wrt"):
         sensitivity_map(last_cycle_dissipation, SYSTEM, {"law.mu": [0.5]}, [])
+
+
+def test_a_second_call_at_other_values_compiles_nothing():
+    # one program per observable code and system structure; the observable written again (a
+    # fresh lambda) and the differentiated values at other numbers reuse it
+    from jaxfriction._workflows.sensitivity import _value_and_jacobian
+
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5))
+    before = _value_and_jacobian._cached._cache_size()
+    values = []
+    for mu in (0.4, 0.5, 0.6):
+        out = jf.sensitivity(lambda s: jf.simulate(s, jnp.zeros(2), 0.0, 5.0, dt=0.01).friction_dissipation[-1],
+                             jf.set_parameters(system, {"law.mu": mu}), ["law.mu", "force.amplitude"])
+        values.append(out["gradient"]["law.mu"])
+    assert _value_and_jacobian._cached._cache_size() == before + 1
+    assert len(set(values)) == 3

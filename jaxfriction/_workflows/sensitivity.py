@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import warnings
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
 from .._templates import Template
 from .gradient import as_gradient_mode
+from .sweep.identity import ByCode
 
 
 def _resolve(system, params):
@@ -28,6 +31,15 @@ def _resolve(system, params):
         raise ValueError("params must name at least one parameter path")
     check_paths(system, names, "params")
     return system, names, {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
+
+
+@eqx.filter_jit
+def _value_and_jacobian(observable, system, p0, mode):
+    def f(values):
+        return {"value": jnp.asarray(observable(set_parameters(system, values)))}, None
+
+    out, jac, _ = mode.value_and_jacobian(f, p0)
+    return out, jac
 
 
 def sensitivity(observable, system, params=None, gradient="auto"):
@@ -49,7 +61,8 @@ def sensitivity(observable, system, params=None, gradient="auto"):
 
     Warns:
         UserWarning: for every derivative that automatic differentiation gives as 0 (to
-            round-off: ``|g| max(|p|, 1) <= 1e-10`` of the value or the largest such term) while a central step of 1e-3 (relative) changes the observable: the parameter
+            round-off: ``|g| max(|p|, 1) <= 1e-10`` of the value or the largest such term)
+            while a central step of 1e-3 (relative) changes the observable: the parameter
             acts through an exact switch (a slip threshold that only moves when an element
             or contact switches, e.g. :class:`~jaxfriction.SegalmanIwan` without
             ``smoothing``), invisible to AD; the warning gives the finite-difference slope.
@@ -62,11 +75,13 @@ def sensitivity(observable, system, params=None, gradient="auto"):
     if bad:
         raise ValueError(f"params: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
     mode = as_gradient_mode(gradient).resolve(len(names))
-
-    def f(values):
-        return {"value": jnp.asarray(observable(set_parameters(system, values)))}, None
-
-    out, jac, _ = mode.value_and_jacobian(f, p0)
+    # one compiled program per observable code and system structure: the differentiated values
+    # enter as arrays, so a second call at other values compiles nothing
+    system = set_parameters(system, p0)
+    try:
+        out, jac = _value_and_jacobian(ByCode(observable), system, p0, mode)
+    except jax.errors.ConcretizationTypeError:  # an observable with Python control flow on values
+        out, jac = _value_and_jacobian.__wrapped__(observable, system, p0, mode)
     value = float(out["value"])
     grad = np.array([float(jac[n]["value"]) for n in names])
     p = np.array([float(p0[n]) for n in names])
