@@ -240,3 +240,24 @@ def test_cli_fit_from_bounds_alone_and_compare(tmp_path, coulomb_record):
     assert "AIC" in text.output and "oscillator:velocity-limited" in text.output
     bad = CliRunner().invoke(main, args + ["--bounds", "law.mu=0.3:0.1"])
     assert bad.exit_code == 1 and "Error:" in bad.output and "lo < hi" in bad.output
+
+
+def test_a_second_fit_from_another_guess_or_box_compiles_nothing(coulomb_record):
+    # the fitted leaves enter the template as arrays: Python floats there were part of every
+    # program's identity, so each new guess recompiled (5 s a fit and 50 MB more memory on the
+    # Dahl benchmark problem; 0.3-0.7 s and flat memory after)
+    from jaxfriction._workflows.fit.problem import _ls_step
+    from jaxfriction._workflows.fit.search import _refine
+
+    system = jf.Oscillator(law=jf.Quinn(mu=0.05, eps=1e-3))
+    jf.fit(system, {"law.mu": 0.06, "stiffness": 1.2}, coulomb_record, optimizer="lm", dt=0.01, steps=2)
+    search = jf.GlobalSearch(candidates=8, refine=2, steps=2)
+    jf.fit(system, None, coulomb_record, bounds={"law.mu": (0.02, 0.2), "stiffness": (0.4, 1.6)}, dt=0.01,
+           search=search, steps=2)
+    sizes = _ls_step._cached._cache_size(), _refine._cached._cache_size()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jf.FitWarning)
+        jf.fit(system, {"law.mu": 0.04, "stiffness": 1.4}, coulomb_record, optimizer="lm", dt=0.01, steps=2)
+        jf.fit(system, None, coulomb_record, bounds={"law.mu": (0.03, 0.3), "stiffness": (0.5, 2.0)}, dt=0.01,
+               search=search, steps=2)
+    assert (_ls_step._cached._cache_size(), _refine._cached._cache_size()) == sizes

@@ -306,7 +306,10 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
     names, p0, parsed = _parameters(system, initial, bounds)
     if search is not None:
         check_search_boxes(names, parsed)
-    system = set_parameters(system, dict(zip(names, p0)))  # a concrete check of the guess
+    # a concrete check of the guess; the fitted leaves become arrays, so that fits from other
+    # guesses or boxes reuse the compiled programs (a Python float is part of the program's
+    # identity) and no fitted term is left out as a literal zero
+    system = set_parameters(system, {n: jnp.asarray(p, dtype=float) for n, p in zip(names, p0)})
     data, weights = check_data(data, system.n_dof, weights)
     if dt is None and tpl is not None:
         dt = tpl.dt
