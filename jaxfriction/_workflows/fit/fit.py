@@ -49,7 +49,15 @@ from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template
 from ..gradient import AutoMode, ForwardMode, ReverseMode, as_gradient_mode
 from . import diagnostics
-from .problem import _stacked, _to_natural, forward_value_and_grad, natural_and_slope, run_least_squares, run_optax
+from .problem import (
+    _stacked,
+    _to_natural,
+    forward_value_and_grad,
+    natural_and_slope,
+    run_least_squares,
+    run_optax,
+    to_unconstrained,
+)
 from .result import FitResult, FitWarning
 from .search import GlobalSearch, check_search_boxes, design_points, distinct_optima, evaluate_design, pick_starts, \
     refine_starts
@@ -145,7 +153,10 @@ def _global_phase(problem, parsed, search, devices):
     u, refined_loss, steps = refine_starts(problem, points[starts], search)
     theta = np.asarray(jax.vmap(lambda x: _to_natural(x, problem))(jnp.asarray(u)))[:, : problem.n_params]
     optima = distinct_optima(theta, refined_loss)
-    best = int(np.nanargmin(refined_loss)) if np.any(np.isfinite(refined_loss)) else 0
+    if np.any(np.isfinite(refined_loss)):
+        start = u[int(np.nanargmin(refined_loss))]
+    else:  # every refinement failed: the local optimiser starts from the best design point
+        start = np.concatenate([to_unconstrained(points[starts[0]], problem), np.zeros(u.shape[1] - problem.n_params)])
     report = {
         "design": search.design,
         "candidates": int(points.shape[0]),
@@ -155,7 +166,7 @@ def _global_phase(problem, parsed, search, devices):
         "optima": [{"params": dict(zip(problem.names, o["params"].tolist())), "loss": o["loss"], "count": o["count"]}
                    for o in optima],
     }
-    return jnp.asarray(u[best]), report, int(points.shape[0] + np.sum(steps))
+    return jnp.asarray(start), report, int(points.shape[0] + np.sum(steps))
 
 
 def _zero_sensitivity_reasons(names, zero, theta, problem):
