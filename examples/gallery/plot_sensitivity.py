@@ -37,3 +37,4 @@ for p in paths:
 fig, ax = plt.subplots(figsize=(6, 3), constrained_layout=True)
 ax.barh(paths, [elasticity[p] for p in paths])
 ax.set_xlabel("elasticity d ln D / d ln p")
+plt.show()
