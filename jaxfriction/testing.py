@@ -53,10 +53,11 @@ class ContractReport(NamedTuple):
         return f"{self.subject} passes the {self.contract} contract: {', '.join(self.checks)}"
 
 
-def _fail(what, problems, contract, checks):
+def _fail(what, problems, contract=None, checks=()):
+    """Raise listing the problems; else the report of what was checked (None without a contract)."""
     if problems:
         raise AssertionError(f"{what} fails its contract:\n- " + "\n- ".join(problems))
-    return ContractReport(what, contract, tuple(checks))
+    return None if contract is None else ContractReport(what, contract, tuple(checks))
 
 
 def _law_points(law, normal):
@@ -217,8 +218,7 @@ def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
     z0 = jnp.asarray(law.init_state(), dtype=float)
     if z0.shape != (n,):
         problems.append(f"init_state() has shape {z0.shape}, expected ({n},)")
-        return _fail(type(law).__name__, problems, "dynamic-law",
-                 ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"])
+        _fail(type(law).__name__, problems)  # raises
     zs = z0[None] if states is None else jnp.concatenate([z0[None], jnp.reshape(jnp.asarray(states, float), (-1, n))])
     speeds = (1e-3, 1.0) if speeds is None else speeds
     vs = np.array(sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (1e-12, *speeds))}))
