@@ -96,3 +96,17 @@ def test_a_second_call_at_other_values_compiles_nothing():
         values.append(out["gradient"]["law.mu"])
     assert _value_and_jacobian._cached._cache_size() == before + 1
     assert len(set(values)) == 3
+
+
+def test_an_observable_that_needs_concrete_times_runs_on_the_eager_path():
+    # dissipation_per_cycle without n_cycles reads the (concrete) time grid: under jit it
+    # would raise; sensitivity falls back to evaluating the observable eagerly
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5))
+    period = 4 * math.pi
+
+    def last_cycle(s):
+        return jf.dissipation_per_cycle(jf.simulate(s, jnp.zeros(2), 0.0, 3 * period, dt=0.01), period)[-1]
+
+    out = jf.sensitivity(last_cycle, system, ["law.mu"])
+    fd = jf.finite_difference_gradient(last_cycle, system, ["law.mu"])
+    assert out["gradient"]["law.mu"] == pytest.approx(fd["law.mu"], rel=1e-5)
