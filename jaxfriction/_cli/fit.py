@@ -18,10 +18,11 @@ def _bound(text):
     return None if not lo and not hi else (float(lo) if lo else None, float(hi) if hi else None)
 
 
-def _model(spec, dt, settings, law=None):
+def _model(spec, dt, settings, law=None, strict=True):
     """A template from ``--system`` (with ``--law``) or ``--compare`` (``name[:law]`` of a
-    library template, or a user's own ``module:attribute``), with the ``--set`` values that
-    are its parameters."""
+    library template, or a user's own ``module:attribute``), with the ``--set`` values: all of
+    them (``strict``, an unknown path raises naming it), or only those that are its parameters
+    (a model compared with another may lack some)."""
     from .._paths import parameter_paths
     from .._templates import TEMPLATES, load_template
 
@@ -29,8 +30,10 @@ def _model(spec, dt, settings, law=None):
     if name in TEMPLATES and named_law:
         spec, law = name, named_law
     tpl = load_template(spec, dt=dt, law=law)
-    own = set(parameter_paths(tpl.system))
-    return tpl.with_parameters({k: v for k, v in settings.items() if k in own})
+    if not strict:
+        own = set(parameter_paths(tpl.system))
+        settings = {k: v for k, v in settings.items() if k.split("[")[0] in own}
+    return tpl.with_parameters(settings)
 
 
 @main.command("fit")
@@ -86,9 +89,6 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
         try:
             fixed = _name_values("--set", settings)
             tpl = _model(system_name, dt, fixed, law)
-            unknown = sorted(set(fixed) - set(parameter_paths(tpl.system)))
-            if unknown:
-                tpl.with_parameters({unknown[0]: fixed[unknown[0]]})  # raises, naming the path
             bounds = _name_values("--bounds", bound_specs, parse=_bound)
             guesses = _name_values("--initial", initials)
             names = _paths(params) if params is not None else list(bounds)
@@ -118,9 +118,9 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
                 if compare:
                     models = {system_name: (tpl, initial, bounds or None)}
                     for spec in compare:
-                        other = _model(spec, dt, fixed)
+                        other = _model(spec, dt, fixed, strict=False)
                         own = set(parameter_paths(other.system))
-                        mine = {k: v for k, v in bounds.items() if k in own}
+                        mine = {k: v for k, v in bounds.items() if k.split("[")[0] in own}
                         if not mine:
                             raise ValueError(f"--compare {spec}: none of the --bounds paths is a parameter of it")
                         models[spec] = (other, None, mine)
