@@ -108,16 +108,18 @@ class FitResult:
         """Akaike's criterion of the least-squares fit, ``n ln(RSS / n) + 2 k`` (``n`` data
         residuals, ``k`` free variables; Gaussian errors of unknown variance, the
         variance's own parameter common to every model and left out)."""
-        n = self.n_residuals
-        rss = self.residual_std**2 * (n - self.n_variables)
-        return n * math.log(rss / n) + 2 * self.n_variables
+        return self._log_likelihood_term + 2 * self.n_variables
 
     @property
     def bic(self) -> float:
         """Schwarz's criterion, ``n ln(RSS / n) + k ln n`` (as :attr:`aic`)."""
+        return self._log_likelihood_term + self.n_variables * math.log(self.n_residuals)
+
+    @property
+    def _log_likelihood_term(self) -> float:
+        """``n ln(RSS / n)``, the part of AIC and BIC that measures the misfit."""
         n = self.n_residuals
-        rss = self.residual_std**2 * (n - self.n_variables)
-        return n * math.log(rss / n) + self.n_variables * math.log(n)
+        return n * math.log(self.residual_std**2 * (n - self.n_variables) / n)
 
     def summary(self) -> str:
         """A text report: estimates and standard errors (in brackets when unreliable),

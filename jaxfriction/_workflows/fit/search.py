@@ -179,3 +179,44 @@ def check_search_boxes(names, parsed):
     if open_:
         raise ValueError(f"bounds: a global search needs a finite (lo, hi) box for every estimated parameter; "
                          f"{open_} have none")
+
+
+def global_phase(problem, parsed, search, devices):
+    """The global phase of a fit: design, batched misfit, parallel refinement.
+
+    Args:
+        problem: the fit's problem.
+        parsed: the parameters' ``(kind, lo, hi)`` (finite boxes).
+        search: the :class:`GlobalSearch`.
+        devices: the devices the design is sharded over (None: all local).
+
+    Returns:
+        ``(u, report, evaluations)``: the start of the local optimiser (unconstrained), the
+            report dict of ``FitResult.search`` and the misfit evaluations spent.
+
+    Raises:
+        ValueError: naming ``bounds`` when the simulation fails at every design point.
+    """
+    points = design_points([(lo, hi) for _, lo, hi in parsed], search)
+    loss = evaluate_design(problem, points, search, devices)
+    if not np.any(np.isfinite(loss)):
+        raise ValueError("bounds: the simulation failed (non-finite misfit) at every point of the design; narrow "
+                         "the box or reduce dt")
+    starts = pick_starts(points, loss, search.refine)
+    u, refined_loss, steps = refine_starts(problem, points[starts], search)
+    theta = np.asarray(jax.vmap(lambda x: _to_natural(x, problem))(jnp.asarray(u)))[:, : problem.n_params]
+    optima = distinct_optima(theta, refined_loss)
+    if np.any(np.isfinite(refined_loss)):
+        start = u[int(np.nanargmin(refined_loss))]
+    else:  # every refinement failed: the local optimiser starts from the best design point
+        start = np.concatenate([to_unconstrained(points[starts[0]], problem), np.zeros(u.shape[1] - problem.n_params)])
+    report = {
+        "design": search.design,
+        "candidates": int(points.shape[0]),
+        "failed_candidates": int(np.sum(~np.isfinite(loss))),
+        "refined": int(len(starts)),
+        "best_design_loss": float(np.nanmin(loss)),
+        "optima": [{"params": dict(zip(problem.names, o["params"].tolist())), "loss": o["loss"], "count": o["count"]}
+                   for o in optima],
+    }
+    return jnp.asarray(start), report, int(points.shape[0] + np.sum(steps))

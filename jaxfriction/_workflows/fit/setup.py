@@ -115,14 +115,20 @@ def _segment_starts(system, m, i_bounds, h, n_sub, first):
     weight = np.concatenate([np.ones(2 * n), q_scale / scale[2 * n :]])
     state0, scales = [], []
     for i in free:
-        y = simulated[i].copy() if simulated is not None else np.zeros(width)
-        for d, j in q_cols.items():
-            y[d], y[n + d] = _local_fit(m.t, m.q[:, j], i)
-        for d, j in v_cols.items():
-            y[n + d] = float(m.v[i, j])
-        state0 += list(y)
+        state0 += list(_with_measured(simulated[i].copy() if simulated is not None else np.zeros(width), m, i, n))
         scales += list(scale)
     return state0, scales, list(weight) * len(free)
+
+
+def _with_measured(y, m, i, n):
+    """``y`` ``(q, v, z)`` with the coordinates record ``m`` measures at sample ``i``: a
+    measured position's value and slope from a local quadratic fit, a measured velocity's
+    sample."""
+    for j, d in enumerate(m.q_dofs or ()):
+        y[d], y[n + d] = _local_fit(m.t, m.q[:, j], i)
+    for j, d in enumerate(m.v_dofs or ()):
+        y[n + d] = float(m.v[i, j])
+    return y
 
 
 def _first_state(system, m):
@@ -131,12 +137,7 @@ def _first_state(system, m):
     n = system.n_dof
     if m.y0 is not None:
         return np.concatenate([m.y0, np.asarray(system.initial_internal(), dtype=float)])
-    y = np.concatenate([np.zeros(2 * n), np.asarray(system.initial_internal(), dtype=float)])
-    for j, d in enumerate(m.q_dofs or ()):
-        y[d], y[n + d] = _local_fit(m.t, m.q[:, j], 0)
-    for j, d in enumerate(m.v_dofs or ()):
-        y[n + d] = float(m.v[0, j])
-    return y
+    return _with_measured(np.concatenate([np.zeros(2 * n), np.asarray(system.initial_internal(), dtype=float)]), m, 0, n)
 
 
 def check_data(data, n_dof, weights):
