@@ -126,12 +126,14 @@ if TYPE_CHECKING:  # the lazy names below, visible to type checkers and the API 
     from ._workflows.fit.posterior import sample_posterior  # noqa: F401
     from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
-    from ._workflows.sweep.sweep import sensitivity_map, sweep  # noqa: F401
+    from ._workflows.sweep.sweep import SweepPlan, plan_sweep, sensitivity_map, sweep  # noqa: F401
 
 #: Public names defined in modules that load heavy dependencies: name -> module.
 _LAZY = {
     "sweep": "._workflows.sweep.sweep",
     "sensitivity_map": "._workflows.sweep.sweep",
+    "plan_sweep": "._workflows.sweep.sweep",
+    "SweepPlan": "._workflows.sweep.sweep",
     "fit": "._workflows.fit.fit",
     "FitResult": "._workflows.fit.result",
     "FitWarning": "._workflows.fit.result",

@@ -68,6 +68,16 @@ def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = 
     return value
 
 
+def check_int(name: str, value, *, minimum: int | None = None) -> int:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is an integer (Python or NumPy,
+    not a bool) of at least ``minimum``. Returns ``int(value)``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def check_time_span(t0, t1, dt=None):
     """Validate an integration window: finite ``t0 < t1`` and, if given, ``dt > 0``."""
     check_real("t0", t0)

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_real
+from ._checks import check_int, check_real
 from ._forcing.drives import Constant, Harmonic
 from ._laws import (
     Awrejcewicz,
@@ -117,8 +117,7 @@ def check_times(system, t1, window, cycles, frequency):
     if cycles is not None:
         if t1 is not None or window is not None:
             raise ValueError("give cycles (with frequency), or t1 and window, not both")
-        if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
-            raise ValueError(f"cycles must be an int >= 1, got {cycles!r}")
+        check_int("cycles", cycles, minimum=1)
         if frequency is None:
             raise ValueError("cycles needs frequency, the path of the forcing frequency (e.g. 'force.omega')")
         check_paths(system, [frequency], "frequency")

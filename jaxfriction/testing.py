@@ -354,7 +354,7 @@ def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **s
             or a failed lowering.
     """
     from ._workflows.sweep.kernels import FusedKernel
-    from ._workflows.sweep.sweep import sweep, sweep_program
+    from ._workflows.sweep.sweep import plan_sweep, sweep
 
     sweep_options = {"progress": False, **sweep_options}
     xla = sweep(system, grid, kernel="vmap", **sweep_options)
@@ -376,7 +376,8 @@ def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **s
             problems.append(f"{name}: largest difference {np.nanmax(np.abs(a - b)):.3g}")
     if lower:  # choosing the kernel for a GPU lowers it through Triton and verifies it
         try:
-            sweep_program(system, grid, kernel=FusedKernel(block=block, interpret=False), **sweep_options)
+            plan = plan_sweep(system, grid, kernel="vmap", **sweep_options)
+            FusedKernel(block=block, interpret=False).program(plan.lane, list(grid), jax.local_devices(), dry=True)
         except ValueError as exc:  # the reason names what does not lower or verify
             problems.append(str(exc))
     _fail(f"{type(getattr(system, 'system', system)).__name__} in the fused kernel", problems)

@@ -95,6 +95,7 @@ def test_concurrent_sweeps_into_one_folder_all_succeed_alike(tmp_path):
     assert counts[-1] == (12, 0) and counts[0] == (0, 12) and counts[1] == (0, 12)  # one computed everything
     assert not list(out.glob("*.tmp*")) and sorted(p.name for p in out.glob("chunk_*")) == [
         f"chunk_{i:06d}.npz" for i in range(12)]
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith("chunk_")) == ["manifest.json", "result.nc"]
     with xr.open_dataset(out / "result.nc", engine="h5netcdf") as ds:
         assert ds["E"].shape == (6, 4) and np.all(np.isfinite(ds["E"]))
 

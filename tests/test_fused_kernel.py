@@ -20,8 +20,6 @@ from test_contracts import DYNAMIC_LAWS, LAWS, SHAKE, SYSTEMS
 
 import jaxfriction as jf
 from jaxfriction._kernels.componentwise import Componentwise, Unsupported, traced_cells
-from jaxfriction._workflows.sweep.fused import choose_kernel
-from jaxfriction._workflows.sweep.sweep import sweep_program
 from jaxfriction.testing import check_fused
 
 SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
@@ -138,12 +136,12 @@ def test_unsupported_sweeps_name_the_reason():
 def test_auto_falls_back_on_a_gpu_with_a_logged_warning(caplog):
     """On a GPU, AutoKernel takes the fused kernel when it can and logs why it cannot."""
     gpu = [types.SimpleNamespace(platform="gpu")]
-    ok = sweep_program(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1)[0]
-    assert choose_kernel(jf.AutoKernel(), ok, ["law.mu"], gpu)[1] == "fused"
-    custom = sweep_program(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1,
-                           observables={"x": lambda traj: traj.position[-1]})[0]
+    ok = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1).lane
+    assert jf.AutoKernel().program(ok, ["law.mu"], gpu, dry=True)[1] == "fused"
+    custom = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1,
+                           observables={"x": lambda traj: traj.position[-1]}).lane
     with caplog.at_level(logging.WARNING, logger="jaxfriction"):
-        _, name, reason = choose_kernel(jf.AutoKernel(), custom, ["law.mu"], gpu)
+        _, name, reason = jf.AutoKernel().program(custom, ["law.mu"], gpu)
     assert name == "vmap" and "observables" in reason and "falls back" in caplog.text
 
 
@@ -172,8 +170,8 @@ def test_a_shared_forcing_is_computed_once_per_block_a_swept_one_per_lane():
     division per step once mu is swept (the same in all four stages, traced once)."""
 
     def per_lane_operations(grid):
-        program, _, _ = sweep_program(jf.template("oscillator"), grid, t1=1.0, window=0.5,
-                                      kernel=jf.FusedKernel(), observables={"D": jf.window_dissipation})
+        program = jf.plan_sweep(jf.template("oscillator"), grid, t1=1.0, window=0.5,
+                                kernel=jf.FusedKernel(), observables={"D": jf.window_dissipation}).program
         return program.build(list(grid))[0].operations_per_step()
 
     shared = per_lane_operations({"force.amplitude": [1.0, 2.0]})
@@ -238,8 +236,8 @@ def test_an_operation_without_a_gpu_lowering_falls_back_on_a_gpu():
     """erf runs in interpret mode, but Triton has no lowering for it: on a GPU, AutoKernel takes
     the XLA path and says so; check_fused reports it."""
     system = jf.Oscillator(law=_Erf(), force=jf.Harmonic(0.8, 2.0))
-    lane = sweep_program(system, {"force.amplitude": [1.0]}, **SHORT)[0]
-    _, name, reason = choose_kernel(jf.AutoKernel(), lane, ["force.amplitude"], [types.SimpleNamespace(platform="gpu")])
+    lane = jf.plan_sweep(system, {"force.amplitude": [1.0]}, **SHORT).lane
+    _, name, reason = jf.AutoKernel().program(lane, ["force.amplitude"], [types.SimpleNamespace(platform="gpu")])
     assert name == "vmap" and "erf" in reason
     with pytest.raises(AssertionError, match="erf"):
         check_fused(system, {"force.amplitude": [0.5, 1.0]}, **SHORT)

@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import optimistix as optx
 
-from .._checks import check_real, check_time_span, is_concrete
+from .._checks import check_int, check_real, check_time_span, is_concrete
 from .._integrate.status import (
     STATUS_EVENT_BUDGET,
     STATUS_NONFINITE,
@@ -250,8 +250,7 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
     check_real("rtol", rtol, positive=True)
     check_real("atol", atol, positive=True)
     check_real("dtmax", dtmax, positive=True)
-    if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1:
-        raise ValueError(f"max_events must be a positive int, got {max_events!r}")
+    check_int("max_events", max_events, minimum=1)
     y0 = system.as_state(y0)
     if ts is None:
         ts = jnp.linspace(t0, t1, n_save + 1)

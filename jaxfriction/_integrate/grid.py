@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .._checks import check_time_span, is_concrete
+from .._checks import check_int, check_time_span, is_concrete
 
 #: Step-count conventions of fixed-step grids: ``"ceil"`` (the library's: the step never
 #: exceeds ``dt``) and ``"round"`` (the papers': the nearest step count, ``h`` within half a
@@ -53,8 +53,7 @@ def fixed_grid(t0, t1, dt, save_every, rounding="ceil"):
         save_every, saves = 1, False
     else:
         saves = True
-        if isinstance(save_every, bool) or not isinstance(save_every, int) or save_every < 1:
-            raise ValueError(f"save_every must be a positive int or None, got {save_every!r}")
+        check_int("save_every", save_every, minimum=1)
     if rounding == "ceil":
         n_saves = math.ceil(max(1, math.ceil(ratio * (1.0 - 1e-12))) / save_every)
     else:

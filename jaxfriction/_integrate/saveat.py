@@ -6,11 +6,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"SaveAt: {name} must be a positive int, got {value!r}")
-    return int(value)
+from .._checks import check_int
 
 
 class SaveAt(eqx.Module):
@@ -39,8 +35,8 @@ class SaveAt(eqx.Module):
         if len(given) > 1:
             raise ValueError(f"SaveAt takes one of every, n and ts, got {given}")
         if self.every is not None:
-            _positive_int("every", self.every)
+            check_int("SaveAt: every", self.every, minimum=1)
         if self.n is not None:
-            _positive_int("n", self.n)
+            check_int("SaveAt: n", self.n, minimum=1)
         if self.ts is not None and np.ndim(self.ts) != 1:
             raise ValueError(f"SaveAt: ts must be 1-D, got shape {np.shape(self.ts)}")

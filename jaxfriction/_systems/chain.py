@@ -3,7 +3,7 @@
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._checks import nonnegative, real
+from .._checks import check_int, nonnegative, real
 from .._laws.base import AbstractFrictionLaw
 from .contacts import AbstractContactSystem
 
@@ -48,8 +48,7 @@ class BurridgeKnopoffChain(AbstractContactSystem):
     omega: float = 0.5
 
     def __check_init__(self):
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 2:
-            raise ValueError(f"n must be an int >= 2, got {self.n!r}")
+        check_int("n", self.n, minimum=2)
 
     def constraints(self):
         return (real("alpha", self.alpha), real("omega", self.omega))

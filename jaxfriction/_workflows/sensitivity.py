@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 

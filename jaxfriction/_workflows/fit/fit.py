@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ..._checks import check_real
+from ..._checks import check_int, check_real
 from ..._paths import check_paths, get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template
@@ -244,8 +244,7 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
     if kind == "optax" and not isinstance(optimizer, str):
         label = "optax"
     steps = default_steps if steps is None else steps
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    check_int("steps", steps, minimum=0)
     check_real("learning_rate", learning_rate, positive=True)
     check_real("continuity_weight", continuity_weight, positive=True)
     check_real("velocity_weight", velocity_weight, nonnegative=True)
@@ -266,10 +265,12 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
         check_real("dt", dt, positive=True)
     if shooting_segments == "auto":
         segments = [auto_segments(m) for m in data]
-    elif isinstance(shooting_segments, bool) or not isinstance(shooting_segments, int) or shooting_segments < 1:
-        raise ValueError(f"shooting_segments must be an int >= 1 or 'auto', got {shooting_segments!r}")
     else:
-        segments = [shooting_segments] * len(data)
+        try:
+            segments = [check_int("shooting_segments", shooting_segments, minimum=1)] * len(data)
+        except ValueError:
+            raise ValueError(f"shooting_segments must be an integer >= 1 or 'auto', got {shooting_segments!r}") \
+                from None
     problem = build_problem(system, names, p0, parsed, data, weights, segments=segments, dt=dt,
                             velocity_weight=velocity_weight, continuity_weight=continuity_weight)
     n_vars = problem.n_params + problem.state0.shape[0]

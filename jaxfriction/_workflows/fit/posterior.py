@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import check_real
+from ..._checks import check_int, check_real
 from .problem import _stacked, _to_natural
 from .result import FitResult
 
@@ -169,12 +169,6 @@ def _programs():
     return warmup, sample
 
 
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
 def _parse_box(bounds, problem):
     """Per parameter ``(lo, hi)`` or None from ``bounds``; raises naming ``bounds``."""
     if bounds is None:
@@ -295,11 +289,10 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
     if result.problem is None or result.u is None:
         raise ValueError("result carries no least-squares problem (problem is None): pass the FitResult that "
                          "jaxfriction.fit returned")
-    draws = _positive_int("draws", draws)
-    warmup = _positive_int("warmup", warmup)
-    chains = _positive_int("chains", chains)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an int, got {seed!r}")
+    draws = check_int("draws", draws, minimum=1)
+    warmup = check_int("warmup", warmup, minimum=1)
+    chains = check_int("chains", chains, minimum=1)
+    check_int("seed", seed)
     if noise is not None:
         check_real("noise", noise, positive=True)
         noise = float(noise)

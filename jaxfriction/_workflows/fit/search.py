@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..._checks import check_int
 from ..sweep.engine import run_sweep
 from .problem import _ls_fn, _stacked, _to_natural, to_unconstrained
 
@@ -51,10 +52,7 @@ class GlobalSearch(eqx.Module):
 
     def __check_init__(self):
         for name in ("candidates", "refine", "steps", "seed", "chunk_size"):
-            value = getattr(self, name)
-            low = 0 if name == "seed" else 1
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"GlobalSearch {name} must be an int >= {low}, got {value!r}")
+            check_int(f"GlobalSearch {name}", getattr(self, name), minimum=0 if name == "seed" else 1)
         if self.refine > self.candidates:
             raise ValueError(f"GlobalSearch refine = {self.refine} must not exceed candidates = {self.candidates}")
         if self.design not in ("sobol", "halton"):

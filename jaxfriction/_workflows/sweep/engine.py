@@ -34,12 +34,13 @@ import xarray as xr
 from jax.experimental import multihost_utils
 from tqdm.auto import tqdm
 
+from ..._checks import check_int
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK
 from .sharding import compiled_batch
 
 #: Names of the identity entries every chunk file carries (see ``run_sweep``).
 _LANES, _DIGEST = "__chunk_lanes__", "__chunk_digest__"
-#: The lock a sweep holds on its ``out_dir`` (process 0 of a multi-process sweep).
+#: The lock file a sweep holds in its ``out_dir`` where the folder itself cannot be locked.
 LOCK_NAME = ".sweep.lock"
 
 SHARED_FILE_TIMEOUT = 60.0
@@ -100,17 +101,57 @@ def _refuse_other_sweep(state, folder, manifest, devices):
         raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
 
 
+class _FolderLock:
+    """An exclusive lock on the folder itself (``flock`` on its descriptor): nothing is left in
+    the folder after the sweep. Where the folder cannot be locked (no ``fcntl``, as on Windows,
+    or a filesystem that refuses ``flock`` on a folder), the lock file :data:`LOCK_NAME`
+    (the ``filelock`` package) stands in."""
+
+    def __init__(self, folder):
+        self.folder, self.fd, self.fallback = folder, None, None
+
+    def acquire(self, blocking):
+        """Take the lock; False if ``blocking`` is False and another process holds it."""
+        try:
+            import fcntl
+        except ImportError:
+            fcntl = None
+        if fcntl is not None and self.fallback is None:
+            fd = os.open(self.folder, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+                self.fd = fd
+                return True
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            except OSError:  # e.g. a network filesystem: use a lock file
+                os.close(fd)
+        if self.fallback is None:
+            self.fallback = filelock.FileLock(self.folder / LOCK_NAME)
+        try:
+            self.fallback.acquire(timeout=-1 if blocking else 0)
+            return True
+        except filelock.Timeout:
+            return False
+
+    def release(self):
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the flock
+            self.fd = None
+        elif self.fallback is not None:
+            self.fallback.release()
+
+
 def _acquire(folder, progress):
-    """Hold ``folder``'s sweep lock (filelock): a second sweep into the same folder waits until
-    the first finishes, then resumes from its chunks. The operating system releases the lock
-    of a process that is killed, so a crash never leaves the folder locked."""
-    lock = filelock.FileLock(folder / LOCK_NAME)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
+    """Hold ``folder``'s sweep lock (:class:`_FolderLock`): a second sweep into the same folder
+    waits until the first finishes, then resumes from its chunks. The operating system
+    releases the lock of a process that is killed, so a crash never leaves the folder locked."""
+    lock = _FolderLock(folder)
+    if not lock.acquire(blocking=False):
         if progress:
             print(f"waiting for the sweep that is writing {folder} to finish ...", file=sys.stderr, flush=True)
-        lock.acquire()
+        lock.acquire(blocking=True)
     return lock
 
 
@@ -170,8 +211,13 @@ def _check_processes(folder, manifest, devices):
 
 
 def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices=None, progress=True, tag="",
-              finalize=None, output_dims=None, coords=None):
+              finalize=None, output_dims=None, coords=None) -> xr.Dataset:
     """Evaluate ``fn`` over a labelled grid (see module docstring).
+
+    Four stages: the folder (lock, manifest; :func:`_open_folder`), the chunks (loaded or
+    computed; :func:`_compute`), with several processes the other processes' chunks
+    (:func:`_load_others`), and the dataset (:func:`_dataset`, then ``finalize`` and
+    ``result.nc``).
 
     Args:
         fn: ``fn(**point) -> dict`` of JAX outputs (scalars, or arrays of a fixed shape per
@@ -199,10 +245,11 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
     (even with the manifest deleted), another chunk (files swapped or renamed) or another
     sweep raises ``ValueError`` naming the file. Temporary files have unique names (process
     id and a random suffix) and are renamed into place, ``result.nc`` included, so a reader
-    never sees half a file. The sweep holds a lock on ``out_dir`` (``.sweep.lock``, the
-    ``filelock`` package; process 0 of a multi-process sweep): a second sweep started into
-    the same folder waits for the first to finish and then resumes from its chunks; the
-    operating system releases the lock of a killed process.
+    never sees half a file. The sweep holds a lock on ``out_dir`` (``flock`` on the folder
+    itself, which leaves no file behind; where a filesystem refuses that, a ``.sweep.lock``
+    file; process 0 of a multi-process sweep): a second sweep started into the same folder
+    waits for the first to finish and then resumes from its chunks; the operating system
+    releases the lock of a killed process.
 
     Several processes: after ``jax.distributed.initialize(...)`` in every process (e.g. the
     same script started N times with ``coordinator_address``, ``num_processes`` and its
@@ -238,8 +285,7 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
             by all of them, ``devices`` of another process, or arguments that differ between
             processes (raised in every process alike).
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    check_int("chunk_size", chunk_size, minimum=1)
     axes, lanes, dims = _lanes(grid, samples)
     process_count, process_index = jax.process_count(), jax.process_index()
     if process_count > 1 and out_dir is None:
@@ -248,51 +294,113 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
     devices = list(jax.local_devices() if devices is None else devices)
     total = next(iter(lanes.values())).size
     chunk = -(-min(chunk_size, total) // len(devices)) * len(devices)
-    n_chunks = -(-total // chunk)
-    padded = {k: np.concatenate([v, np.full(n_chunks * chunk - total, v[-1])]) for k, v in lanes.items()}
-    mine = [i for i in range(n_chunks) if chunk_owner(i, process_count) == process_index]
+    manifest = _manifest(axes, samples, chunk, tag)
+    chunks = _Chunks(lanes, chunk, manifest)
+    mine = [i for i in range(chunks.count) if chunk_owner(i, process_count) == process_index]
 
-    folder, lock, manifest = None, None, None
+    lock, words = None, None
     if out_dir is not None:
-        folder = Path(out_dir)
-        if folder.exists() and not folder.is_dir():
-            raise ValueError(f"out_dir {folder} is a file, not a folder")
-        folder.mkdir(parents=True, exist_ok=True)
-        if process_index == 0:  # one sweep at a time in a folder (the processes of one sweep share it)
-            lock = _acquire(folder, progress)
-        manifest = _manifest(axes, samples, chunk, tag)
-        try:
-            if process_count > 1:
-                words = _check_processes(folder, manifest, devices)
-            else:
-                path = folder / "manifest.json"
-                state = _read_manifest(path, manifest)
-                _refuse_other_sweep(state, folder, manifest, devices)
-                if state == 0:
-                    _write_atomic(path, json.dumps(manifest))
-        except BaseException:
-            if lock is not None:
-                lock.release()
-            raise
-        for i in mine:  # a chunk being written when the run was killed; only the owner touches its files
-            for stale in folder.glob(f"chunk_{i:06d}.*tmp.npz"):
-                stale.unlink(missing_ok=True)
+        lock, words = _open_folder(Path(out_dir), manifest, devices, mine, progress)
+        chunks.folder = Path(out_dir)
+    try:
+        parts, stats = _compute(fn, chunks, mine, devices, progress)
+        stats.update(devices=len(devices), tag=tag, process_index=process_index, process_count=process_count)
+        if process_count > 1:
+            barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"
+            multihost_utils.sync_global_devices(f"{barrier}:chunks written")
+            _load_others(chunks, parts, process_count)
+        ds = _dataset([parts[i] for i in range(chunks.count)], axes, samples, total, dims, stats, output_dims,
+                      coords)
+        if finalize is not None:
+            ds = finalize(ds)
+        if chunks.folder is not None and process_index == 0:
+            tmp = chunks.folder / f"result.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.nc"
+            ds.to_netcdf(tmp, engine="h5netcdf")
+            os.replace(tmp, chunks.folder / "result.nc")  # readers see the old file or the new one, never half of it
+        if process_count > 1:
+            multihost_utils.sync_global_devices(f"{barrier}:result written")
+    finally:
+        if lock is not None:
+            lock.release()
+    return ds
 
-    def chunk_points(i):
-        return {k: jnp.asarray(v[i * chunk : (i + 1) * chunk]) for k, v in padded.items()}
 
-    def identity(i):
-        """What chunk file ``i`` must carry: its lane range and a digest of its lanes' values
-        and of the manifest, so that a file from another grid, another chunk or another sweep
-        is never taken for this one."""
-        digest = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode())
-        for k, v in padded.items():
+def _open_folder(folder, manifest, devices, mine, progress):
+    """Stage 1 with ``out_dir``: create the folder, take its lock (process 0), check or write
+    the manifest (across processes) and remove this process's half-written chunk files.
+
+    Returns:
+        ``(lock or None, words)``: ``words`` identifies the sweep in the barriers' names.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"out_dir {folder} is a file, not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = _acquire(folder, progress) if jax.process_index() == 0 else None  # the processes of one sweep share it
+    try:
+        if jax.process_count() > 1:
+            words = _check_processes(folder, manifest, devices)
+        else:
+            words = None
+            path = folder / "manifest.json"
+            state = _read_manifest(path, manifest)
+            _refuse_other_sweep(state, folder, manifest, devices)
+            if state == 0:
+                _write_atomic(path, json.dumps(manifest))
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    for i in mine:  # a chunk being written when the run was killed; only the owner touches its files
+        for stale in folder.glob(f"chunk_{i:06d}.*tmp.npz"):
+            stale.unlink(missing_ok=True)
+    return lock, words
+
+
+class _Chunks:
+    """A sweep's lanes cut into chunks of ``chunk`` lanes (the last padded by repeating its
+    last lane), and their files in ``folder`` (None: in memory).
+
+    Every chunk file carries its lane range and a digest of its lanes' values and of the
+    manifest, so that a file from another grid, another chunk or another sweep is never
+    taken for this one."""
+
+    def __init__(self, lanes, chunk, manifest):
+        total = next(iter(lanes.values())).size
+        self.chunk, self.count, self.manifest, self.folder = chunk, -(-total // chunk), manifest, None
+        self.padded = {k: np.concatenate([v, np.full(self.count * chunk - total, v[-1])]) for k, v in lanes.items()}
+
+    def points(self, i):
+        """Chunk ``i``'s lane values, ``{name: (chunk,) array}``."""
+        return {k: jnp.asarray(v[i * self.chunk : (i + 1) * self.chunk]) for k, v in self.padded.items()}
+
+    def file(self, i):
+        return None if self.folder is None else self.folder / f"chunk_{i:06d}.npz"
+
+    def identity(self, i):
+        """``(lane range, digest)`` that chunk file ``i`` must carry."""
+        digest = hashlib.sha256(json.dumps(self.manifest, sort_keys=True).encode())
+        for k, v in self.padded.items():
             digest.update(k.encode())
-            digest.update(np.ascontiguousarray(v[i * chunk : (i + 1) * chunk]).tobytes())
-        return np.array([i * chunk, (i + 1) * chunk]), np.array(digest.hexdigest())
+            digest.update(np.ascontiguousarray(v[i * self.chunk : (i + 1) * self.chunk]).tobytes())
+        return np.array([i * self.chunk, (i + 1) * self.chunk]), np.array(digest.hexdigest())
 
-    def load(file, i):
-        lanes_expected, digest_expected = identity(i)
+    def save(self, i, out):
+        """Write chunk ``i``'s outputs atomically (a uniquely named temporary file, renamed)."""
+        file = self.file(i)
+        tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
+        lanes_range, digest = self.identity(i)
+        np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest})
+        os.replace(tmp, file)
+
+    def load(self, i):
+        """Chunk ``i``'s outputs from its file, checked against its identity.
+
+        Raises:
+            ValueError: naming the file: unreadable, without identity, of other lanes (renamed
+                or swapped), of another sweep, or of another chunk size.
+        """
+        file = self.file(i)
+        lanes_expected, digest_expected = self.identity(i)
         try:
             with np.load(file) as data:
                 out = {k: data[k] for k in data.files}
@@ -308,94 +416,90 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         if str(digest_found) != str(digest_expected):
             raise ValueError(f"{file} belongs to another sweep (its lanes' values or the sweep's arguments differ); "
                              f"delete it or use another out_dir")
-        if any(np.shape(v)[:1] != (chunk,) for v in out.values()):
-            raise ValueError(f"{file} does not hold {chunk} lanes per output")
+        if any(np.shape(v)[:1] != (self.chunk,) for v in out.values()):
+            raise ValueError(f"{file} does not hold {self.chunk} lanes per output")
         return out
 
+
+def _compute(fn, chunks, mine, devices, progress):
+    """Stage 2: load this process's finished chunks and compute the others (compiled once, on
+    the first chunk to compute; each chunk dispatched before the previous one is fetched and
+    saved, so the device never waits for the disk).
+
+    Returns:
+        ``(parts, stats)``: chunk index -> outputs, and the dataset attributes
+            ``chunks_computed``, ``chunks_loaded``, ``chunk_size``, ``compile_seconds``,
+            ``run_seconds``.
+    """
+    process_count, process_index = jax.process_count(), jax.process_index()
     compiled, compile_seconds = None, 0.0
     parts, computed, pending = {}, 0, None
     start = time.perf_counter()
     desc = "sweep" if process_count == 1 else f"sweep [process {process_index}/{process_count}]"
 
-    def finish(i, result, file):
+    def finish(i, result):
         """Fetch chunk ``i``'s result (the device may still be computing it) and save it."""
         if not isinstance(result, dict):
             raise ValueError(f"fn must return a dict name -> per-lane output, got {type(result).__name__}")
         out = {k: np.asarray(v) for k, v in jax.device_get(result).items()}
-        if file is not None:
-            tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
-            lanes_range, digest = identity(i)
-            np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest})
-            os.replace(tmp, file)
+        if chunks.folder is not None:
+            chunks.save(i, out)
         parts[i] = out
 
-    try:
-        with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
-            for i in mine:
-                file = None if folder is None else folder / f"chunk_{i:06d}.npz"
-                if file is not None and file.exists():
-                    parts[i] = load(file, i)
-                    bar.update(1)
-                    continue
-                if compiled is None:  # compile only when there is something to compute
-                    compiled, compile_seconds = compiled_batch(fn, chunk_points(0), devices)
-                    began = time.perf_counter()
-                # dispatch this chunk, then fetch and save the previous one while it runs
-                result = compiled(chunk_points(i))
-                if pending is not None:
-                    finish(*pending)
-                    # lanes of the chunks computed and fetched so far (not loaded ones, not the
-                    # one just dispatched) over the time since computing began
-                    rate = (computed * chunk) / max(time.perf_counter() - began, 1e-9)
-                    bar.set_postfix(lanes_per_s=f"{rate:.3g}")
-                pending = (i, result, file)
-                computed += 1
+    with tqdm(total=len(mine), unit="chunk", disable=not progress, desc=desc) as bar:
+        for i in mine:
+            file = chunks.file(i)
+            if file is not None and file.exists():
+                parts[i] = chunks.load(i)
                 bar.update(1)
+                continue
+            if compiled is None:  # compile only when there is something to compute
+                compiled, compile_seconds = compiled_batch(fn, chunks.points(0), devices)
+                began = time.perf_counter()
+            result = compiled(chunks.points(i))
             if pending is not None:
                 finish(*pending)
-        run_seconds = time.perf_counter() - start - compile_seconds
-        attrs = {"chunks_computed": computed, "chunks_loaded": n_chunks - computed, "chunk_size": chunk,
-                 "devices": len(devices), "tag": tag, "compile_seconds": compile_seconds, "run_seconds": run_seconds,
-                 "process_index": process_index, "process_count": process_count}
-        if process_count > 1:
-            barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"
-            multihost_utils.sync_global_devices(f"{barrier}:chunks written")
-            for i in range(n_chunks):
-                if i not in parts:
-                    file = folder / f"chunk_{i:06d}.npz"
-                    if not _wait_for(file, SHARED_FILE_TIMEOUT):
-                        owner = chunk_owner(i, process_count)
-                        raise RuntimeError(f"{file} (chunk of process {owner}) is missing after all processes "
-                                           f"finished; is out_dir {folder} shared by all of them?")
-                    parts[i] = load(file, i)
+                # lanes of the chunks computed and fetched so far (not loaded ones, not the one
+                # just dispatched) over the time since computing began
+                rate = (computed * chunks.chunk) / max(time.perf_counter() - began, 1e-9)
+                bar.set_postfix(lanes_per_s=f"{rate:.3g}")
+            pending = (i, result)
+            computed += 1
+            bar.update(1)
+        if pending is not None:
+            finish(*pending)
+    return parts, {"chunks_computed": computed, "chunks_loaded": chunks.count - computed, "chunk_size": chunks.chunk,
+                   "compile_seconds": compile_seconds,
+                   "run_seconds": time.perf_counter() - start - compile_seconds}
 
-        shape = tuple(a.size for a in axes.values()) if not samples else (total,)
-        ordered = [parts[i] for i in range(n_chunks)]
-        data = {}
-        for k in ordered[0]:
-            joined = np.concatenate([p[k] for p in ordered])[:total]
-            data[k] = joined.reshape(shape + joined.shape[1:])
-        if "status" not in data:
-            finite = np.all([np.isfinite(v).reshape(shape + (-1,)).all(axis=-1) for v in data.values()], axis=0)
-            data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
 
-        def var_dims(k, v):
-            n = v.ndim - len(shape)
-            return dims + (tuple(output_dims(k, n)) if output_dims else tuple(f"{k}_dim{i}" for i in range(n)))
+def _load_others(chunks, parts, process_count):
+    """Stage 3 with several processes: read the chunks the other processes wrote."""
+    for i in range(chunks.count):
+        if i not in parts:
+            file = chunks.file(i)
+            if not _wait_for(file, SHARED_FILE_TIMEOUT):
+                owner = chunk_owner(i, process_count)
+                raise RuntimeError(f"{file} (chunk of process {owner}) is missing after all processes finished; "
+                                   f"is out_dir {chunks.folder} shared by all of them?")
+            parts[i] = chunks.load(i)
 
-        axis_coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
-        ds = xr.Dataset({k: (var_dims(k, v), v) for k, v in data.items()},
-                        coords={**axis_coords, **dict(coords or {})}, attrs=attrs)
-        if finalize is not None:
-            ds = finalize(ds)
-        if folder is not None and process_index == 0:
-            tmp = folder / f"result.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.nc"
-            ds.to_netcdf(tmp, engine="h5netcdf")
-            os.replace(tmp, folder / "result.nc")  # readers see the old file or the new one, never half of it
-        if process_count > 1:
-            multihost_utils.sync_global_devices(f"{barrier}:result written")
-    finally:
-        if lock is not None:
-            lock.release()
-    return ds
 
+def _dataset(ordered, axes, samples, total, dims, attrs, output_dims, coords):
+    """Stage 4: the chunks' outputs joined into an ``xarray.Dataset`` over the grid."""
+    shape = tuple(a.size for a in axes.values()) if not samples else (total,)
+    data = {}
+    for k in ordered[0]:
+        joined = np.concatenate([p[k] for p in ordered])[:total]
+        data[k] = joined.reshape(shape + joined.shape[1:])
+    if "status" not in data:
+        finite = np.all([np.isfinite(v).reshape(shape + (-1,)).all(axis=-1) for v in data.values()], axis=0)
+        data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
+
+    def var_dims(k, v):
+        n = v.ndim - len(shape)
+        return dims + (tuple(output_dims(k, n)) if output_dims else tuple(f"{k}_dim{i}" for i in range(n)))
+
+    axis_coords = {k: (k, v) for k, v in axes.items()} if not samples else {k: ("sample", v) for k, v in axes.items()}
+    return xr.Dataset({k: (var_dims(k, v), v) for k, v in data.items()},
+                      coords={**axis_coords, **dict(coords or {})}, attrs=attrs)

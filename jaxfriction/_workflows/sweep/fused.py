@@ -1,12 +1,13 @@
 """A sweep's lanes through the fused kernel: the same outputs as the XLA lane program.
 
-:class:`FusedLanes` takes a sweep's :class:`~jaxfriction._workflows.sweep.sweep._Lane`
+:class:`FusedLanes` takes a sweep's :class:`~jaxfriction._workflows.sweep.lane.Lane`
 (template system, window, observables, gradient mode) and computes a whole chunk of lanes
 with :class:`~jaxfriction._kernels.fused_rk4.FusedRK4`. The kernel returns each lane's
 first and last window states (with tangents) and its reductions over the saved points; the
 observables that depend on the end points only (``dissipation``, ``final_position``,
 ``energy_residual``) are then the library's own functions evaluated on that two-point
-window, and the status codes are formed as :class:`~jaxfriction.RK4` forms them. Values,
+window; the run's status is formed as :class:`~jaxfriction.RK4` forms it and the lane's
+result by :func:`~jaxfriction._workflows.sweep.lane.lane_result`, as on the XLA path. Values,
 gradients and status codes agree with the XLA path to round-off.
 """
 
@@ -32,17 +33,10 @@ from ..._integrate.stability import (
     internal_state_rate,
     stick_band_rate,
 )
-from ..._integrate.status import (
-    STATUS_INVALID_PARAMETER,
-    STATUS_NONFINITE,
-    STATUS_NONFINITE_GRADIENT,
-    STATUS_OK,
-    combine_status,
-)
+from ..._integrate.status import STATUS_NONFINITE, STATUS_OK, combine_status
 from ..._integrate.trajectory import Trajectory
 from ..._kernels.componentwise import Unsupported
 from ..._kernels.fused_rk4 import FusedRK4, Reductions, WindowPlan, next_power_of_two
-from ..._kernels.lowering import triton_problems
 from ..._observables.stick import stick_fraction
 from ..._observables.window import (
     final_position,
@@ -52,7 +46,7 @@ from ..._observables.window import (
 )
 from ..._paths import get_parameter, set_parameters
 from ..gradient import ForwardMode
-from .kernels import FusedKernel
+from .lane import Window, lane_result
 
 #: Observables computed from the window's two end points (on a two-point Trajectory).
 END_POINT = (window_dissipation, final_position, window_energy_residual)
@@ -67,7 +61,8 @@ class FusedLanes(eqx.Module):
     passes whole chunks, ``{path: (B,)}``, instead of ``vmap``-ing one lane)."""
 
     lane: eqx.Module
-    options: FusedKernel = eqx.field(static=True)
+    block: int = eqx.field(static=True)
+    num_warps: int = eqx.field(static=True)
     interpret: bool = eqx.field(static=True)
     batched = True
 
@@ -116,17 +111,17 @@ class FusedLanes(eqx.Module):
         n = next(iter(points.values())).shape[0]
         columns = [points[k] if k in points else jnp.full((n,), get_parameter(lane.system, k)) for k in names]
         p = jnp.stack([jnp.asarray(c, dtype) for c in columns], axis=1)
-        block = min(self.options.block, next_power_of_two(n))  # a device's share smaller than a block: no idle lanes
+        block = min(self.block, next_power_of_two(n))  # a device's share smaller than a block: no idle lanes
         padded = -(-n // block) * block
         p_run = jnp.concatenate([p, jnp.broadcast_to(p[-1:], (padded - n, p.shape[1]))]) if padded > n else p
         kernel, shared = self.build(names)
         raw = {k: v[:n] for k, v in kernel(shared, p_run, block=block, interpret=self.interpret,
-                                           num_warps=self.options.num_warps).items()}
+                                           num_warps=self.num_warps).items()}
         return jax.vmap(lambda p, out: self._lane_outputs(names, kernel.plan, p, out))(p, raw)
 
     def _lane_outputs(self, names, plan, p, out):
         """One lane's observables, gradients and status from the kernel's outputs (as
-        :class:`~jaxfriction._workflows.sweep.sweep._Lane` forms them)."""
+        :class:`~jaxfriction._workflows.sweep.lane.Lane` forms them)."""
         lane, window = self.lane, self.lane.measure
         make_system = functools.partial(*self._maker(names))
         system = make_system(p)
@@ -169,17 +164,11 @@ class FusedLanes(eqx.Module):
                     grads[f"grad_{name}"] = out["peak_dot"]
                 else:
                     grads[f"grad_{name}"] = tangents[name]
-        finite_grads = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()])) if grads else True
-        valid = constraints_hold(system)
-        status = combine_status(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
-                          jnp.where(finite_grads, STATUS_OK, STATUS_NONFINITE_GRADIENT))
-        nan = jnp.asarray(jnp.nan, dtype=p.dtype)
-        values = {k: jnp.where(valid, v, nan) for k, v in {**outputs, **grads}.items()}
-        return {**values, "status": status.astype(jnp.int8)}
+        return lane_result(constraints_hold(system), status, outputs, grads)
 
 
 def fused_support(lane, paths, triton=False):
-    """Why the fused kernel cannot run ``lane`` (a sweep's ``_Lane`` over the grid ``paths``),
+    """Why the fused kernel cannot run ``lane`` (a sweep's ``Lane`` over the grid ``paths``),
     or None when it can.
 
     Checks the solver (RK4 with a step), the measure (a window, not a
@@ -210,10 +199,8 @@ _SUPPORT: collections.OrderedDict = collections.OrderedDict()
 
 
 def _fused_support(lane, paths, triton):
-    from .sweep import _Window
-
     window = lane.measure
-    if not isinstance(window, _Window):
+    if not isinstance(window, Window):
         return "sensitivity_map's observable runs its own simulation"
     if type(window.solver) is not RK4 or window.dt is None:
         return f"the solver {type(window.solver).__name__} is not fixed-step RK4 with a dt"
@@ -230,57 +217,16 @@ def _fused_support(lane, paths, triton):
     block = 8
     p = jnp.zeros((block, len(names)), jnp.result_type(float))
     try:
-        kernel, shared = FusedLanes(lane, FusedKernel(), True).build(names)
+        kernel, shared = FusedLanes(lane, block, 4, True).build(names)
         jax.eval_shape(lambda shared, p: kernel(shared, p, block=block, interpret=True), shared, p)
     except Unsupported as exc:
         return f"the system's vector field cannot run component-wise in the kernel: {exc}"
     except Exception as exc:  # noqa: BLE001 - any failure to trace the kernel means the XLA path
         return f"tracing the kernel failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     if triton:
+        from ..._kernels.lowering import triton_problems
+
         problems = triton_problems(lambda shared, p: kernel(shared, p, block=block), shared, p)
         if problems:
             return "; ".join(problems)
     return None
-
-
-def choose_kernel(kernel, lane, paths, devices, dry=False):
-    """The lane program for a sweep's ``kernel`` option: ``(fn, name, reason)``.
-
-    ``fn`` is ``lane`` itself (the XLA path, ``name == "vmap"``) or :class:`FusedLanes`
-    (``name == "fused"``); ``reason`` says why. An :class:`~jaxfriction.AutoKernel` picks the
-    fused kernel on GPUs when :func:`fused_support` allows it and logs a fallback there as a
-    warning (logger ``"jaxfriction"``).
-
-    ``dry=True`` (a program built to be inspected or lowered, not run) allows
-    ``FusedKernel(interpret=False)`` off a GPU.
-
-    Raises:
-        ValueError: naming ``kernel``: a :class:`~jaxfriction.FusedKernel` asked for a sweep
-            it does not support (with the reason), or compiled for a GPU off one.
-    """
-    from .kernels import AutoKernel, VmapKernel, log
-
-    platform = devices[0].platform
-    if isinstance(kernel, VmapKernel):
-        return lane, "vmap", "asked for (VmapKernel)"
-    if isinstance(kernel, AutoKernel):
-        if platform != "gpu":
-            reason = f"the devices are {platform}; the fused kernel runs on GPUs"
-            log.debug("sweep on the XLA path: %s", reason)
-            return lane, "vmap", reason
-        options = FusedKernel()
-    else:
-        options = kernel
-    interpret = platform != "gpu" if options.interpret is None else options.interpret
-    if not interpret and platform != "gpu" and not dry:
-        raise ValueError(f"kernel: FusedKernel(interpret=False) compiles for a GPU, but the devices are {platform}; "
-                         f"leave interpret=None (interpret mode off a GPU)")
-    why_not = fused_support(lane, paths, triton=not interpret)
-    if why_not is not None:
-        if not isinstance(kernel, AutoKernel):
-            raise ValueError(f"kernel: the fused kernel cannot run this sweep: {why_not}")
-        log.warning("sweep falls back to the XLA path (vmap of scan): %s", why_not)
-        return lane, "vmap", why_not
-    reason = "interpret mode (not a GPU)" if interpret else "Triton on the GPU"
-    log.debug("sweep on the fused kernel: %s", reason)
-    return FusedLanes(lane, options, interpret), "fused", reason

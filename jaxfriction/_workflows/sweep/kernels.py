@@ -1,17 +1,20 @@
 """How a sweep's lanes are computed: ``vmap`` of ``lax.scan`` (XLA) or one fused Pallas kernel.
 
-Options are small objects, as the gradient modes: :class:`VmapKernel`, :class:`FusedKernel`
-and :class:`AutoKernel` (the default: the fused kernel on a GPU whenever the sweep is one it
-supports, the XLA path otherwise, with the reason logged).
+Options are small objects that carry their behaviour, as diffrax's solvers do: each knows
+whether it can run a sweep (:meth:`AbstractKernel.why_not`) and builds the lane program
+that the engine runs (:meth:`AbstractKernel.program`). :class:`VmapKernel` (the XLA path),
+:class:`FusedKernel` (one Pallas kernel per block of lanes) and :class:`AutoKernel` (the
+default: asks the fused kernel on a GPU, the XLA path otherwise, with the reason logged).
 """
 
 from __future__ import annotations
 
+import abc
 import logging
 
 import equinox as eqx
 
-from ..._checks import check_real
+from ..._checks import check_int, check_real
 
 log = logging.getLogger("jaxfriction")
 
@@ -19,10 +22,37 @@ log = logging.getLogger("jaxfriction")
 class AbstractKernel(eqx.Module):
     """Where a sweep's lanes are computed (see :func:`as_kernel`)."""
 
+    @abc.abstractmethod
+    def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
+        """The lane program for a sweep: ``(fn, name, reason)``.
+
+        Args:
+            lane: the sweep's :class:`~jaxfriction._workflows.sweep.lane.Lane`.
+            paths: the swept paths (the program's per-lane inputs).
+            devices: the devices the lanes run on.
+            dry: the program is built to be inspected or lowered, not run (a GPU kernel may
+                then be built off a GPU).
+
+        Returns:
+            ``fn`` (called by the engine with ``{path: (B,)}`` chunks, ``vmap``-ed unless
+                it is ``batched``), the kernel's name (``"vmap"`` or ``"fused"``) and why
+                it was chosen.
+
+        Raises:
+            ValueError: naming ``kernel``, where the option cannot run this sweep.
+        """
+
+    def why_not(self, lane, paths: list[str], devices: list) -> str | None:
+        """Why this kernel cannot run the sweep, or None when it can."""
+        return None
+
 
 class VmapKernel(AbstractKernel):
     """The XLA path: one lane program, ``jax.vmap``-ed over a chunk's lanes and sharded over
     the devices. Runs every system, solver, observable and gradient mode on every backend."""
+
+    def program(self, lane, paths, devices, *, dry=False):
+        return lane, "vmap", "asked for (VmapKernel)"
 
 
 class FusedKernel(AbstractKernel):
@@ -55,10 +85,35 @@ class FusedKernel(AbstractKernel):
     interpret: bool | None = eqx.field(default=None, static=True)
 
     def __check_init__(self):
-        if isinstance(self.block, bool) or not isinstance(self.block, int) or self.block < 1 \
-                or self.block & (self.block - 1):
+        check_int("block", self.block, minimum=1)
+        if self.block & (self.block - 1):
             raise ValueError(f"block must be a power of two, got {self.block!r}")
         check_real("num_warps", self.num_warps, positive=True)
+
+    def _interpret(self, devices):
+        return devices[0].platform != "gpu" if self.interpret is None else self.interpret
+
+    def why_not(self, lane, paths, devices):
+        """The first reason of :func:`~jaxfriction._workflows.sweep.fused.fused_support`
+        (solver, observables, gradient mode, carried size, component-wise tracing; on a GPU
+        also Triton lowering), or None."""
+        from .fused import fused_support
+
+        return fused_support(lane, paths, triton=not self._interpret(devices))
+
+    def program(self, lane, paths, devices, *, dry=False):
+        from .fused import FusedLanes
+
+        interpret, platform = self._interpret(devices), devices[0].platform
+        if not interpret and platform != "gpu" and not dry:
+            raise ValueError(f"kernel: FusedKernel(interpret=False) compiles for a GPU, but the devices are "
+                             f"{platform}; leave interpret=None (interpret mode off a GPU)")
+        reason = self.why_not(lane, paths, devices)
+        if reason is not None:
+            raise ValueError(f"kernel: the fused kernel cannot run this sweep: {reason}")
+        reason = "interpret mode (not a GPU)" if interpret else "Triton on the GPU"
+        log.debug("sweep on the fused kernel: %s", reason)
+        return FusedLanes(lane, self.block, self.num_warps, interpret), "fused", reason
 
 
 class AutoKernel(AbstractKernel):
@@ -66,6 +121,19 @@ class AutoKernel(AbstractKernel):
     and the sweep is supported, otherwise the XLA path (:class:`VmapKernel`). The choice and
     its reason are logged (logger ``"jaxfriction"``: a warning when a GPU sweep falls back,
     debug otherwise) and kept in the dataset's ``kernel`` and ``kernel_reason`` attributes."""
+
+    def program(self, lane, paths, devices, *, dry=False):
+        platform = devices[0].platform
+        if platform != "gpu":
+            reason = f"the devices are {platform}; the fused kernel runs on GPUs"
+            log.debug("sweep on the XLA path: %s", reason)
+            return lane, "vmap", reason
+        fused = FusedKernel()
+        reason = fused.why_not(lane, paths, devices)
+        if reason is not None:
+            log.warning("sweep falls back to the XLA path (vmap of scan): %s", reason)
+            return lane, "vmap", reason
+        return fused.program(lane, paths, devices, dry=dry)
 
 
 def as_kernel(kernel) -> AbstractKernel:

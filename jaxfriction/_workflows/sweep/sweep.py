@@ -8,6 +8,10 @@ saved (every step by default) and every observable is a function of the window's
 devices (and processes), saved chunk by chunk and resumable
 (:func:`~jaxfriction._workflows.sweep.engine.run_sweep`).
 
+Two stages: :func:`plan_sweep` checks the arguments, builds the lane
+(:mod:`~jaxfriction._workflows.sweep.lane`) and asks the kernel option for its program
+(:mod:`~jaxfriction._workflows.sweep.kernels`); :meth:`SweepPlan.run` runs it on the engine.
+
 Trust: a lane whose parameters are out of range (the ``constraints()`` of every module in
 its system, e.g. a negative ``mu`` or a NaN forcing scale) gets ``STATUS_INVALID_PARAMETER``
 and NaN observables; a lane whose RK4 step is unstable in a stick band gets
@@ -18,49 +22,30 @@ non-finite states and solver failures keep their codes
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import json
 import math
 
-import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import check_real, constraints_hold
+from ..._checks import check_real
 from ..._exact.moreau_jean import MoreauJean
-from ..._exact.solver import EventDriven
 from ..._integrate.grid import fixed_grid
 from ..._integrate.saveat import SaveAt
-from ..._integrate.simulate import as_solver, simulate
-from ..._integrate.solvers import RK4, Diffrax, check_saved_size, fixed_step_grid
-from ..._integrate.status import (
-    STATUS_INVALID_PARAMETER,
-    STATUS_MEANINGS,
-    STATUS_NONFINITE,
-    STATUS_NONFINITE_GRADIENT,
-    STATUS_OK,
-    combine_status,
-)
+from ..._integrate.simulate import as_solver
+from ..._integrate.solvers import RK4, check_saved_size, fixed_step_grid
+from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._observables.window import WINDOW_OBSERVABLES
-from ..._paths import check_paths, get_parameter, parameter_paths, set_parameters
+from ..._paths import check_paths, get_parameter, parameter_paths
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, run_times
-from ..gradient import ReverseMode, as_gradient_mode
+from ..gradient import as_gradient_mode
 from .engine import run_sweep
-from .fused import choose_kernel
 from .identity import ByCode, function_digest, sweep_digest
 from .kernels import as_kernel
+from .lane import Lane, ScalarObservable, Window, grads_of
 from .sharding import lane_devices
-
-#: Set by :func:`sweep_program`: ``_evaluate`` returns the lane program instead of running it.
-_PROGRAM_ONLY = contextvars.ContextVar("jaxfriction_sweep_program_only", default=False)
-
-
-def grads_of(names):
-    """Dataset names of the gradients of ``names``."""
-    return {f"grad_{k}" for k in names}
 
 
 def _unpack(system):
@@ -86,97 +71,81 @@ def _scalar_parameters(system, exclude):
     return json.dumps(out)
 
 
-class _Lane(eqx.Module):
-    """One lane: the template system with the lane's values set, measured, differentiated.
+@dataclasses.dataclass(frozen=True, eq=False)
+class SweepPlan:
+    """A sweep checked and built, not yet run (:func:`plan_sweep`); :meth:`run` runs it.
 
-    A callable pytree: the system's arrays are arguments of the compiled program, the rest
-    (paths, observables, times, solver options) part of its cache key, so a second sweep of
-    the same structure reuses the compiled program.
+    Attributes:
+        program: the lane program the engine runs (``program(**{path: value})`` for one lane,
+            or a ``batched`` program for a chunk): a
+            :class:`~jaxfriction._workflows.sweep.lane.Lane` on the XLA path, a
+            :class:`~jaxfriction._workflows.sweep.fused.FusedLanes` on the fused kernel.
+        kernel: ``"vmap"`` or ``"fused"``; ``kernel_reason``: why.
+        grid: dict path -> 1-D array; ``samples``: points rather than an outer product.
+        n_lanes: the number of lanes.
+        engine: the keyword arguments of
+            :func:`~jaxfriction._workflows.sweep.engine.run_sweep` (``chunk_size``,
+            ``devices``, ``out_dir``, ``progress``, ``tag``: the resume identity).
+        attrs: the dataset attributes the workflow adds (settings, provenance).
+        steps_per_lane: RK4 steps of one lane (fixed-step solvers), for the throughput.
     """
 
-    system: AbstractFrictionSystem
-    measure: eqx.Module
-    wrt: tuple = eqx.field(static=True)
-    mode: object = eqx.field(static=True)
-    gradient_of: tuple = eqx.field(static=True)
-    derive: object = eqx.field(static=True)
+    program: object
+    kernel: str
+    kernel_reason: str
+    lane: Lane
+    grid: dict
+    samples: bool
+    n_lanes: int
+    engine: dict
+    attrs: dict
+    steps_per_lane: int | None = None
 
-    def __call__(self, **point):
-        wrt, mode = self.wrt, self.mode
-        fixed = {p: v for p, v in point.items() if p not in wrt}
-        varied = {p: point[p] if p in point else jnp.asarray(get_parameter(self.system, p), dtype=float) for p in wrt}
-        kind = None if mode is None else "reverse" if isinstance(mode, ReverseMode) else "forward"
+    def _output_dims(self, name, ndim):
+        """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
+        base = name[len("grad_"):] if name in grads_of(self.lane.gradient_of) else name
+        own_ndim = ndim - (base != name)
+        own = ("dof",) if base == "final_position" and own_ndim == 1 else tuple(
+            f"{base}_dim{i}" for i in range(own_ndim))
+        return ("wrt",) + own if base != name else own
 
-        def run(values):
-            lane_system = set_parameters(self.system, {**fixed, **values})
-            if self.derive is not None:
-                lane_system = self.derive(lane_system)
-            outputs, status = self.measure(lane_system, kind)
-            valid = constraints_hold(lane_system)
-            return {k: outputs[k] for k in self.gradient_of}, (outputs, status, valid)
+    def _finalize(self, ds):
+        """Status labels, the flagged counts, provenance and the throughput."""
+        lane, system = self.lane, self.lane.system
+        ds["status"].attrs.update(flag_values=np.array(sorted(STATUS_MEANINGS), dtype=np.int8),
+                                  flag_meanings=" ".join(STATUS_MEANINGS[k].replace(" ", "_")
+                                                         for k in sorted(STATUS_MEANINGS)))
+        counts = {STATUS_MEANINGS[int(k)]: int(n) for k, n in zip(*np.unique(ds["status"].values, return_counts=True))
+                  if int(k) != STATUS_OK}
+        ds.attrs = {**ds.attrs, **self.attrs, "system_type": type(system).__name__, "n_dof": system.n_dof,
+                    "fixed": _scalar_parameters(system, set(self.grid)), "wrt": ",".join(lane.wrt),
+                    "gradient": type(lane.mode).__name__ if lane.mode else "none",
+                    "gradient_of": ",".join(lane.gradient_of), "dtype": str(jnp.asarray(0.0).dtype),
+                    "flagged": json.dumps(counts), "kernel": self.kernel, "kernel_reason": self.kernel_reason}
+        if self.steps_per_lane is not None:  # throughput of the lanes this call computed, compile excluded
+            computed = min(int(ds["status"].size), ds.attrs["chunks_computed"] * ds.attrs["chunk_size"])
+            seconds = ds.attrs["run_seconds"]
+            ds.attrs["steps_per_lane"] = self.steps_per_lane
+            ds.attrs["steps_per_second"] = (computed * self.steps_per_lane / seconds if seconds > 0 and computed
+                                            else math.nan)
+        return ds
 
-        if mode is None:
-            _, (outputs, status, valid) = run(varied)
-            grads = {}
-        else:
-            _, jac, (outputs, status, valid) = mode.value_and_jacobian(run, varied)
-            grads = {f"grad_{k}": jnp.stack([jac[p][k] for p in wrt]) for k in self.gradient_of}
-        finite_grads = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()])) if grads else True
-        status = combine_status(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
-                                jnp.where(finite_grads, STATUS_OK, STATUS_NONFINITE_GRADIENT))
-        nan = jnp.asarray(jnp.nan, dtype=jnp.result_type(float))
-        values = {k: jnp.where(valid, v, nan) if jnp.issubdtype(v.dtype, jnp.floating) else v
-                  for k, v in {**outputs, **grads}.items()}
-        return {**values, "status": status.astype(jnp.int8)}
+    def run(self):
+        """Run the sweep on the engine (chunked, sharded, saved and resumable with ``out_dir``).
 
-
-class _Window(eqx.Module):
-    """Run a lane's system from ``y0`` to ``t_end``, save the window after ``t_measure`` and
-    evaluate the observables on it."""
-
-    y0: jax.Array
-    solver: object
-    saveat: SaveAt
-    t_measure: float = eqx.field(static=True)
-    t_end: float = eqx.field(static=True)
-    dt: float | None = eqx.field(static=True)
-    observables: tuple = eqx.field(static=True)  # ((name, function of a Trajectory), ...)
-
-    def __call__(self, system, kind):
-        """``kind``: the gradient mode, None, ``"forward"`` or ``"reverse"``. Reverse mode runs an
-        RK4 transient checkpointed (memory O(sqrt(steps))); forward mode runs diffrax-based
-        solvers with ``diffrax.ForwardMode()`` (their default adjoint is reverse only)."""
-        solver = self.solver
-        if kind == "forward" and isinstance(solver, (Diffrax, EventDriven)):
-            import diffrax
-
-            solver = dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
-        transient = dataclasses.replace(solver, checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) \
-            else solver
-        state, status = self.y0, STATUS_OK
-        if self.t_measure > 0:
-            pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
-            state, status = pre.ys[-1], pre.status
-        win = simulate(system, state, self.t_measure, self.t_end, self.dt, solver=solver, saveat=self.saveat)
-        outputs = {name: jnp.asarray(fn(win)) for name, fn in self.observables}
-        return outputs, combine_status(status, win.status)
+        Returns:
+            The ``xarray.Dataset`` described in :func:`sweep`.
+        """
+        wrt = list(self.lane.wrt)
+        return run_sweep(self.program, self.grid, samples=self.samples, finalize=self._finalize,
+                         output_dims=self._output_dims, coords={"wrt": wrt} if wrt else None, **self.engine)
 
 
-class _Observable(eqx.Module):
-    """A scalar function of the lane's system (:func:`sensitivity_map`)."""
-
-    observable: object = eqx.field(static=True)
-
-    def __call__(self, system, kind):
-        value = jnp.asarray(self.observable(system))
-        return {"value": value}, jnp.where(jnp.isfinite(value), STATUS_OK, STATUS_NONFINITE)
-
-
-def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
-              progress, settings, attrs, steps_per_lane=None, kernel=None, check_memory=None):
-    """Lanes of ``system`` over ``grid`` measured by ``measure`` (a :class:`_Window` or
-    :class:`_Observable`), on the engine; returns its dataset with ``grad_<name>`` variables
-    over a ``wrt`` dimension."""
+def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
+          progress, settings, attrs, kernel, steps_per_lane=None, check_memory=None) -> SweepPlan:
+    """The plan of lanes of ``system`` over ``grid`` measured by ``measure`` (a
+    :class:`~.lane.Window` or :class:`~.lane.ScalarObservable`), differentiated with respect
+    to ``wrt``."""
     paths = list(grid)
     check_paths(system, paths, "grid")
     check_paths(system, wrt, "wrt")
@@ -186,51 +155,24 @@ def _evaluate(system, grid, measure, *, wrt, gradient, gradient_of, derive, samp
         if np.ndim(get_parameter(system, path)) != 0:
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
-    lane = _Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else ByCode(derive))
-    program, kernel_name, kernel_reason = choose_kernel(as_kernel(kernel or "vmap"), lane, paths, lane_devices(devices),
-                                                        dry=_PROGRAM_ONLY.get())
+    lane = Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else ByCode(derive))
+    program, kernel_name, kernel_reason = kernel.program(lane, paths, lane_devices(devices))
     if kernel_name == "vmap" and check_memory is not None:
         check_memory()
-    if _PROGRAM_ONLY.get():
-        return program, kernel_name, kernel_reason
-
-    def output_dims(name, ndim):
-        """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
-        base = name[len("grad_"):] if name in grads_of(gradient_of) else name
-        own_ndim = ndim - (base != name)
-        own = ("dof",) if base == "final_position" and own_ndim == 1 else tuple(
-            f"{base}_dim{i}" for i in range(own_ndim))
-        return ("wrt",) + own if base != name else own
     tag = sweep_digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
-                           "dtype": str(jnp.asarray(0.0).dtype)})
-
-    def finalize(ds):
-        ds["status"].attrs.update(flag_values=np.array(sorted(STATUS_MEANINGS), dtype=np.int8),
-                                  flag_meanings=" ".join(STATUS_MEANINGS[k].replace(" ", "_")
-                                                         for k in sorted(STATUS_MEANINGS)))
-        counts = {STATUS_MEANINGS[int(k)]: int(n) for k, n in zip(*np.unique(ds["status"].values, return_counts=True))
-                  if int(k) != STATUS_OK}
-        ds.attrs = {**ds.attrs, **attrs, "system_type": type(system).__name__, "n_dof": system.n_dof,
-                    "fixed": _scalar_parameters(system, set(paths)), "wrt": ",".join(wrt),
-                    "gradient": type(mode).__name__ if mode else "none", "gradient_of": ",".join(gradient_of),
-                    "dtype": str(jnp.asarray(0.0).dtype), "flagged": json.dumps(counts),
-                    "kernel": kernel_name, "kernel_reason": kernel_reason}
-        if steps_per_lane is not None:  # throughput of the lanes this call computed, compile excluded
-            computed = min(int(ds["status"].size), ds.attrs["chunks_computed"] * ds.attrs["chunk_size"])
-            seconds = ds.attrs["run_seconds"]
-            ds.attrs["steps_per_lane"] = steps_per_lane
-            ds.attrs["steps_per_second"] = computed * steps_per_lane / seconds if seconds > 0 and computed else math.nan
-        return ds
-
-    return run_sweep(program, grid, samples=samples, out_dir=out_dir, chunk_size=chunk_size, devices=devices,
-                     progress=progress, tag=tag, finalize=finalize, output_dims=output_dims,
-                     coords={"wrt": list(wrt)} if wrt else None)
+                                "dtype": str(jnp.asarray(0.0).dtype)})
+    return SweepPlan(program=program, kernel=kernel_name, kernel_reason=kernel_reason, lane=lane, grid=grid,
+                     samples=samples, n_lanes=_lane_count(grid, samples), attrs=attrs, steps_per_lane=steps_per_lane,
+                     engine=dict(chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress, tag=tag))
 
 
 def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt=None, y0=None, solver=None,
           saveat=None, observables=None, wrt=(), gradient="auto", gradient_of="dissipation", derive=None,
           samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True, kernel="auto"):
     """Run a system over a grid of parameter values and measure a final window of every run.
+
+    ``sweep(...)`` is ``plan_sweep(...).run()``: :func:`plan_sweep` checks the arguments and
+    builds the lane program (and picks the kernel) without running anything.
 
     Args:
         system: the template system (any :class:`~jaxfriction.AbstractFrictionSystem`, any
@@ -297,6 +239,27 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             ``gradient_of``, a bad gradient mode, solver, grid or kernel (a
             :class:`~jaxfriction.FusedKernel` for a sweep it does not support, with the reason).
     """
+    return plan_sweep(system, grid, t1=t1, window=window, cycles=cycles, frequency=frequency, dt=dt, y0=y0,
+                      solver=solver, saveat=saveat, observables=observables, wrt=wrt, gradient=gradient,
+                      gradient_of=gradient_of, derive=derive, samples=samples, chunk_size=chunk_size,
+                      devices=devices, out_dir=out_dir, progress=progress, kernel=kernel).run()
+
+
+def plan_sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt=None, y0=None, solver=None,
+               saveat=None, observables=None, wrt=(), gradient="auto", gradient_of="dissipation", derive=None,
+               samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True,
+               kernel="auto") -> SweepPlan:
+    """What :func:`sweep` would run, checked and built, without running it.
+
+    Every argument as in :func:`sweep`. Use it to see which kernel a sweep takes and why, how
+    many lanes it has, or to inspect or lower its lane program; ``plan.run()`` runs it.
+
+    Returns:
+        A :class:`SweepPlan`.
+
+    Raises:
+        ValueError: as :func:`sweep`, before anything is computed.
+    """
     system, tpl = _unpack(system)
     if not isinstance(grid, dict) or not grid:
         raise ValueError("grid must be a non-empty dict path -> 1-D array of values")
@@ -337,7 +300,7 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     kernel = as_kernel(kernel)
     y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
 
-    measure = _Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
+    measure = Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
                       dt=None if dt is None else float(dt),
                       observables=tuple((k, ByCode(f)) for k, f in observables.items()))
 
@@ -361,27 +324,9 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
     attrs = {k: v for k, v in settings.items() if k in ("t1", "window", "t_measure") or (k == "dt" and v is not None)}
     attrs.update(solver=type(solver).__name__, observables=",".join(observables),
                  template=tpl.name if tpl else "", source=tpl.source if tpl else "")
-    return _evaluate(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
-                     samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
-                     settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
-
-
-def sweep_program(system, grid, **kwargs):
-    """What ``sweep(system, grid, **kwargs)`` would run, without running it.
-
-    Returns:
-        ``(program, kernel, reason)``: the lane program (called with ``{path: (B,)}`` chunks
-            by the engine, ``vmap``-ed unless it is ``batched``), the kernel's name
-            (``"vmap"`` or ``"fused"``) and why it was chosen.
-
-    Raises:
-        ValueError: as :func:`sweep`.
-    """
-    token = _PROGRAM_ONLY.set(True)
-    try:
-        return sweep(system, grid, **kwargs)
-    finally:
-        _PROGRAM_ONLY.reset(token)
+    return _plan(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
+                 samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
+                 settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
 
 
 def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=False, chunk_size=1024,
@@ -413,8 +358,7 @@ def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=F
         raise ValueError("wrt must name at least one path")
 
     name = getattr(observable, "__qualname__", repr(observable))
-    return _evaluate(system, grid, _Observable(ByCode(observable)), wrt=wrt, gradient=as_gradient_mode(gradient),
-                     gradient_of=("value",),
-                     derive=None, samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir,
-                     progress=progress, settings={"observable": function_digest(observable)},
-                     attrs={"observable": name})
+    return _plan(system, grid, ScalarObservable(ByCode(observable)), wrt=wrt, gradient=as_gradient_mode(gradient),
+                 gradient_of=("value",), derive=None, samples=samples, chunk_size=chunk_size, devices=devices,
+                 out_dir=out_dir, progress=progress, settings={"observable": function_digest(observable)},
+                 attrs={"observable": name}, kernel=as_kernel("vmap")).run()

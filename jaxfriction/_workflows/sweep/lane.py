@@ -1,0 +1,155 @@
+"""One lane of a sweep: what it computes, and its status, in one place.
+
+A lane is the template system with the lane's values set at the swept paths
+(``equinox.tree_at``), measured by a *measure* (:class:`Window`: run to ``t1`` and evaluate
+the observables on the final window; :class:`ScalarObservable`: a user's scalar function of
+the system) and differentiated with respect to ``wrt`` by a gradient mode. Every kernel (the
+XLA path here, the fused Pallas kernel in :mod:`.fused`) returns exactly the dict that
+:func:`lane_result` forms, so the status rules live here alone:
+
+1. ``STATUS_INVALID_PARAMETER`` when a ``constraints()`` of the lane's system fails (its
+   values are NaN, whatever they were);
+2. the run's own status (non-finite state, solver failure, a step unstable for a stick band
+   or an internal state; :mod:`jaxfriction._integrate.status`);
+3. ``STATUS_NONFINITE_GRADIENT`` when a derivative is not finite.
+
+The first non-OK code in that order wins (:func:`~jaxfriction._integrate.status.combine_status`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from ..._checks import constraints_hold
+from ..._exact.solver import EventDriven
+from ..._integrate.saveat import SaveAt
+from ..._integrate.simulate import simulate
+from ..._integrate.solvers import RK4, Diffrax
+from ..._integrate.status import (
+    STATUS_INVALID_PARAMETER,
+    STATUS_NONFINITE,
+    STATUS_NONFINITE_GRADIENT,
+    STATUS_OK,
+    combine_status,
+)
+from ..._paths import get_parameter, set_parameters
+from ..._systems.base import AbstractFrictionSystem
+from ..gradient import ReverseMode
+
+
+def grads_of(names) -> set[str]:
+    """Dataset names of the gradients of ``names`` (``grad_<name>``)."""
+    return {f"grad_{k}" for k in names}
+
+
+def lane_result(valid, status, outputs: dict, grads: dict) -> dict:
+    """The dict one lane returns: ``outputs`` and ``grads`` (NaN where the parameters are
+    invalid) and ``status`` (int8), assembled by the rules of the module docstring.
+
+    Args:
+        valid: boolean scalar, the lane's ``constraints_hold``.
+        status: the run's status code (int scalar).
+        outputs: name -> value of each observable.
+        grads: ``grad_<name>`` -> derivatives (``(len(wrt), ...)``).
+    """
+    finite_grads = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()])) if grads else True
+    status = combine_status(jnp.where(valid, STATUS_OK, STATUS_INVALID_PARAMETER), status,
+                            jnp.where(finite_grads, STATUS_OK, STATUS_NONFINITE_GRADIENT))
+    nan = jnp.asarray(jnp.nan, dtype=jnp.result_type(float))
+    values = {k: jnp.where(valid, v, nan) if jnp.issubdtype(v.dtype, jnp.floating) else v
+              for k, v in {**outputs, **grads}.items()}
+    return {**values, "status": status.astype(jnp.int8)}
+
+
+class Window(eqx.Module):
+    """Run a lane's system from ``y0`` to ``t_end``, save the window after ``t_measure`` and
+    evaluate the observables on it (the measure of :func:`~jaxfriction.sweep`)."""
+
+    y0: jax.Array
+    solver: object
+    saveat: SaveAt
+    t_measure: float = eqx.field(static=True)
+    t_end: float = eqx.field(static=True)
+    dt: float | None = eqx.field(static=True)
+    observables: tuple = eqx.field(static=True)  # ((name, ByCode(function of a Trajectory)), ...)
+
+    def __call__(self, system, kind):
+        """``(outputs, status)``. ``kind``: the gradient mode, None, ``"forward"`` or
+        ``"reverse"``. Reverse mode runs an RK4 transient checkpointed (memory
+        O(sqrt(steps))); forward mode runs diffrax-based solvers with
+        ``diffrax.ForwardMode()`` (their default adjoint is reverse only)."""
+        solver = self.solver
+        if kind == "forward" and isinstance(solver, (Diffrax, EventDriven)):
+            import diffrax
+
+            solver = dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
+        transient = dataclasses.replace(solver, checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) \
+            else solver
+        state, status = self.y0, STATUS_OK
+        if self.t_measure > 0:
+            pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
+            state, status = pre.ys[-1], pre.status
+        win = simulate(system, state, self.t_measure, self.t_end, self.dt, solver=solver, saveat=self.saveat)
+        outputs = {name: jnp.asarray(fn(win)) for name, fn in self.observables}
+        return outputs, combine_status(status, win.status)
+
+
+class ScalarObservable(eqx.Module):
+    """A scalar function of the lane's system (the measure of
+    :func:`~jaxfriction.sensitivity_map`); a non-finite value is ``STATUS_NONFINITE``."""
+
+    observable: object = eqx.field(static=True)
+
+    def __call__(self, system, kind):
+        value = jnp.asarray(self.observable(system))
+        return {"value": value}, jnp.where(jnp.isfinite(value), STATUS_OK, STATUS_NONFINITE)
+
+
+class Lane(eqx.Module):
+    """One lane: the template system with the lane's values set, measured, differentiated.
+
+    A callable pytree, ``lane(**point) -> dict`` (:func:`lane_result`): the system's arrays
+    are arguments of the compiled program, the rest (paths, observables, times, solver
+    options) part of its cache key, so a second sweep of the same structure reuses the
+    compiled program.
+
+    Fields: ``system`` (the template), ``measure`` (:class:`Window` or
+    :class:`ScalarObservable`), ``wrt`` (paths differentiated), ``mode`` (the resolved
+    gradient mode or None), ``gradient_of`` (the outputs differentiated) and ``derive``
+    (None or ``derive(system) -> system``, applied after the values are set).
+    """
+
+    system: AbstractFrictionSystem
+    measure: eqx.Module
+    wrt: tuple = eqx.field(static=True)
+    mode: object = eqx.field(static=True)
+    gradient_of: tuple = eqx.field(static=True)
+    derive: object = eqx.field(static=True)
+
+    def lane_system(self, values: dict):
+        """The template with ``values`` (path -> value) set and ``derive`` applied."""
+        system = set_parameters(self.system, values)
+        return system if self.derive is None else self.derive(system)
+
+    def __call__(self, **point):
+        wrt, mode = self.wrt, self.mode
+        fixed = {p: v for p, v in point.items() if p not in wrt}
+        varied = {p: point[p] if p in point else jnp.asarray(get_parameter(self.system, p), dtype=float) for p in wrt}
+        kind = None if mode is None else "reverse" if isinstance(mode, ReverseMode) else "forward"
+
+        def run(values):
+            system = self.lane_system({**fixed, **values})
+            outputs, status = self.measure(system, kind)
+            return {k: outputs[k] for k in self.gradient_of}, (outputs, status, constraints_hold(system))
+
+        if mode is None:
+            _, (outputs, status, valid) = run(varied)
+            grads = {}
+        else:
+            _, jac, (outputs, status, valid) = mode.value_and_jacobian(run, varied)
+            grads = {f"grad_{k}": jnp.stack([jac[p][k] for p in wrt]) for k in self.gradient_of}
+        return lane_result(valid, status, outputs, grads)
