@@ -8,152 +8,132 @@ observables read the resulting :class:`Trajectory`. Everything is a pytree, so `
 the system (``"law.mu"``, ``"force.amplitude"``, ``"masses[3]"``): the one vocabulary of
 :func:`sweep`, :func:`fit`, :func:`sensitivity` and the command line.
 
-The physics core is imported here; the workflows (``sweep``, ``fit``, ``sensitivity``, the
-earthquake application) and everything that needs diffrax, optax, optimistix, xarray or
-tqdm are loaded on first use. The library never switches JAX to 64-bit floats itself; turn
-JAX's x64 flag on in your script (tests, examples and scripts do) before comparing with
-published numbers.
+Every public name is loaded on first use (PEP 562): ``import jaxfriction`` itself imports
+neither JAX nor NumPy, so the command line answers ``--help`` at once; the first name used
+loads its module (the physics core brings JAX and equinox; the workflows, ``sweep``, ``fit``,
+``sensitivity`` and the earthquake application, bring diffrax, optax, optimistix, xarray or
+tqdm). The library never switches JAX to 64-bit floats itself; turn JAX's x64 flag on in
+your script (tests, examples and scripts do) before comparing with published numbers.
 """
 
 import importlib
 from typing import TYPE_CHECKING
 
-from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real
-from ._dynamics import (
-    LyapunovResult,
-    lyapunov_spectrum,
-    peak_samples,
-    stick_slip_period,
-    stroboscopic_samples,
-    system_dynamics,
-)
-from ._exact import (
-    EventDriven,
-    MoreauJean,
-    NaEltawil2D,
-    WestermoUdwadia,
-    moreau_jean_step,
-)
-from ._forcing import (
-    AbstractDrive,
-    Constant,
-    GroundMotion,
-    Harmonic,
-    Step,
-    combine_components,
-    load_at2,
-    load_ground_motion,
-    load_two_column,
-)
-from ._integrate import (
-    MAX_SAVED_BYTES,
-    RK4,
-    RK4_STABILITY_LIMIT,
-    STATUS_EVENT_BUDGET,
-    STATUS_INVALID_PARAMETER,
-    STATUS_MEANINGS,
-    STATUS_NONFINITE,
-    STATUS_NONFINITE_GRADIENT,
-    STATUS_OK,
-    STATUS_SOLVER_FAILED,
-    STATUS_UNSTABLE_STEP,
-    AbstractSolver,
-    Diffrax,
-    SaveAt,
-    Trajectory,
-    fixed_grid,
-    rk4_scan,
-    rk4_step,
-    simulate,
-    stick_band_rate,
-)
-from ._laws import *  # noqa: F403
-from ._laws import __all__ as _laws_all
-from ._observables import *  # noqa: F403
-from ._observables import __all__ as _observables_all
-from ._paths import (
-    get_parameter,
-    parameter_paths,
-    scalar_parameter_paths,
-    set_parameters,
-)
-from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position
-from ._systems import (
-    AbstractContactSystem,
-    AbstractFrictionSystem,
-    BlockOnShakingFloor,
-    BurridgeKnopoffChain,
-    GriffinSpringBlock,
-    LeineSwitchDisc,
-    Oscillator,
-    Rates,
-    SpringSlider,
-    TwoBlocksOnBelt,
-    coupled_force_balance,
-    disc_on_driving_disc,
-    jointed_oscillator,
-)
-from ._templates import TEMPLATES, Template, template
-from ._workflows.gradient import (
-    AbstractGradientMode,
-    AutoMode,
-    ForwardMode,
-    ReverseMode,
-)
-from ._workflows.sweep.kernels import (
-    AbstractKernel,
-    AutoKernel,
-    FusedKernel,
-    VmapKernel,
-)
-
 __version__ = "0.2.0"
 
-if TYPE_CHECKING:  # the lazy names below, visible to type checkers and the API docs
-    from ._applications.quake import (  # noqa: F401
-        default_eps,
-        find_record,
-        fragility_sweep,
-        quake_response,
+if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers and the API docs
+    from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real  # noqa: F401
+    from ._dynamics import (  # noqa: F401
+        LyapunovResult, lyapunov_spectrum, peak_samples, stick_slip_period, stroboscopic_samples,
+        system_dynamics,
     )
+    from ._exact import EventDriven, MoreauJean, NaEltawil2D, WestermoUdwadia, moreau_jean_step  # noqa: F401
     from ._exact.event_driven import EventLog, simulate_event_driven  # noqa: F401
+    from ._forcing import (  # noqa: F401
+        AbstractDrive, Constant, GroundMotion, Harmonic, Step, combine_components, load_at2,
+        load_ground_motion, load_two_column,
+    )
+    from ._integrate import (  # noqa: F401
+        MAX_SAVED_BYTES, RK4, RK4_STABILITY_LIMIT, STATUS_EVENT_BUDGET, STATUS_INVALID_PARAMETER,
+        STATUS_MEANINGS, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_OK, STATUS_SOLVER_FAILED,
+        STATUS_UNSTABLE_STEP, AbstractSolver, Diffrax, SaveAt, Trajectory, fixed_grid, rk4_scan, rk4_step,
+        simulate, stick_band_rate,
+    )
     from ._integrate.diffrax_solvers import ClassicRK4  # noqa: F401
-    from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
+    from ._laws import (  # noqa: F401
+        AbstractDynamicLaw, AbstractFrictionLaw, Awrejcewicz, BoucWen, Coulomb, Dahl, Iwan, Karnopp, LuGre,
+        MaxwellSlip, Quinn, RateState, SegalmanIwan, StaticKineticCoulomb, StaticKineticQuinn, Stribeck,
+        Threlfall, VectorCoulomb, VectorQuinn, VectorThrelfall, VelocityLimited, ViscousCoulomb, awrejcewicz,
+        coulomb, drive_law, force_balance, karnopp, project_to_disc, quinn, safe_norm, smoothstep,
+        static_kinetic_coulomb, static_kinetic_quinn, stribeck, stribeck_coefficient, tangential_projection,
+        threlfall, vector_coulomb, vector_quinn, vector_threlfall, velocity_limited, viscous_coulomb,
+    )
+    from ._observables import (  # noqa: F401
+        STICK_TOL, WINDOW_OBSERVABLES, chatter_count, dissipation_per_cycle, energy_balance_residual,
+        final_position, friction_dissipation_at, peak_slip, relative_energy_residual, rest_position,
+        rk4_stage_forces, stick_fraction, stick_intervals, stick_mask, window_dissipation,
+        window_energy_residual,
+    )
+    from ._paths import get_parameter, parameter_paths, scalar_parameter_paths, set_parameters  # noqa: F401
+    from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position  # noqa: F401
+    from ._systems import (  # noqa: F401
+        AbstractContactSystem, AbstractFrictionSystem, BlockOnShakingFloor, BurridgeKnopoffChain,
+        GriffinSpringBlock, LeineSwitchDisc, Oscillator, Rates, SpringSlider, TwoBlocksOnBelt,
+        coupled_force_balance, disc_on_driving_disc, jointed_oscillator,
+    )
+    from ._templates import TEMPLATES, Template, template  # noqa: F401
+    from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
+    from ._workflows.sweep.kernels import AbstractKernel, AutoKernel, FusedKernel, VmapKernel  # noqa: F401
+    from ._workflows.sweep.sweep import SweepPlan, plan_sweep, sensitivity_map, sweep  # noqa: F401
     from ._workflows.fit.fit import fit  # noqa: F401
+    from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
     from ._workflows.fit.search import GlobalSearch  # noqa: F401
     from ._workflows.fit.segments import auto_segments  # noqa: F401
+    from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
     from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
     from ._workflows.fit.posterior import sample_posterior  # noqa: F401
-    from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
-    from ._workflows.sweep.sweep import SweepPlan, plan_sweep, sensitivity_map, sweep  # noqa: F401
+    from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
 
-#: Public names defined in modules that load heavy dependencies: name -> module.
-_LAZY = {
-    "sweep": "._workflows.sweep.sweep",
-    "sensitivity_map": "._workflows.sweep.sweep",
-    "plan_sweep": "._workflows.sweep.sweep",
-    "SweepPlan": "._workflows.sweep.sweep",
-    "fit": "._workflows.fit.fit",
-    "FitResult": "._workflows.fit.result",
-    "FitWarning": "._workflows.fit.result",
-    "GlobalSearch": "._workflows.fit.search",
-    "auto_segments": "._workflows.fit.segments",
-    "compare_models": "._workflows.fit.compare",
-    "ModelComparison": "._workflows.fit.compare",
-    "Measurement": "._workflows.fit.measurement",
-    "load_measurement": "._workflows.fit.measurement",
-    "sample_posterior": "._workflows.fit.posterior",
-    "sensitivity": "._workflows.sensitivity",
-    "finite_difference_gradient": "._workflows.sensitivity",
-    "quake_response": "._applications.quake",
-    "fragility_sweep": "._applications.quake",
-    "find_record": "._applications.quake",
-    "default_eps": "._applications.quake",
-    "ClassicRK4": "._integrate.diffrax_solvers",
-    "simulate_event_driven": "._exact.event_driven",
-    "EventLog": "._exact.event_driven",
+#: The public names by the module that defines (or gathers) them, each loaded on first use.
+_EXPORTS = {
+    "._checks": ("Constraint", "at_most", "constraints_hold", "nonnegative", "positive", "real"),
+    "._dynamics": (
+        "LyapunovResult", "lyapunov_spectrum", "peak_samples", "stick_slip_period", "stroboscopic_samples",
+        "system_dynamics",
+    ),
+    "._exact": ("EventDriven", "MoreauJean", "NaEltawil2D", "WestermoUdwadia", "moreau_jean_step"),
+    "._exact.event_driven": ("EventLog", "simulate_event_driven"),
+    "._forcing": (
+        "AbstractDrive", "Constant", "GroundMotion", "Harmonic", "Step", "combine_components", "load_at2",
+        "load_ground_motion", "load_two_column",
+    ),
+    "._integrate": (
+        "MAX_SAVED_BYTES", "RK4", "RK4_STABILITY_LIMIT", "STATUS_EVENT_BUDGET", "STATUS_INVALID_PARAMETER",
+        "STATUS_MEANINGS", "STATUS_NONFINITE", "STATUS_NONFINITE_GRADIENT", "STATUS_OK",
+        "STATUS_SOLVER_FAILED", "STATUS_UNSTABLE_STEP", "AbstractSolver", "Diffrax", "SaveAt", "Trajectory",
+        "fixed_grid", "rk4_scan", "rk4_step", "simulate", "stick_band_rate",
+    ),
+    "._integrate.diffrax_solvers": ("ClassicRK4",),
+    "._laws": (
+        "AbstractDynamicLaw", "AbstractFrictionLaw", "Awrejcewicz", "BoucWen", "Coulomb", "Dahl", "Iwan",
+        "Karnopp", "LuGre", "MaxwellSlip", "Quinn", "RateState", "SegalmanIwan", "StaticKineticCoulomb",
+        "StaticKineticQuinn", "Stribeck", "Threlfall", "VectorCoulomb", "VectorQuinn", "VectorThrelfall",
+        "VelocityLimited", "ViscousCoulomb", "awrejcewicz", "coulomb", "drive_law", "force_balance",
+        "karnopp", "project_to_disc", "quinn", "safe_norm", "smoothstep", "static_kinetic_coulomb",
+        "static_kinetic_quinn", "stribeck", "stribeck_coefficient", "tangential_projection", "threlfall",
+        "vector_coulomb", "vector_quinn", "vector_threlfall", "velocity_limited", "viscous_coulomb",
+    ),
+    "._observables": (
+        "STICK_TOL", "WINDOW_OBSERVABLES", "chatter_count", "dissipation_per_cycle",
+        "energy_balance_residual", "final_position", "friction_dissipation_at", "peak_slip",
+        "relative_energy_residual", "rest_position", "rk4_stage_forces", "stick_fraction", "stick_intervals",
+        "stick_mask", "window_dissipation", "window_energy_residual",
+    ),
+    "._paths": ("get_parameter", "parameter_paths", "scalar_parameter_paths", "set_parameters"),
+    "._reference": ("belt_limit_cycle", "den_hartog_response", "unforced_rest_position"),
+    "._systems": (
+        "AbstractContactSystem", "AbstractFrictionSystem", "BlockOnShakingFloor", "BurridgeKnopoffChain",
+        "GriffinSpringBlock", "LeineSwitchDisc", "Oscillator", "Rates", "SpringSlider", "TwoBlocksOnBelt",
+        "coupled_force_balance", "disc_on_driving_disc", "jointed_oscillator",
+    ),
+    "._templates": ("TEMPLATES", "Template", "template"),
+    "._workflows.gradient": ("AbstractGradientMode", "AutoMode", "ForwardMode", "ReverseMode"),
+    "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "FusedKernel", "VmapKernel"),
+    "._workflows.sweep.sweep": ("SweepPlan", "plan_sweep", "sensitivity_map", "sweep"),
+    "._workflows.fit.fit": ("fit",),
+    "._workflows.fit.result": ("FitResult", "FitWarning"),
+    "._workflows.fit.search": ("GlobalSearch",),
+    "._workflows.fit.segments": ("auto_segments",),
+    "._workflows.fit.compare": ("ModelComparison", "compare_models"),
+    "._workflows.fit.measurement": ("Measurement", "load_measurement"),
+    "._workflows.fit.posterior": ("sample_posterior",),
+    "._workflows.sensitivity": ("finite_difference_gradient", "sensitivity"),
+    "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
 }
+
+#: Public name -> the module it is loaded from.
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
 def __getattr__(name):
@@ -168,85 +148,4 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = [
-    *_laws_all,
-    *_observables_all,
-    *_LAZY,
-    "MAX_SAVED_BYTES",
-    "RK4",
-    "RK4_STABILITY_LIMIT",
-    "STATUS_EVENT_BUDGET",
-    "STATUS_INVALID_PARAMETER",
-    "STATUS_MEANINGS",
-    "STATUS_NONFINITE",
-    "STATUS_NONFINITE_GRADIENT",
-    "STATUS_OK",
-    "STATUS_SOLVER_FAILED",
-    "STATUS_UNSTABLE_STEP",
-    "TEMPLATES",
-    "AbstractContactSystem",
-    "AbstractDrive",
-    "AbstractFrictionSystem",
-    "AbstractGradientMode",
-    "AbstractKernel",
-    "AbstractSolver",
-    "AutoKernel",
-    "AutoMode",
-    "BlockOnShakingFloor",
-    "BurridgeKnopoffChain",
-    "Constant",
-    "Constraint",
-    "Diffrax",
-    "EventDriven",
-    "ForwardMode",
-    "FusedKernel",
-    "GriffinSpringBlock",
-    "GroundMotion",
-    "Harmonic",
-    "LeineSwitchDisc",
-    "LyapunovResult",
-    "MoreauJean",
-    "NaEltawil2D",
-    "Oscillator",
-    "Rates",
-    "ReverseMode",
-    "SaveAt",
-    "SpringSlider",
-    "Step",
-    "Template",
-    "Trajectory",
-    "TwoBlocksOnBelt",
-    "VmapKernel",
-    "WestermoUdwadia",
-    "at_most",
-    "belt_limit_cycle",
-    "constraints_hold",
-    "combine_components",
-    "coupled_force_balance",
-    "den_hartog_response",
-    "disc_on_driving_disc",
-    "fixed_grid",
-    "get_parameter",
-    "jointed_oscillator",
-    "load_at2",
-    "load_ground_motion",
-    "load_two_column",
-    "lyapunov_spectrum",
-    "moreau_jean_step",
-    "nonnegative",
-    "parameter_paths",
-    "peak_samples",
-    "positive",
-    "real",
-    "scalar_parameter_paths",
-    "rk4_scan",
-    "rk4_step",
-    "set_parameters",
-    "simulate",
-    "stick_band_rate",
-    "stick_slip_period",
-    "stroboscopic_samples",
-    "system_dynamics",
-    "template",
-    "unforced_rest_position",
-]
+__all__ = list(_LAZY)

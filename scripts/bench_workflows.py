@@ -6,19 +6,51 @@ On the default sweep's kernel (Quinn's forced oscillator, RK4, dt = 0.01, float6
    core with ``jax_num_cpu_devices``), ``jf.sweep`` in memory;
 2. the overhead of ``jf.sweep`` writing every chunk to disk (resumable, netCDF at the end)
    against the same lanes in memory;
-3. the cost of dD/d(mu N, alpha) against the forward run, forward and reverse mode.
+3. the cost of dD/d(mu N, alpha) against the forward run, forward and reverse mode;
+4. the command line, in fresh processes (issue 24, "fast to the first result"): the CPU time
+   of ``jaxfriction --help`` and ``jaxfriction sweep --help`` (against the interpreter alone
+   and ``import jax``, which ``--help`` paid while the package imported its core eagerly),
+   and the wall and compile time of a small ``jaxfriction sweep`` (``CLI_SWEEP``) run twice
+   with the persistent compilation cache (a fresh cache folder, then the filled one) and twice
+   with ``--no-cache``, interleaved.
 
-Medians of ``--repeats`` runs after a warm-up; compile time reported apart. Speed is
-measured here, never in tests. Usage: ``python scripts/bench_workflows.py [--cycles 50]
-[--batch 1024] [--json PATH]``.
+Part 4 on 2026-11-25, the 2-core CI machine (2 JAX CPU devices, jax 0.10.2, other jobs
+sharing it), ``--cli-only``, medians of 3 rounds::
+
+    command (fresh process)                          wall s   CPU s
+    python -c pass                                    0.03     0.01
+    python -c 'import jax'                            1.34     0.66
+    jaxfriction --help                                0.07     0.06
+    jaxfriction sweep --help                          0.08     0.06
+
+(Both ``--help`` took 1.0 s CPU at commit 35e57bd, whose ``import jaxfriction`` loaded the
+core and JAX: median of 7 fresh processes, the same day and machine.)
+
+    jaxfriction sweep (4 x 4 grid, 5 cycles)         wall s   compile s   run s
+    cache, first run (empty cache)                    9.2      4.15        0.23
+    cache, repeated run                               5.7      1.33        0.13
+    --no-cache, first run                             9.3      4.06        0.19
+    --no-cache, repeated run                          8.5      3.68        0.13
+
+The repeated run loads the lane program (``jit_batch``, the one entry stored) from the
+cache; its remaining compile time is tracing and lowering, which no cache skips.
+
+Medians of ``--repeats`` runs after a warm-up (part 4: of ``--cli-repeats`` rounds); compile
+time reported apart. Speed is measured here, never in tests. Usage: ``python
+scripts/bench_workflows.py [--cycles 50] [--batch 1024] [--cli-repeats 3] [--cli-only]
+[--json PATH]``.
 """
 
 import argparse
 import json
 import os
 import platform
+import resource
+import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import jax
 
@@ -30,13 +62,106 @@ from timing import timed  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
 
+#: The small sweep of part 4: the oscillator template on a 4 x 4 grid, 5 cycles.
+CLI_SWEEP = ["sweep", "--param", "law.mu=0.1:1:4", "--param", "force.amplitude=0.5:2:4", "--cycles", "5",
+             "--no-progress"]
+
+
+def _child(argv, env):
+    """Run ``python argv`` in a fresh process: ``(wall s, CPU s (user + sys), stdout)``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise RuntimeError(f"{argv} failed:\n{out.stdout}\n{out.stderr}")
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out.stdout
+
+
+def cli_rows(repeats, sweep_args=CLI_SWEEP):
+    """Part 4: the command line's ``--help`` CPU time and a small sweep with and without the cache.
+
+    Args:
+        repeats: rounds; each runs every ``--help`` case once and the sweep four times (cold
+            cache, no cache, warm cache, no cache), each in a fresh process.
+        sweep_args: the ``jaxfriction`` arguments of the sweep (``--out`` is added).
+
+    Returns:
+        Rows ``{"case", "wall_s", "cpu_s"}`` (``--help``) and ``{"case", "wall_s", "compile_s",
+        "run_s"}`` (the sweep), medians over the rounds.
+    """
+    import xarray as xr
+
+    package_root = str(Path(jf.__file__).resolve().parents[1])  # the children import this tree's package
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAXFRICTION_")}
+    env["PYTHONPATH"] = os.pathsep.join([package_root, *filter(None, [env.get("PYTHONPATH")])])
+    helps = {"python -c pass (the interpreter)": ["-c", "pass"],
+             "python -c 'import jax' (--help with an eager package import)": ["-c", "import jax"],
+             "jaxfriction --help": ["-m", "jaxfriction.cli", "--help"],
+             "jaxfriction sweep --help": ["-m", "jaxfriction.cli", "sweep", "--help"]}
+    samples = {name: [] for name in helps}
+    runs = {k: [] for k in ("cache, first run (empty cache)", "cache, repeated run", "--no-cache, first run",
+                            "--no-cache, repeated run")}
+    with tempfile.TemporaryDirectory() as tmp:
+        counter = iter(range(10**6))
+
+        def sweep(case, cache_dir):
+            out = os.path.join(tmp, f"out{next(counter)}")
+            options = ["--no-cache"] if cache_dir is None else ["--cache-dir", cache_dir]
+            wall, _, _ = _child(["-m", "jaxfriction.cli", *options, *sweep_args, "--out", out], env)
+            attrs = xr.open_dataset(os.path.join(out, "result.nc"), engine="h5netcdf").attrs
+            runs[case].append((wall, attrs["compile_seconds"], attrs["run_seconds"]))
+
+        for _ in range(repeats):
+            for name, argv in helps.items():
+                samples[name].append(_child(argv, env)[:2])
+            cache = os.path.join(tmp, f"cache{next(counter)}")  # empty: every round compiles once
+            sweep("cache, first run (empty cache)", cache)
+            sweep("--no-cache, first run", None)
+            sweep("cache, repeated run", cache)
+            sweep("--no-cache, repeated run", None)
+            files = sorted(os.listdir(cache))
+    rows = [{"case": name, "wall_s": round(float(np.median([w for w, _ in v])), 3),
+             "cpu_s": round(float(np.median([c for _, c in v])), 3)} for name, v in samples.items()]
+    rows += [{"case": f"jaxfriction sweep, {name}", "wall_s": round(float(np.median([r[0] for r in v])), 2),
+              "compile_s": round(float(np.median([r[1] for r in v])), 2),
+              "run_s": round(float(np.median([r[2] for r in v])), 2)} for name, v in runs.items()]
+    rows.append({"case": "cache entries after a sweep", "files": files})
+    return rows
+
+
+def print_cli_rows(rows):
+    """Print part 4 as two markdown tables."""
+    print("\n| command (fresh process) | wall s | CPU s |\n|---|---|---|")
+    for r in rows:
+        if "cpu_s" in r:
+            print(f"| {r['case']} | {r['wall_s']} | {r['cpu_s']} |")
+    print(f"\n| {' '.join(CLI_SWEEP)} | wall s | compile s | run s |\n|---|---|---|---|")
+    for r in rows:
+        if "compile_s" in r:
+            print(f"| {r['case']} | {r['wall_s']} | {r['compile_s']} | {r['run_s']} |")
+    print(f"\ncache entries after a sweep: {rows[-1]['files']}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cycles", type=int, default=50)
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cli-repeats", type=int, default=3, help="rounds of part 4 (the command line)")
+    parser.add_argument("--cli-only", action="store_true", help="measure part 4 only")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    machine = {"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
+               "cores": os.cpu_count(), "jax": jax.__version__}
+    if args.cli_only:
+        cli = cli_rows(args.cli_repeats)
+        print_cli_rows(cli)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({**machine, "cli": cli}, fh, indent=1)
+        sys.exit(0)
     side = int(round(args.batch ** 0.5))
     grid = {"law.mu": np.linspace(0.05, 1.0, side), "force.amplitude": np.linspace(0.05, 2.0, side)}
     tpl = jf.template("oscillator")
@@ -73,12 +198,13 @@ if __name__ == "__main__":
     for mode in ("forward", "reverse"):
         _, cg, grad_s = timed(lambda: sweep(wrt=["law.mu", "force.amplitude"], gradient=mode), args.repeats)
         row(f"D and dD/d(mu N, alpha), {mode} mode, {len(devices)} devices", cg, grad_s, base)
-    report = {"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
-              "cores": os.cpu_count(), "jax": jax.__version__, "batch": side * side, "cycles": args.cycles,
-              "steps_per_trajectory": steps // (side * side), "rows": rows}
+    cli = cli_rows(args.cli_repeats)
+    report = {**machine, "batch": side * side, "cycles": args.cycles, "steps_per_trajectory": steps // (side * side),
+              "rows": rows, "cli": cli}
     print("\n| case | compile s | run s | M traj-steps/s | cost vs previous reference |\n|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['case']} | {r['compile_s']} | {r['run_s']} | {r['Msteps_per_s']} | {r['relative_cost'] or ''} |")
+    print_cli_rows(cli)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=1)

@@ -1,6 +1,8 @@
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import jax
 
@@ -178,3 +180,81 @@ def test_sweep_summary_devices_and_round_off_dissipation():
     assert "1 device," in text and "D over the window: 0 (round-off -7.4e-18) .. 2.13" in text
     ds["dissipation"][0] = -0.5  # a real negative value is printed as it is
     assert "D over the window: -0.5 .. 2.13" in sweep_summary(ds)
+
+
+def test_help_imports_neither_jax_nor_numpy():
+    # the command group, its options and every command's --help are built without JAX, NumPy
+    # or the library's modules (which bring them): `jaxfriction --help` answers at once
+    code = ("import sys\nfrom jaxfriction.cli import main\n"
+            "for args in (['--help'], ['sweep', '--help'], ['fit', '--help'], ['quake', '--help'], "
+            "['reproduce', '--help'], ['reproduce', 'quinn-fig5', '--help']):\n"
+            "    main(args, standalone_mode=False)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'jax', 'jaxlib', 'numpy', 'equinox', 'xarray'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "--no-cache" in out.stdout and "--param PATH=MIN:MAX:N" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-300:]
+    # and from the module's own entry point
+    code = "import runpy, sys\nsys.argv = ['jaxfriction', 'sweep', '--help']\ntry:\n    " \
+           "runpy.run_module('jaxfriction.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n" \
+           "print('jax' in sys.modules, 'numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.split()[-2:] == ["False", "False"], out.stdout[-300:] + out.stderr
+
+
+def _cached_sweep(tmp_path, out, *options, env=None):
+    """A tiny sweep in a subprocess, its compilation cache in tmp_path/cache (every program stored)."""
+    env = {k: v for k, v in os.environ.items() if k != "JAXFRICTION_NO_CACHE"} | {
+        "JAXFRICTION_CACHE_DIR": str(tmp_path / "cache"), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        **(env or {})}
+    return subprocess.run([sys.executable, "-m", "jaxfriction.cli", *options, "sweep", "--param", "law.mu=0.2,0.4",
+                           "--cycles", "1", "--gradient", "none", "--devices", "1", "--no-progress", "--out",
+                           str(tmp_path / out)], capture_output=True, text=True, env=env)
+
+
+def test_the_compilation_cache_stores_the_sweep_and_a_repeated_run_loads_it(tmp_path):
+    first = _cached_sweep(tmp_path, "a")
+    assert first.returncode == 0, first.stdout + first.stderr
+    stored = {p.name for p in (tmp_path / "cache").iterdir()}
+    assert any(name.startswith("jit_batch-") for name in stored), stored  # the AOT-compiled lane program
+    # a second process compiling the same program loads it from the cache
+    again = _cached_sweep(tmp_path, "b", env={"JAX_LOG_COMPILES": "1"})
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Persistent compilation cache hit for 'jit_batch'" in again.stderr, again.stderr[-2000:]
+    assert (tmp_path / "b" / "result.nc").exists()
+
+
+def test_no_cache_writes_no_cache_entries(tmp_path):
+    off = _cached_sweep(tmp_path, "a", "--no-cache")
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    assert (tmp_path / "a" / "result.nc").exists()
+
+
+def test_cache_options_and_environment(tmp_path, monkeypatch):
+    from jaxfriction._cli.cache import default_cache_dir
+
+    assert default_cache_dir({"XDG_CACHE_HOME": "/xdg"}) == Path("/xdg/jaxfriction/jax-cache")
+    home = Path.home() / ".cache" / "jaxfriction" / "jax-cache"
+    assert default_cache_dir({"XDG_CACHE_HOME": "relative"}) == default_cache_dir({}) == home  # the XDG rule
+    monkeypatch.setenv("JAXFRICTION_NO_CACHE", "1")
+    monkeypatch.setenv("JAXFRICTION_CACHE_DIR", str(tmp_path / "c"))
+    assert main.make_context("jaxfriction", ["sweep"]).params == {"no_cache": True, "cache_dir": str(tmp_path / "c")}
+    monkeypatch.setenv("JAXFRICTION_NO_CACHE", "0")
+    assert main.make_context("jaxfriction", ["sweep"]).params["no_cache"] is False
+    assert main.make_context("jaxfriction", ["--no-cache", "sweep"]).params["no_cache"] is True
+
+
+def test_an_unusable_cache_folder_warns_and_runs_without_it(tmp_path, capsys):
+    from jaxfriction._cli.cache import configure_compilation_cache
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    enabled = jax.config.jax_enable_compilation_cache
+    try:
+        assert configure_compilation_cache(blocker / "cache") is None
+        assert jax.config.jax_enable_compilation_cache is False
+    finally:
+        jax.config.update("jax_enable_compilation_cache", enabled)
+    err = capsys.readouterr().err
+    assert f"cache folder {blocker / 'cache'} (--cache-dir" in err and "without the compilation cache" in err

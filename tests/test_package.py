@@ -1,4 +1,4 @@
-"""The package's architecture: a light import, a core that never imports the workflows, one flat namespace."""
+"""The package's architecture: a lazy import, a core that never imports the workflows, one flat namespace."""
 
 import re
 import subprocess
@@ -12,10 +12,16 @@ CORE = ("_laws", "_systems", "_integrate", "_exact", "_observables", "_dynamics"
 HEAVY = {"xarray", "tqdm", "optax", "optimistix", "diffrax", "lineax", "matplotlib", "click", "scipy"}
 
 
-def test_import_loads_the_core_only():
-    code = f"import sys, jaxfriction; print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(HEAVY)!r})))"
+def test_import_loads_nothing_and_a_core_name_loads_the_core_only():
+    # `import jaxfriction` loads no dependency at all (the command line's --help relies on it)
+    code = "import sys, jaxfriction; print(sorted({m.split('.')[0] for m in sys.modules} & {'jax', 'numpy', 'equinox'}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+    # a core name loads JAX and the core, none of the workflows' dependencies
+    code = (f"import sys, jaxfriction as jf; jf.simulate; jf.Quinn; jf.template; "
+            f"print('jax' in sys.modules, sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(HEAVY)!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True []", out.stdout
     # the workflows load on first use
     code = "import sys, jaxfriction as jf; jf.sweep; print('xarray' in sys.modules, 'diffrax' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -39,3 +45,17 @@ def test_flat_public_namespace():
     gone = {"ForcedOscillator", "SystemSpec", "SweepConfig", "FIT_SYSTEMS", "system_sweep", "dissipation_sweep",
             "batch_dissipation", "run_sweep", "simulate_moreau_jean"}
     assert not gone & set(dir(jf))
+
+
+def test_every_name_of_the_gathering_modules_is_exported():
+    # the lazy namespace lists names one by one: a law or observable added to its package's
+    # __all__ must also be added to jaxfriction._EXPORTS
+    import jaxfriction._laws as laws
+    import jaxfriction._observables as observables
+
+    for module in (laws, observables):
+        assert set(module.__all__) <= set(jf.__all__), set(module.__all__) - set(jf.__all__)
+    assert set(dir(jf)) >= set(jf.__all__) and len(jf.__all__) == len(set(jf.__all__))
+    namespace = {}
+    exec("from jaxfriction import *", namespace)
+    assert {n for n in namespace if not n.startswith("__")} == set(jf.__all__)

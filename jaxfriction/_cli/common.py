@@ -1,4 +1,10 @@
-"""The command group and the option parsing shared by the subcommands."""
+"""The command group and the option parsing shared by the subcommands.
+
+Building the group and printing ``--help`` import neither JAX nor NumPy (nor the library's
+modules, which bring them): each command imports what it needs inside its function, and
+:class:`_JaxCommand` sets up JAX (the compilation cache) when a command runs, after its
+options were parsed.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,8 @@ import json
 from pathlib import Path
 
 import click
-import numpy as np
+
+from .cache import configure_compilation_cache
 
 PRECISIONS = click.Choice(["float64", "float32"])
 
@@ -15,10 +22,36 @@ def _fail(exc: Exception):
     raise click.ClickException(str(exc)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _JaxCommand(click.Command):
+    """A subcommand that configures JAX's persistent compilation cache (from the group's
+    ``--no-cache`` / ``--cache-dir``) before its function runs; ``--help`` never gets here."""
+
+    def invoke(self, ctx):
+        options = ctx.find_root().params
+        configure_compilation_cache(options.get("cache_dir"), enabled=not options.get("no_cache", False))
+        return super().invoke(ctx)
+
+
+class _Group(click.Group):
+    """The command groups: their subcommands are :class:`_JaxCommand`, their subgroups ``_Group``."""
+
+    command_class = _JaxCommand
+    group_class = type  # a subgroup (``reproduce``) is a _Group too
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="jaxfriction")
-def main():
-    """Differentiable dry-friction and stick-slip simulation (JAX)."""
+@click.option("--no-cache", is_flag=True, envvar="JAXFRICTION_NO_CACHE", show_envvar=True,
+              help="Do not use JAX's persistent compilation cache (each run compiles its programs again).")
+@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="JAXFRICTION_CACHE_DIR", show_envvar=True,
+              help="Folder of the persistent compilation cache [default: JAX_COMPILATION_CACHE_DIR if set, else "
+                   "$XDG_CACHE_HOME/jaxfriction/jax-cache, i.e. ~/.cache/jaxfriction/jax-cache].")
+def main(no_cache, cache_dir):
+    """Differentiable dry-friction and stick-slip simulation (JAX).
+
+    Compiled programs are kept in JAX's persistent compilation cache, so a repeated run of the
+    same structure skips most of its compilation; --no-cache turns this off.
+    """
 
 
 def _name_values(option, items, parse=float):
@@ -37,6 +70,8 @@ def _name_values(option, items, parse=float):
 
 def _grid_axis(name, spec):
     """A swept axis from ``MIN:MAX:N`` (linspace), ``v1,v2,...`` or a TOML list/table value."""
+    import numpy as np
+
     try:
         if isinstance(spec, dict):
             if set(spec) != {"min", "max", "n"} or not all(isinstance(spec[k], (int, float)) and not isinstance(

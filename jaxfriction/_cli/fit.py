@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-import jax
 
 from .common import _fail, _name_values, main
 from .sweep import _paths
@@ -77,6 +76,8 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
     combinations the record does not determine.
     """
     import warnings
+
+    import jax
 
     from .._paths import get_parameter, parameter_paths
     from .._workflows.fit.compare import compare_models

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-import jax
 
 from .common import _fail, _report, main
 from .sweep import _check_writable
@@ -39,6 +38,7 @@ def quake(record, record_y, mu, eps, method, exact, scale, rotation, dt, figure,
     import math
 
     import equinox as eqx
+    import jax
 
     from .._applications.quake import as_floor_motion, find_record, quake_response
     from .._checks import check_real

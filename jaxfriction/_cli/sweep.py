@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import click
-import jax
 
 from .common import PRECISIONS, _fail, _grid_axis, _load_toml, _name_values, main
 
@@ -40,6 +39,8 @@ def _check_config(cfg, path):
 
 def _use_devices(n):
     """Split the CPU into ``n`` devices (one per core by default) before JAX starts computing."""
+    import jax
+
     if n is not None and n < 1:
         raise ValueError(f"--devices must be >= 1, got {n}")
     wanted = n or os.cpu_count() or 1
@@ -113,6 +114,8 @@ def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window,
     64 x 64 (law.mu, force.amplitude) grid, 50 cycles at omega = 0.5, dt = 0.01, the last
     cycle measured, dD/d law.mu.
     """
+    import jax
+
     from .._plots import plot_sweep
     from .._templates import load_template
     from .._workflows.sweep.sweep import sweep as run
