@@ -331,7 +331,9 @@ def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **s
     (Pallas' interpret mode off a GPU), and compares every output: observables, gradients
     and status codes (the values of lanes whose status is not 0 are not compared: an
     unstable run amplifies round-off; so does a switch law, e.g. exact Coulomb friction,
-    whose stick test ``v == 0`` round-off can flip: check such laws in slip). With
+    whose stick test ``v == 0`` round-off can flip: check such laws in slip; nor the
+    ``energy_residual`` of a lane whose window dissipation is below 1e-9 of the largest: stuck
+    through the window, its energy flows are round-off and their ratio is too). With
     ``lower=True`` it also lowers the kernel for an NVIDIA GPU through Triton (no GPU
     needed) and verifies the Triton modules, which shows that every operation of the
     system's vector field has a valid GPU lowering. Run it on your own law or system (keep
@@ -364,13 +366,17 @@ def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **s
         raise AssertionError(f"{type(getattr(system, 'system', system)).__name__}: {exc}") from None
     problems = []
     ok = np.asarray(xla["status"]) == 0
+    if "dissipation" in xla:  # a lane stuck through its window: the relative energy residual is noise over noise
+        d = np.abs(np.where(ok, np.asarray(xla["dissipation"]), 0.0))
+        resolved = ok & (d > 1e-9 * d.max(initial=0.0))
     for name in xla.data_vars:
         a, b = np.asarray(xla[name]), np.asarray(fused[name])
         if a.dtype.kind != "f":
             if not np.array_equal(a, b):
                 problems.append(f"{name}: {a.ravel().tolist()} (XLA) != {b.ravel().tolist()} (fused)")
             continue
-        keep = ok.reshape(ok.shape + (1,) * (a.ndim - ok.ndim))
+        mask = resolved if name == "energy_residual" and "dissipation" in xla else ok
+        keep = mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim))
         a, b = np.where(keep, a, 0.0), np.where(keep, b, 0.0)  # a flagged (unstable) lane amplifies round-off
         if not np.allclose(b, a, rtol=rtol, atol=atol, equal_nan=True):
             problems.append(f"{name}: largest difference {np.nanmax(np.abs(a - b)):.3g}")

@@ -85,8 +85,9 @@ def test_the_default_sweep_with_transient_and_cycles():
     xla, fused = check_fused(tpl, grid, cycles=2, wrt=("law.mu",), lower=False)
     assert fused.attrs["kernel"] == "fused" and xla.attrs["kernel"] == "vmap"
     assert np.all(fused["status"] == 0)
-    # the values are bitwise those of the XLA path; the gradients differ by round-off at most
-    np.testing.assert_array_equal(fused["dissipation"], xla["dissipation"])
+    # round-off apart (the XLA path runs transient and window in one loop, the kernel in two):
+    # 1e-12 relative where the lane slips, round-off itself (1e-18 .. 1e-20) where it sticks
+    np.testing.assert_allclose(fused["dissipation"], xla["dissipation"], rtol=1e-12, atol=1e-15)
 
 
 def test_bad_and_unstable_lanes_get_the_same_status():

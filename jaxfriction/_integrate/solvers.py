@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from .._checks import check_real, check_time_span
 from .grid import check_rounding, fixed_grid
-from .rk4 import rk4_scan
+from .rk4 import rk4_legs, rk4_scan
 from .saveat import SaveAt
 from .stability import RK4_STABILITY_LIMIT, internal_state_rate, stick_band_rate
 from .status import (
@@ -25,6 +25,7 @@ from .status import (
     STATUS_OK,
     STATUS_SOLVER_FAILED,
     STATUS_UNSTABLE_STEP,
+    combine_status,
 )
 
 
@@ -94,6 +95,15 @@ def unstable_step_status(status, h, rates):
     return status
 
 
+def rk4_status(system, ts, ys, h):
+    """The status of a fixed-step RK4 run of ``system`` with step ``h`` saved at ``(ts, ys)``:
+    :func:`finite_status` of the states, turned unstable where ``h`` is too long for a
+    contact's stick band (:func:`~jaxfriction.stick_band_rate`) or for a dynamic law's
+    internal states at the saved points
+    (:func:`~jaxfriction._integrate.stability.internal_state_rate`)."""
+    return unstable_step_status(finite_status(ys), h, (stick_band_rate(system), internal_state_rate(system, ts, ys)))
+
+
 def fixed_step_scan(step, y0, t0, h, n_saves, every):
     """Run ``step(t, y) -> (y_next, ok)`` over ``n_saves * every`` steps of size ``h``, saving every ``every``.
 
@@ -151,9 +161,26 @@ class RK4(AbstractSolver):
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
-        status = unstable_step_status(finite_status(ys), h, (stick_band_rate(system),
-                                                             internal_state_rate(system, ts, ys)))
-        return ts, ys, status
+        return ts, ys, rk4_status(system, ts, ys, h)
+
+    def transient_and_window(self, system, y0, t_measure, t_end, dt, saveat, args=None):
+        """A run from ``(0, y0)`` whose window ``[t_measure, t_end]`` alone is saved, as
+        ``simulate`` to ``t_measure`` (end point only) followed by ``simulate`` of the window
+        gives it, value for value, with the step compiled once (:func:`~jaxfriction._integrate.rk4.rk4_legs`;
+        forward mode only, so not with ``checkpoint``).
+
+        Returns:
+            ``(status, ts, ys)``: the combined status of the two runs and the window's
+                saved times and states.
+        """
+        y0 = system.as_state(y0)
+        _, n_pre, h_pre = fixed_step_grid(0.0, t_measure, dt, SaveAt(n=1), self.rounding)
+        n_saves, every, h = fixed_step_grid(t_measure, t_end, dt, saveat, self.rounding)
+        check_saved_size(n_saves + 1, y0.size, y0.dtype)
+        ys = rk4_legs(system.vector_field, y0, [(0.0, h_pre, 1, n_pre), (t_measure, h, n_saves, every)], args)
+        pre = rk4_status(system, jnp.asarray([0.0, 0.0 + (1 * n_pre) * h_pre]), ys[:2], h_pre)
+        ts = t_measure + jnp.arange(n_saves + 1) * every * h
+        return combine_status(pre, rk4_status(system, ts, ys[1:], h)), ts, ys[1:]
 
 
 class Diffrax(AbstractSolver):

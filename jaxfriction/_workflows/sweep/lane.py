@@ -29,6 +29,7 @@ from ..._exact.solver import EventDriven
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
 from ..._integrate.solvers import RK4, Diffrax
+from ..._integrate.trajectory import Trajectory
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_NONFINITE,
@@ -87,6 +88,12 @@ class Window(eqx.Module):
             import diffrax
 
             solver = dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
+        if type(solver) is RK4 and not solver.checkpoint and kind != "reverse" and self.t_measure > 0:
+            # the transient and the window in one loop: the RK4 step is compiled once
+            status, ts, ys = solver.transient_and_window(system, self.y0, self.t_measure, self.t_end, self.dt,
+                                                         self.saveat)
+            win = Trajectory(ts=ts, ys=ys, system=system, status=status)
+            return {name: jnp.asarray(fn(win)) for name, fn in self.observables}, status
         transient = dataclasses.replace(solver, checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) \
             else solver
         state, status = self.y0, STATUS_OK
