@@ -21,6 +21,8 @@ temporary folder). The conventions, also described in docs/development.md ("Writ
   several processes, a file the page asks the reader to write). ``<!-- doc-test: needs-data -->``
   skips the rest of the page when the shared ground-motion records are not found. A page that
   needs an optional extra (blackjax and ArviZ, numba) skips where it is not installed.
+- A ``jf.FitWarning`` (a fit that did not converge or does not explain its data) fails the
+  page: in a guide it is a bug (a block that shows one on purpose catches it).
 
 README.md runs in the fast suite; the how-to pages, several with fits of half a minute, are
 marked slow (``python -m pytest -m slow -k doc_blocks``). With ``DOC_BLOCKS_REGEN=1`` (and ``-s``)
@@ -36,12 +38,15 @@ import os
 import re
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import jax
 import pytest
 
 jax.config.update("jax_enable_x64", True)
+
+import jaxfriction as jf
 
 ROOT = Path(__file__).resolve().parents[1]
 HOWTO = sorted((ROOT / "docs" / "howto").glob("*.md"))
@@ -64,7 +69,7 @@ class Block:
 def blocks(path):
     """The fenced blocks of a markdown file, each python block with its marker and output block."""
     lines = path.read_text().splitlines()
-    found, i, marker = [], 0, None
+    found, i, marker, prev_end = [], 0, None, -1
     while i < len(lines):
         m = _MARKER.match(lines[i])
         if m:
@@ -214,7 +219,7 @@ def run_page(path, tmp_path, monkeypatch):
     data = _data_dir()
     if data is not None:
         monkeypatch.setenv("JAXFRICTION_DATA", str(data))
-    rel = path.relative_to(ROOT).as_posix()
+    rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
     # tracebacks and inspect.getsource point into the page itself
     text = path.read_text()
     filename = str(path)
@@ -235,8 +240,10 @@ def run_page(path, tmp_path, monkeypatch):
         for stmt in tree.body:
             captured = io.StringIO()
             try:
-                with contextlib.redirect_stdout(captured):
-                    exec(compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec"), namespace)
+                with contextlib.redirect_stdout(captured), warnings.catch_warnings():
+                    # a fit in a guide that does not converge or fit its data is a bug of the guide
+                    warnings.simplefilter("error", jf.FitWarning)
+                    exec(compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec"), namespace)  # noqa: S102
             except ModuleNotFoundError as err:   # an optional extra (bayes, bench) is not installed
                 if (err.name or "").split(".")[0] not in OPTIONAL:
                     raise
@@ -305,3 +312,22 @@ def test_blocks_pairs_outputs_and_markers(tmp_path):
     b = blocks(page)
     assert [(x.lang, x.output, x.marker) for x in b] == [
         ("python", "1", None), ("python", None, ("skip", "needs a GPU")), ("", None, None)]
+
+
+def test_run_page_checks_output_skips_marked_blocks_and_pages_without_data(tmp_path, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text("```python\nx = 2\nprint(x * 1.5)   # 3.0\n```\n\n"
+                    "<!-- doc-test: skip not here -->\n```python\nraise RuntimeError\n```\n\n"
+                    "```python\nprint(x)\n```\n\n```\n2\n```\n")
+    (tmp_path / "run").mkdir()
+    assert run_page(page, tmp_path / "run", monkeypatch) == (2, 2)
+    page.write_text("```python\nprint(3)\n```\n\n```\n4\n```\n")
+    (tmp_path / "run2").mkdir()
+    with pytest.raises(AssertionError, match="numbers off"):
+        run_page(page, tmp_path / "run2", monkeypatch)
+    page.write_text("```python\nx = 1\n```\n\n<!-- doc-test: needs-data -->\n```python\nraise RuntimeError\n```\n")
+    monkeypatch.delenv("JAXFRICTION_DATA", raising=False)
+    monkeypatch.setattr(sys.modules[__name__], "DATA_DIRS", (tmp_path / "nowhere",))
+    (tmp_path / "run3").mkdir()
+    with pytest.raises(pytest.skip.Exception, match="records are not here"):
+        run_page(page, tmp_path / "run3", monkeypatch)
