@@ -8,7 +8,7 @@ fits, ``jf.simulate`` at the truth is compared with the reference on the record'
 below the noise).
 
 Problems (``--problems``, comma separated; details and seeds in identification_problems.py):
-``lugre-belt`` (LuGre stick-slip on a belt, 6 parameters), ``lugre-forced`` (the README's
+``lugre-belt`` (LuGre stick-slip on a belt, 6 parameters), ``lugre-forced`` (the fit how-to's
 forced LuGre oscillator, 6), ``dahl`` (Dahl friction under a displacement-driven spring, 3),
 ``position-axis`` (a PD position axis with Coulomb + viscous friction and an offset, EMPS-like:
 F_c, F_v, offset, mass), ``rate-state`` (a velocity step 1 -> 10 um/s on a spring-slider,

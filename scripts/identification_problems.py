@@ -25,7 +25,7 @@ record where the problem allows it (smoke runs; the records differ from the full
 The problems (the equations are in each simulator's docstring):
 
 - ``lugre-belt``: a mass on a spring riding a belt with LuGre friction (stick-slip);
-- ``lugre-forced``: the README's forced LuGre oscillator (docs/howto/fit.md);
+- ``lugre-forced``: the forced LuGre oscillator of docs/howto/fit.md;
 - ``dahl``: a mass pulled through a spring by a prescribed sinusoidal displacement, Dahl friction;
 - ``position-axis``: a PD-controlled position axis with regularized Coulomb + viscous friction
   and a force offset (the shape of the EMPS benchmark, Janot et al. 2019);
@@ -144,7 +144,7 @@ def lugre_belt(quick=False):
 
 
 def lugre_forced(quick=False):
-    """The README's LuGre experiment (docs/howto/fit.md "Identify LuGre's parameters").
+    """The LuGre experiment of docs/howto/fit.md ("Identify LuGre's parameters").
 
     ``m x'' + k x = 0.8 sin(1.3 t) - F(x', z)``, m = 1, k = 1, N = 1, fixed floor, the LuGre
     parameters of ``lugre-belt``; from rest. In jaxfriction: ``Oscillator(LuGre(...),
