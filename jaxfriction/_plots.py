@@ -48,10 +48,11 @@ def _measured_phrase(attrs):
     return "measured window: not recorded in the dataset"
 
 
-def _fixed_phrase(attrs):
+def _fixed_phrase(attrs, swept=()):
     """The fixed scalar parameters (``attrs["fixed"]``, JSON), the most relevant first,
-    at most ``_MAX_FIXED_SHOWN`` of them, named by the last part of their path when that is
-    unambiguous."""
+    at most ``_MAX_FIXED_SHOWN`` of them, named by the last part of their path when no other
+    path, fixed or ``swept``, ends the same way (``force.value`` beside a swept
+    ``surface.value`` keeps its full path)."""
     try:
         fixed = json.loads(attrs.get("fixed") or "{}")
     except (TypeError, ValueError):
@@ -69,7 +70,7 @@ def _fixed_phrase(attrs):
             return 2
         return 3
     paths = sorted(fixed, key=lambda p: (rank(p), list(fixed).index(p)))
-    tails = [p.rsplit(".", 1)[-1] for p in paths]
+    tails = [p.rsplit(".", 1)[-1] for p in [*paths, *swept]]
     shown = [(tail if tails.count(tail) == 1 else path, fixed[path])
              for path, tail in zip(paths[:_MAX_FIXED_SHOWN], tails)]
     more = len(paths) - len(shown)
@@ -263,7 +264,7 @@ def sweep_figure(ds):
                                                      else "") if p),
                                 "" if mode == "none" else f"gradients by {mode.replace('Mode', '').lower()}-mode AD")
                     if p)
-    fig.suptitle("\n".join(p for p in (head, run, _fixed_phrase(attrs)) if p), fontsize=10)
+    fig.suptitle("\n".join(p for p in (head, run, _fixed_phrase(attrs, swept)) if p), fontsize=10)
     return fig
 
 

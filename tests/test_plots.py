@@ -97,3 +97,12 @@ def test_a_grid_of_three_paths_is_drawn_at_the_middle_of_the_third():
     panels, bars = parts(fig)
     assert len(panels) == len(bars) == 4
     assert all("at damping = 0.05" in ax.get_title() for ax in panels)
+
+
+def test_fixed_parameters_keep_their_full_path_when_the_last_part_is_ambiguous():
+    from jaxfriction._plots import _fixed_phrase
+
+    fixed = json.dumps({"mass": 1.0, "force.value": 0.0, "law.mu_s": 0.6, "force.phase": 0.0})
+    assert _fixed_phrase({"fixed": fixed}, swept=["surface.value"]) == (
+        "fixed: force.value = 0, mu_s = 0.6, mass = 1, phase = 0")
+    assert _fixed_phrase({"fixed": "{}"}) == ""
