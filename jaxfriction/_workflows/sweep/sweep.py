@@ -228,8 +228,10 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
             observable, ``grad_<name>`` per ``gradient_of`` name over a ``wrt`` dimension
             (coordinates: the paths), and ``status`` (codes of
             :mod:`jaxfriction._integrate.status`, with ``flag_values``/``flag_meanings``;
-            invalid lanes hold NaN). Attributes: the run settings, the fixed scalar
-            parameters (JSON), ``flagged`` (counts of non-zero statuses), timings
+            invalid lanes hold NaN). Attributes: the run settings (``t1``, ``window``,
+            ``t_measure``, ``dt``; ``cycles`` and ``frequency`` when the window is the last
+            forcing cycle), the template's ``template``, ``description`` and ``source``, the
+            fixed scalar parameters (``fixed``, JSON), ``flagged`` (counts of non-zero statuses), timings
             (``compile_seconds``, ``run_seconds``) and ``steps_per_second`` (fixed-step
             solvers).
 
@@ -323,7 +325,10 @@ def plan_sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=Non
                 "derive": None if derive is None else function_digest(derive)}
     attrs = {k: v for k, v in settings.items() if k in ("t1", "window", "t_measure") or (k == "dt" and v is not None)}
     attrs.update(solver=type(solver).__name__, observables=",".join(observables),
-                 template=tpl.name if tpl else "", source=tpl.source if tpl else "")
+                 template=tpl.name if tpl else "", source=tpl.source if tpl else "",
+                 description=tpl.description if tpl else "")
+    if cycles is not None:  # the window is the last of these forcing periods (the figure says so)
+        attrs.update(cycles=int(cycles), **({"frequency": str(frequency)} if frequency is not None else {}))
     return _plan(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
                  samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
                  settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
