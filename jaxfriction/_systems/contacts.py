@@ -113,6 +113,13 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
         """True when every contact acts on its own body (``contact_jacobian()`` is None)."""
         return self.contact_jacobian() is None
 
+    @property
+    def _diagonal_balance(self) -> bool:
+        """True when each contact's force balance is its own, ``-b_i / D_ii``: independent
+        contacts, or a single contact (whose coupled balance, a 1 x 1 solve, is the same
+        division; the fused kernel cannot run a linear solve)."""
+        return self.independent_contacts or self.n_contacts == 1
+
     def surface_acceleration(self, t):
         """Accelerations ``(c,)`` of the surfaces (``d v_s / dt``), or None for a fixed floor."""
         if self.surface_velocity(t) is None:
@@ -153,10 +160,10 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
         if vs is not None:
             slip, free = slip - vs, free - self.surface_acceleration(t)
         if self.dynamic:  # reported only: the force balance with every contact stuck
-            f_eq = -free / self.delassus_diagonal() if self.independent_contacts else jnp.linalg.solve(
+            f_eq = -free / self.delassus_diagonal() if self._diagonal_balance else jnp.linalg.solve(
                 self.delassus(), -free)
             return q, v, nonfriction, slip, f_eq, self.law.force(slip, self._contact_internal(y), self.normal)
-        if self.independent_contacts:
+        if self._diagonal_balance:
             f_eq = -free / self.delassus_diagonal()
         else:
             sliding = self.law(slip, jnp.zeros_like(slip), self.normal)
