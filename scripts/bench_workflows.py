@@ -12,7 +12,13 @@ On the default sweep's kernel (Quinn's forced oscillator, RK4, dt = 0.01, float6
    and ``import jax``, which ``--help`` paid while the package imported its core eagerly),
    and the wall and compile time of a small ``jaxfriction sweep`` (``CLI_SWEEP``) run twice
    with the persistent compilation cache (a fresh cache folder, then the filled one) and twice
-   with ``--no-cache``, interleaved.
+   with ``--no-cache``, interleaved;
+5. compile time of a sweep's lane program against the same sweep written in plain diffrax +
+   ``vmap`` (issue 24: "compile no slower than the plain diffrax program"), 256 lanes, D and
+   dD/d law.mu by forward mode, on the oscillator template and on a researcher's own 2-dof
+   system (``tests/_user_model.py``), each in a fresh process: trace + lower + compile, CPU
+   seconds. "two legs" is the lane as it was before the transient and the window shared one
+   loop (an ``RK4`` subclass, which takes the two-``simulate`` path).
 
 Part 4 on 2026-11-25, the 2-core CI machine (2 JAX CPU devices, jax 0.10.2, other jobs
 sharing it), ``--cli-only``, medians of 3 rounds::
@@ -34,6 +40,21 @@ core and JAX: median of 7 fresh processes, the same day and machine.)
 
 The repeated run loads the lane program (``jit_batch``, the one entry stored) from the
 cache; its remaining compile time is tracing and lowering, which no cache skips.
+
+Part 5 on 2026-11-25, the same machine (shared), ``--compile-only``, medians of 3 fresh
+processes, trace + lower + compile in CPU seconds::
+
+    system       program         outputs               CPU s
+    oscillator   plain diffrax   D, dD/dmu             1.41
+    oscillator   two legs        D, dD/dmu             1.38
+    oscillator   one loop        D, dD/dmu             1.07
+    oscillator   two legs        default observables   1.77
+    oscillator   one loop        default observables   1.50
+    2-dof        plain diffrax   D, dD/dmu             1.81
+    2-dof        two legs        D, dD/dmu             2.78
+    2-dof        one loop        D, dD/dmu             1.82
+    2-dof        two legs        default observables   3.27
+    2-dof        one loop        default observables   2.26
 
 Medians of ``--repeats`` runs after a warm-up (part 4: of ``--cli-repeats`` rounds); compile
 time reported apart. Speed is measured here, never in tests. Usage: ``python
@@ -131,6 +152,85 @@ def cli_rows(repeats, sweep_args=CLI_SWEEP):
     return rows
 
 
+COMPILE_CASES = [(system, path, kind) for system in ("oscillator", "2-dof") for path in ("plain diffrax", "two legs",
+                                                                                      "one loop")
+                 for kind in (("D",) if path == "plain diffrax" else ("D", "default observables"))]
+
+
+def compile_child(system_name, path, kind):
+    """Trace + lower + compile one case of part 5 in this process; prints ``{"cpu_s": ...}``."""
+    import math
+
+    import diffrax
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    if system_name == "oscillator":
+        tpl = jf.template("oscillator")
+        system, dt, swept = tpl.system, tpl.dt, "force.amplitude"
+        period = 2 * math.pi / float(jf.get_parameter(system, "force.omega"))
+        t_end, window = 50 * period, period
+    else:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from _user_model import FrictionJoint, TanhViscous
+
+        system, dt, swept = FrictionJoint(law=TanhViscous()), 0.01, "amplitude"
+        period = 2 * math.pi / 0.8
+        t_end, window = 20 * period, period
+    points = {"law.mu": jnp.linspace(0.05, 1.0, 256), swept: jnp.linspace(0.05, 2.0, 256)}
+    if path == "plain diffrax":
+        def run(mu, value):
+            s = jf.set_parameters(system, {"law.mu": mu, swept: value})
+            term = diffrax.ODETerm(s.vector_field)
+            kw = dict(stepsize_controller=diffrax.ConstantStepSize(), saveat=diffrax.SaveAt(t1=True), max_steps=None,
+                      adjoint=diffrax.ForwardMode())
+            y0 = s.as_state(jnp.zeros(2 * s.n_dof))
+            h_pre = (t_end - window) / math.ceil((t_end - window) / dt)
+            h = window / math.ceil(window / dt)
+            y = diffrax.diffeqsolve(term, jf.ClassicRK4(), 0.0, t_end - window, h_pre, y0, **kw).ys[-1]
+            y2 = diffrax.diffeqsolve(term, jf.ClassicRK4(), t_end - window, t_end, h, y, **kw).ys[-1]
+            return jf.window_dissipation(jf.Trajectory(ts=jnp.array([t_end - window, t_end]), ys=jnp.stack([y, y2]),
+                                                       system=s, status=0))
+
+        fn = jax.vmap(lambda mu, value: jax.jvp(lambda m: run(m, value), (mu,), (jnp.ones_like(mu),)))
+        args = (points["law.mu"], points[swept])
+    else:
+        class TwoLegs(jf.RK4):
+            """The lane before one loop: transient and window as two simulate calls."""
+
+        options = {} if kind == "default observables" else {"observables": {"dissipation": jf.window_dissipation},
+                                                               "saveat": jf.SaveAt(n=1)}
+        plan = jf.plan_sweep(system, {k: np.asarray(v) for k, v in points.items()}, samples=True, t1=t_end,
+                             window=window, dt=dt, wrt=["law.mu"], progress=False, kernel="vmap",
+                             solver=TwoLegs() if path == "two legs" else jf.RK4(), **options)
+        dynamic, static = eqx.partition(plan.program, eqx.is_array)
+        fn = lambda d, pts: jax.vmap(lambda q: eqx.combine(d, static)(**q))(pts)  # noqa: E731
+        args = (dynamic, points)
+    start = time.process_time()
+    jax.jit(fn).lower(*args).compile()
+    print(json.dumps({"cpu_s": time.process_time() - start}))
+
+
+def compile_rows(repeats):
+    """Part 5: every case of :data:`COMPILE_CASES` in ``repeats`` fresh processes (medians)."""
+    env = {**os.environ, "JAXFRICTION_NO_CACHE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(jf.__file__).resolve().parents[1]),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    samples = {case: [] for case in COMPILE_CASES}
+    for _ in range(repeats):
+        for case in COMPILE_CASES:
+            out = _child([__file__, "--compile-child", *case], env)[2]
+            samples[case].append(json.loads(out.strip().splitlines()[-1])["cpu_s"])
+    return [{"system": c[0], "path": c[1], "outputs": c[2], "cpu_s": round(float(np.median(v)), 2)}
+            for c, v in samples.items()]
+
+
+def print_compile_rows(rows):
+    print("\n| system | program | outputs | trace + compile, CPU s |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['system']} | {r['path']} | {r['outputs']} | {r['cpu_s']} |")
+
+
 def print_cli_rows(rows):
     """Print part 4 as two markdown tables."""
     print("\n| command (fresh process) | wall s | CPU s |\n|---|---|---|")
@@ -151,10 +251,22 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cli-repeats", type=int, default=3, help="rounds of part 4 (the command line)")
     parser.add_argument("--cli-only", action="store_true", help="measure part 4 only")
+    parser.add_argument("--compile-only", action="store_true", help="measure part 5 only")
+    parser.add_argument("--compile-child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     machine = {"date": time.strftime("%Y-%m-%d"), "machine": platform.processor() or platform.machine(),
                "cores": os.cpu_count(), "jax": jax.__version__}
+    if args.compile_child:
+        compile_child(*args.compile_child)
+        sys.exit(0)
+    if args.compile_only:
+        rows = compile_rows(args.cli_repeats)
+        print_compile_rows(rows)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({**machine, "compile": rows}, fh, indent=1)
+        sys.exit(0)
     if args.cli_only:
         cli = cli_rows(args.cli_repeats)
         print_cli_rows(cli)
@@ -199,12 +311,14 @@ if __name__ == "__main__":
         _, cg, grad_s = timed(lambda: sweep(wrt=["law.mu", "force.amplitude"], gradient=mode), args.repeats)
         row(f"D and dD/d(mu N, alpha), {mode} mode, {len(devices)} devices", cg, grad_s, base)
     cli = cli_rows(args.cli_repeats)
+    compile_table = compile_rows(args.cli_repeats)
     report = {**machine, "batch": side * side, "cycles": args.cycles, "steps_per_trajectory": steps // (side * side),
-              "rows": rows, "cli": cli}
+              "rows": rows, "cli": cli, "compile": compile_table}
     print("\n| case | compile s | run s | M traj-steps/s | cost vs previous reference |\n|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['case']} | {r['compile_s']} | {r['run_s']} | {r['Msteps_per_s']} | {r['relative_cost'] or ''} |")
     print_cli_rows(cli)
+    print_compile_rows(compile_table)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=1)
