@@ -207,7 +207,7 @@ def test_bad_input_names_the_argument(coulomb_record):
         jf.fit(system, {"law.mu": 0.1}, coulomb_record, noise=0.0)
     with pytest.raises(ValueError, match="GlobalSearch refine"):
         jf.GlobalSearch(candidates=4, refine=8)
-    with pytest.raises(ValueError, match="shooting_segments must be an int >= 1 or 'auto'"):
+    with pytest.raises(ValueError, match="shooting_segments must be an integer >= 1 or 'auto'"):
         jf.fit(system, {"law.mu": 0.1}, coulomb_record, shooting_segments="many")
 
 

@@ -60,6 +60,11 @@ def report(problem, data, u, at_u, history, taken, message, started, label, mode
     # Gauss-Newton covariance in the natural parametrisation; convergence: the Gauss-Newton step
     # from the end point is below 0.1 standard error in every parameter
     cov, cov_ok = diagnostics.covariance(jac, residual_std, p)
+    ident = diagnostics.identifiability(jac, theta, np.asarray(problem.state_scale), names, residual_std)
+    if cov_ok and any(not math.isfinite(w["rel_stderr"]) for w in ident["weak_combinations"]):
+        # a combination the data do not determine at all (the scaled J^T J is singular to
+        # 1e-12): whether inv() still returns numbers depends on round-off, so decide it here
+        cov, cov_ok = np.full((p, p), np.nan), False
     se = np.where(np.diag(cov) > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)
     with np.errstate(all="ignore"):
         step_gn = np.linalg.lstsq(jac, -stacked, rcond=None)[0] if np.all(np.isfinite(jac)) else np.full(n_vars, np.nan)
@@ -76,7 +81,6 @@ def report(problem, data, u, at_u, history, taken, message, started, label, mode
         message += ("; the Jacobian is non-finite or exploding (derivatives of the simulation are unstable: "
                     "reduce dt, or bound the parameters away from a too stiff stick band or internal state)")
 
-    ident = diagnostics.identifiability(jac, theta, np.asarray(problem.state_scale), names, residual_std)
     reasons = _zero_sensitivity_reasons(list(names), ident["zero_sensitivity"], theta, problem)
     ident["reasons"] = reasons
     reliable = converged and not reasons
