@@ -117,7 +117,7 @@ if TYPE_CHECKING:  # the lazy names below, visible to type checkers and the API 
         quake_response,
     )
     from ._exact.event_driven import EventLog, simulate_event_driven  # noqa: F401
-    from ._integrate.diffrax_solvers import ClassicRK4  # noqa: F401
+    from ._integrate.diffrax_solvers import ClassicRK4, dynamics_rms_norm  # noqa: F401
     from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
     from ._workflows.fit.fit import fit  # noqa: F401
     from ._workflows.fit.search import GlobalSearch  # noqa: F401
@@ -149,6 +149,7 @@ _LAZY = {
     "find_record": "._applications.quake",
     "default_eps": "._applications.quake",
     "ClassicRK4": "._integrate.diffrax_solvers",
+    "dynamics_rms_norm": "._integrate.diffrax_solvers",
     "simulate_event_driven": "._exact.event_driven",
     "EventLog": "._exact.event_driven",
 }

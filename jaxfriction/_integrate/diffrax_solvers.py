@@ -8,6 +8,9 @@ from typing import ClassVar
 import diffrax
 import jax.numpy as jnp
 import numpy as np
+import optimistix as optx
+
+from .._systems.base import N_INTEGRALS
 
 _RK4_TABLEAU = diffrax.ButcherTableau(
     c=np.array([0.5, 0.5, 1.0]),
@@ -39,23 +42,65 @@ def is_adaptive(solver) -> bool:
     return isinstance(solver, diffrax.AbstractAdaptiveSolver) and not isinstance(solver, ClassicRK4)
 
 
-def diffrax_solve(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None, rtol, atol, max_steps, args,
-                  adjoint=None):
-    """Run ``diffrax.diffeqsolve`` on ``system.vector_field``.
+def dynamics_rms_norm(error):
+    """RMS norm of a scaled error state over its dynamical entries: the energy books left out.
 
-    Fixed-step solvers step exactly through ``step_ts`` (``diffrax.StepTo``); adaptive ones
-    use a PID controller with ``rtol``/``atol``. ``adjoint`` is diffrax's (None: its
-    default, reverse mode only). Never throws: failures are returned.
+    Step-size controllers (``diffrax.PIDController(norm=...)``) choose the step so that
+    ``norm(error / (atol + rtol |y|))`` is about 1, and diffrax's implicit solvers stop their
+    Newton iterations with the same norm. This norm is ``optimistix.rms_norm`` (diffrax's
+    default) of the entries before the last ``N_INTEGRALS = 3``, which are
+    ``E_friction``, ``E_damping`` and ``W_input`` in every jaxfriction state (layout in
+    :mod:`jaxfriction._systems.base`): positions, velocities and the internal variables of
+    dynamic laws (LuGre ``z``, ...) stay under control. The energy integrals are
+    quadratures of the trajectory (their rates depend on the motion, the motion never on
+    them), so their error follows the steps the motion needs; leaving them out makes a run
+    take the steps of the same equations integrated without them.
+    :class:`~jaxfriction.Diffrax`'s default controller uses it; pass it to a controller of
+    your own to get the same (``diffrax.PIDController(rtol=..., atol=...,
+    norm=jf.dynamics_rms_norm)``).
+
+    Args:
+        error: one state-shaped array, ``(state_size,)`` (per lane under ``vmap``; units:
+            none, the error already divided by ``atol + rtol |y|``).
 
     Returns:
-        ``(ys, ok)``: states at ``save_ts`` and a boolean, True when diffrax succeeded.
+        The scalar ``sqrt(mean(error[:-3]^2))`` (zero derivative at 0, as diffrax's norm).
+
+    Raises:
+        ValueError: an error that is not a 1-D array with more than 3 entries.
+    """
+    error = jnp.asarray(error)
+    if error.ndim != 1 or error.shape[0] <= N_INTEGRALS:
+        raise ValueError(f"dynamics_rms_norm needs a flat jaxfriction state (more than {N_INTEGRALS} entries, "
+                         f"the last {N_INTEGRALS} the energy integrals), got shape {error.shape}")
+    return optx.rms_norm(error[: error.shape[0] - N_INTEGRALS])
+
+
+def default_controller(rtol, atol):
+    """:class:`~jaxfriction.Diffrax`'s step-size controller: ``diffrax.PIDController`` with
+    ``rtol``/``atol`` and the error norm :func:`dynamics_rms_norm` (energy books left out)."""
+    return diffrax.PIDController(rtol=rtol, atol=atol, norm=dynamics_rms_norm)
+
+
+def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None, rtol, atol, max_steps, args,
+                     adjoint=None, controller=None):
+    """Run ``diffrax.diffeqsolve`` on ``system.vector_field`` and return diffrax's solution.
+
+    Fixed-step solvers step exactly through ``step_ts`` (``diffrax.StepTo``); adaptive ones
+    use ``controller``, by default :func:`default_controller` of ``rtol``/``atol``.
+    ``adjoint`` is diffrax's (None: its default, reverse mode only). Never throws: failures
+    are in ``sol.result``. ``sol.stats`` holds diffrax's step counts
+    (``num_accepted_steps``, ``num_rejected_steps``).
+
+    Returns:
+        The ``diffrax.Solution`` (states ``sol.ys`` at ``save_ts``).
     """
     if step_ts is not None:
         controller = diffrax.StepTo(ts=step_ts)
         dt0 = None
-    else:
-        controller = diffrax.PIDController(rtol=rtol, atol=atol)
-    sol = diffrax.diffeqsolve(
+    elif controller is None:
+        controller = default_controller(rtol, atol)
+    return diffrax.diffeqsolve(
         diffrax.ODETerm(system.vector_field),
         solver,
         t0,
@@ -69,4 +114,4 @@ def diffrax_solve(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None
         adjoint=diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint,
         throw=False,
     )
-    return sol.ys, jnp.asarray(sol.result == diffrax.RESULTS.successful)
+
