@@ -6,11 +6,14 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import diffrax
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
 from .._systems.base import N_INTEGRALS
+from .rk4 import ROW_STATE_LIMIT, _by_components
 
 _RK4_TABLEAU = diffrax.ButcherTableau(
     c=np.array([0.5, 0.5, 1.0]),
@@ -60,20 +63,30 @@ def dynamics_rms_norm(error):
     norm=jf.dynamics_rms_norm)``).
 
     Args:
-        error: one state-shaped array, ``(state_size,)`` (per lane under ``vmap``; units:
-            none, the error already divided by ``atol + rtol |y|``).
+        error: one state-shaped error (per lane under ``vmap``; no units, already divided
+            by ``atol + rtol |y|``): a flat array ``(state_size,)`` or, as diffrax hands
+            it for states of at most ``ROW_STATE_LIMIT = 32`` entries (see
+            :class:`~jaxfriction.Diffrax`), a tuple of its ``state_size`` scalar components.
 
     Returns:
         The scalar ``sqrt(mean(error[:-3]^2))`` (zero derivative at 0, as diffrax's norm).
 
     Raises:
-        ValueError: an error that is not a 1-D array with more than 3 entries.
+        ValueError: an error with at most 3 entries, or neither a 1-D array nor a tuple
+            of scalars.
     """
-    error = jnp.asarray(error)
-    if error.ndim != 1 or error.shape[0] <= N_INTEGRALS:
-        raise ValueError(f"dynamics_rms_norm needs a flat jaxfriction state (more than {N_INTEGRALS} entries, "
-                         f"the last {N_INTEGRALS} the energy integrals), got shape {error.shape}")
-    return optx.rms_norm(error[: error.shape[0] - N_INTEGRALS])
+    leaves = jax.tree.leaves(error)
+    if len(leaves) == 1 and jnp.ndim(leaves[0]) == 1:
+        entries = leaves[0]
+    elif leaves and all(jnp.ndim(leaf) == 0 for leaf in leaves):
+        entries = leaves
+    else:
+        entries = None
+    if entries is None or len(entries) <= N_INTEGRALS:
+        raise ValueError(f"dynamics_rms_norm needs a jaxfriction state (more than {N_INTEGRALS} entries, the last "
+                         f"{N_INTEGRALS} the energy integrals, flat or as a tuple of scalars), got "
+                         f"{jax.tree.map(jnp.shape, error)}")
+    return optx.rms_norm(entries[: len(entries) - N_INTEGRALS])
 
 
 def default_controller(rtol, atol):
@@ -92,21 +105,33 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     are in ``sol.result``. ``sol.stats`` holds diffrax's step counts
     (``num_accepted_steps``, ``num_rejected_steps``).
 
+    For explicit Runge-Kutta solvers (``diffrax.AbstractERK``: Tsit5, Dopri5, Dopri8,
+    :class:`ClassicRK4`, ...) states of at most
+    :data:`~jaxfriction._integrate.rk4.ROW_STATE_LIMIT` entries go to diffrax as a tuple of
+    their scalar components, as :func:`~jaxfriction.rk4_scan` steps them: under ``vmap`` a
+    stacked ``(batch, n)`` state makes every stage, the error estimate and the
+    interpolation work on an interleaved array (for the 1-dof oscillator, 5 entries, a
+    Dopri5 run took 2.4x as long as the same run on components,
+    ``scripts/bench_adaptive.py``). The controller's norm then sees the tuple. Implicit
+    solvers (Kvaerno5) keep the flat array: on the tuple their Newton iterations failed
+    (the rate-and-state velocity step of ``tests/test_spring_slider.py`` ran out of steps).
+
     Returns:
-        The ``diffrax.Solution`` (states ``sol.ys`` at ``save_ts``).
+        The ``diffrax.Solution``; ``sol.ys`` are the states ``(len(save_ts), state_size)``.
     """
     if step_ts is not None:
         controller = diffrax.StepTo(ts=step_ts)
         dt0 = None
     elif controller is None:
         controller = default_controller(rtol, atol)
-    return diffrax.diffeqsolve(
-        diffrax.ODETerm(system.vector_field),
+    by_rows = isinstance(solver, diffrax.AbstractERK) and jnp.size(y0) <= ROW_STATE_LIMIT
+    sol = diffrax.diffeqsolve(
+        diffrax.ODETerm(_by_components(system.vector_field, jnp.shape(y0)) if by_rows else system.vector_field),
         solver,
         t0,
         t1,
         dt0,
-        y0,
+        tuple(jnp.ravel(y0)) if by_rows else y0,
         args=args,
         saveat=diffrax.SaveAt(ts=save_ts),
         stepsize_controller=controller,
@@ -114,4 +139,7 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
         adjoint=diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint,
         throw=False,
     )
+    if by_rows:
+        sol = eqx.tree_at(lambda s: s.ys, sol, jnp.stack(sol.ys, axis=-1).reshape((-1, *jnp.shape(y0))))
+    return sol
 

@@ -178,6 +178,10 @@ class Diffrax(AbstractSolver):
     A ``stepsize_controller`` of your own is used as given, its norm included (diffrax's
     default norm puts the books back under control; add ``norm=jf.dynamics_rms_norm`` to
     keep them out). It is not wrapped because a norm of your own may need the whole state.
+    Explicit Runge-Kutta solvers get small states (at most 32 entries) as a tuple of their
+    scalar components, which is faster under ``vmap`` on CPU, so a norm then receives the
+    error as that tuple (``optimistix.rms_norm`` and ``max_norm`` give the same value on the
+    tuple as on the flat array); implicit solvers and larger states get the flat array.
 
     Args:
         solver: a ``diffrax.AbstractSolver`` instance.

@@ -1,0 +1,226 @@
+"""Adaptive Dopri5 on a friction-oscillator batch: jaxfriction against plain diffrax (issue 24).
+
+The workload is pybasin's friction-oscillator case (the bSTAB friction case of Stender et
+al.: ``case_studies/friction`` of pyBasin): a unit mass on a spring (``k = 1``) and damper
+(``c = 2 xi = 0.1``) on a belt moving at ``v_d = 1.5``, with a Stribeck-type law
+``mu(v_rel) = mu_d (1 + (mu_sd - 1) exp(-|v_rel| / v0))``, ``mu_d = 0.5``, ``mu_sd = 2``,
+``v0 = 0.5``, smoothed by ``tanh(50 v_rel)`` in slip, and pybasin's switched stick model
+below ``|v_rel| = 1e-4`` (the slip velocity relaxes, ``v_rel' = -v_rel``, while
+``|x + 2 xi x'| <= mu_d mu_sd``; above it a transition force ``+mu_d mu_sd tanh(50 mu)``).
+In jaxfriction it is an :class:`~jaxfriction.Oscillator` with that law written as a user
+law (:class:`BstabFriction` below, ``surface=Constant(1.5)``, ``damping=0.1``); the one
+difference from pybasin's right-hand side is ``x' = x'`` in stick where pybasin writes
+``x' = v_d`` (they differ by less than ``1e-4`` there): jaxfriction's positions always move
+with the velocity. The plain contender integrates jaxfriction's equations.
+
+Batch: a 100 x 50 grid (``--lanes``) of initial states over pybasin's sampling box ``x in
+[0.5, 2.5]``, ``x' in [-2, 0]``; ``t in [0, 500]``, saved at pybasin's 500 times
+``linspace(0, 500, 500)``; diffrax ``Dopri5``, ``rtol = 1e-8``, ``atol = 1e-6``, float64,
+first step chosen by diffrax, ``jit`` of ``vmap`` over the lanes on the default device.
+
+Contenders, side by side in one process:
+
+- ``plain diffrax``: what pybasin's ``JaxSolver`` runs, written here: the 2-state right-hand
+  side as a flat array, ``diffrax.PIDController(rtol, atol)`` with its default norm, no
+  energy integrals.
+- ``jaxfriction before``: ``jf.simulate`` with ``jf.Diffrax(Dopri5(),
+  stepsize_controller=PIDController(rtol, atol))`` (the energy books in diffrax's default
+  norm) and the flat ``(5,)`` state handed to diffrax (``ROW_STATE_LIMIT`` of
+  ``jaxfriction._integrate.diffrax_solvers`` patched to 0 for it): the previous revision.
+- ``books out of the norm``: the default controller (``norm=jf.dynamics_rms_norm``), still
+  the flat state: the norm's effect alone.
+- ``jaxfriction now``: ``jf.simulate`` with ``jf.Diffrax(Dopri5(), rtol, atol)``, the
+  default: books out of the norm, the state handed to diffrax as a tuple of components.
+
+Reported per contender: seconds per call (the best of ``--repeats`` timed calls after a
+compile call; the machine is shared, and the minimum is the least disturbed run), accepted
+and rejected steps per lane (mean and max, from ``sol.stats``; a ``vmap``-ed while loop runs
+until its slowest lane is done), the ratio to plain diffrax, the largest deviation of ``x``
+from plain diffrax over all saves and lanes, and the energy balance residual
+(``jf.energy_balance_residual`` at ``t = 500``, J, and ``jf.relative_energy_residual``).
+Speed is measured here, never in tests. Usage: ``python scripts/bench_adaptive.py
+[--lanes 5000] [--repeats 3] [--t1 500] [--json PATH]``; ``--lanes 500`` takes about a
+minute on a 2-core machine, 5,000 lanes about 6 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import diffrax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jaxfriction as jf  # noqa: E402
+import jaxfriction._integrate.diffrax_solvers as diffrax_solvers  # noqa: E402
+
+V_D, XI, MU_D, MU_SD, V0, ETA, K_SMOOTH = 1.5, 0.05, 0.5, 2.0, 0.5, 1e-4, 50.0
+RTOL, ATOL = 1e-8, 1e-6
+
+
+class BstabFriction(jf.AbstractFrictionLaw):
+    """pybasin's friction-oscillator law in jaxfriction's convention (``v``: slip velocity
+    ``x' - v_d``; ``f_eq = k x + c x'``; returns the friction force on the body, N).
+
+    Slip (``|v| > eta``): ``-tanh(k_smooth v) N mu(v)`` with ``mu(v) = mu_d (1 + (ratio - 1)
+    exp(-|v| / v0))``; transition (``|f_eq| > mu_d ratio N``): ``+mu_d ratio N tanh(k_smooth
+    N mu(v))``; stick: ``f_eq - v``, the force that makes the slip velocity relax
+    (``v' = -v``), pybasin's stick model. Not a law of the library: the benchmark's user law.
+    """
+
+    mu_d: float = MU_D
+    ratio: float = MU_SD
+    v0: float = V0
+    eta: float = ETA
+    k_smooth: float = K_SMOOTH
+
+    def __call__(self, v, f_eq, normal):
+        mu = normal * self.mu_d * (1.0 + (self.ratio - 1.0) * jnp.exp(-jnp.abs(v) / self.v0))
+        slip = -jnp.tanh(self.k_smooth * v) * mu
+        transition = self.mu_d * self.ratio * normal * jnp.tanh(self.k_smooth * mu)
+        stick = f_eq - v
+        return jnp.where(jnp.abs(v) > self.eta, slip,
+                         jnp.where(jnp.abs(f_eq) > self.mu_d * self.ratio * normal, transition, stick))
+
+    def static_limit(self, normal):
+        return self.mu_d * self.ratio * normal
+
+
+SYSTEM = jf.Oscillator(law=BstabFriction(), surface=jf.Constant(V_D), damping=2 * XI)
+
+
+def plain_rhs(t, y, args):
+    """The same equations as ``SYSTEM`` without energy integrals, as a pybasin user writes them."""
+    x, v = y[0], y[1]
+    vrel = v - V_D
+    mu = MU_D * (1.0 + (MU_SD - 1.0) * jnp.exp(-jnp.abs(vrel) / V0))
+    f_eq = x + 2 * XI * v
+    f = jnp.where(jnp.abs(vrel) > ETA, -jnp.tanh(K_SMOOTH * vrel) * mu,
+                  jnp.where(jnp.abs(f_eq) > MU_D * MU_SD, MU_D * MU_SD * jnp.tanh(K_SMOOTH * mu), f_eq - vrel))
+    return jnp.array([v, -f_eq + f])
+
+
+def initial_states(lanes):
+    """A ``rows x cols`` grid (``rows = 2 cols`` as far as ``lanes`` allows) over pybasin's box."""
+    cols = max(1, int(round(np.sqrt(lanes / 2))))
+    rows = lanes // cols
+    x, v = np.meshgrid(np.linspace(0.5, 2.5, rows), np.linspace(-2.0, 0.0, cols), indexing="ij")
+    return jnp.asarray(np.stack([x.ravel(), v.ravel()], axis=1))
+
+
+def plain_contender(ts):
+    t0, t1 = float(ts[0]), float(ts[-1])
+
+    def one(y0):
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(plain_rhs), diffrax.Dopri5(), t0, t1, None, y0,
+                                  saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=RTOL,
+                                                                                                          atol=ATOL),
+                                  max_steps=16**5, throw=False)
+        return sol.ys, sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"]
+
+    return jax.jit(jax.vmap(one))
+
+
+def jaxfriction_contender(solver, ts):
+    t0, t1 = float(ts[0]), float(ts[-1])
+
+    def run(y0):
+        traj = jf.simulate(SYSTEM, y0, t0, t1, solver=solver, saveat=jf.SaveAt(ts=ts))
+        return traj.ys, traj.status, jf.energy_balance_residual(traj)[-1], jf.relative_energy_residual(traj)
+
+    def stats(y0):
+        _, sol = solver.solution(SYSTEM, SYSTEM.as_state(y0), t0, t1, saveat=jf.SaveAt(ts=ts))
+        return sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"]
+
+    return jax.jit(jax.vmap(run)), jax.jit(jax.vmap(stats))
+
+
+def timed(fn, y0s, repeats):
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn(y0s))
+    first = time.perf_counter() - start
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = jax.block_until_ready(fn(y0s))
+        times.append(time.perf_counter() - start)
+    return out, min(times), first - min(times), times
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lanes", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--t1", type=float, default=500.0)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+
+    ts = jnp.linspace(0.0, args.t1, 500)
+    y0s = initial_states(args.lanes)
+    print(f"{y0s.shape[0]} lanes, t in [0, {args.t1:g}], 500 saves, Dopri5 rtol={RTOL:g} atol={ATOL:g}, float64, "
+          f"{jax.devices()[0].device_kind} ({os.cpu_count()} cores), {platform.machine()}", flush=True)
+
+    rows = []
+    ys_plain, t_plain, compile_plain, times = timed(plain_contender(ts), y0s, args.repeats)
+    ys_plain, acc, rej = ys_plain
+    rows.append({"contender": "plain diffrax (pybasin-like, no energy books)", "seconds": t_plain,
+                 "compile_s": compile_plain, "times": times, "accepted_mean": float(acc.mean()),
+                 "accepted_max": int(acc.max()), "rejected_mean": float(rej.mean()), "rejected_max": int(rej.max()),
+                 "steps_max": int((acc + rej).max())})
+    print(rows[-1], flush=True)
+
+    pid = diffrax.PIDController(rtol=RTOL, atol=ATOL)
+    variants = [
+        ("jaxfriction before: books in the norm, flat state", jf.Diffrax(diffrax.Dopri5(), stepsize_controller=pid,
+                                                                         max_steps=16**5), True),
+        ("books out of the norm, flat state", jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL, max_steps=16**5),
+         True),
+        ("jaxfriction now: books out of the norm, state by components",
+         jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL, max_steps=16**5), False),
+    ]
+    limit = diffrax_solvers.ROW_STATE_LIMIT
+    for name, solver, flat in variants:
+        diffrax_solvers.ROW_STATE_LIMIT = 0 if flat else limit
+        try:
+            run, stats = jaxfriction_contender(solver, ts)
+            (ys, status, residual, relative), seconds, compile_s, times = timed(run, y0s, args.repeats)
+            acc, rej = jax.block_until_ready(stats(y0s))
+        finally:
+            diffrax_solvers.ROW_STATE_LIMIT = limit
+        rows.append({"contender": name, "seconds": seconds, "compile_s": compile_s, "times": times,
+                     "ratio_to_plain": seconds / t_plain, "accepted_mean": float(acc.mean()),
+                     "accepted_max": int(acc.max()), "rejected_mean": float(rej.mean()),
+                     "rejected_max": int(rej.max()), "steps_max": int((acc + rej).max()),
+                     "lanes_ok": int(jnp.sum(status == jf.STATUS_OK)),
+                     "max_dx_to_plain": float(jnp.max(jnp.abs(ys[..., 0] - ys_plain[..., 0]))),
+                     "energy_residual_max_J": float(jnp.max(jnp.abs(residual))),
+                     "relative_energy_residual_max": float(jnp.max(relative)),
+                     "relative_energy_residual_median": float(jnp.median(relative)),
+                     "input_work_max_J": float(jnp.max(jnp.abs(ys[:, -1, -1])))})
+        print(rows[-1], flush=True)
+
+    print()
+    print("| contender | s | ratio to plain | accepted/lane mean (max) | rejected/lane mean (max) | max "
+          "energy residual (J) | max relative residual |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['contender']} | {r['seconds']:.2f} | {r.get('ratio_to_plain', 1.0):.2f} | "
+              f"{r['accepted_mean']:.0f} ({r['accepted_max']}) | {r['rejected_mean']:.0f} ({r['rejected_max']}) | "
+              f"{r.get('energy_residual_max_J', float('nan')):.1e} | "
+              f"{r.get('relative_energy_residual_max', float('nan')):.1e} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"lanes": int(y0s.shape[0]), "t1": args.t1, "date": time.strftime("%Y-%m-%d"),
+                       "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
