@@ -13,7 +13,7 @@ import numpy as np
 import optimistix as optx
 
 from .._systems.base import N_INTEGRALS
-from .rk4 import ROW_STATE_LIMIT, _by_components
+from .rk4 import ROW_STATE_LIMIT
 
 _RK4_TABLEAU = diffrax.ButcherTableau(
     c=np.array([0.5, 0.5, 1.0]),
@@ -89,6 +89,20 @@ def dynamics_rms_norm(error):
     return optx.rms_norm(entries[: len(entries) - N_INTEGRALS])
 
 
+class ComponentField(eqx.Module):
+    """``vector_field`` on a state held as a tuple of its scalar components (diffrax's
+    ``ODETerm`` of a small state). An equinox module, not a closure, so that the system's
+    arrays stay pytree leaves and eager calls with equal structure reuse diffrax's compiled
+    solve (a new closure per call would recompile every time)."""
+
+    vector_field: Callable
+    shape: tuple = eqx.field(static=True)
+
+    def __call__(self, t, rows, args):
+        k = self.vector_field(t, jnp.stack(rows).reshape(self.shape), args).reshape(-1)
+        return tuple(k[i] for i in range(len(rows)))
+
+
 def default_controller(rtol, atol):
     """:class:`~jaxfriction.Diffrax`'s step-size controller: ``diffrax.PIDController`` with
     ``rtol``/``atol`` and the error norm :func:`dynamics_rms_norm` (energy books left out)."""
@@ -126,7 +140,7 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
         controller = default_controller(rtol, atol)
     by_rows = isinstance(solver, diffrax.AbstractERK) and jnp.size(y0) <= ROW_STATE_LIMIT
     sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(_by_components(system.vector_field, jnp.shape(y0)) if by_rows else system.vector_field),
+        diffrax.ODETerm(ComponentField(system.vector_field, jnp.shape(y0)) if by_rows else system.vector_field),
         solver,
         t0,
         t1,
