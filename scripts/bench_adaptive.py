@@ -32,15 +32,25 @@ Contenders, side by side in one process:
 - ``jaxfriction now``: ``jf.simulate`` with ``jf.Diffrax(Dopri5(), rtol, atol)``, the
   default: books out of the norm, the state handed to diffrax as a tuple of components.
 
-Reported per contender: seconds per call (the best of ``--repeats`` timed calls after a
-compile call; the machine is shared, and the minimum is the least disturbed run), accepted
+Reported per contender: seconds per call (every contender is compiled first, then they are
+timed in turn for ``--repeats`` rounds; the best call is reported: the machine is shared,
+and the minimum is the least disturbed run), accepted
 and rejected steps per lane (mean and max, from ``sol.stats``; a ``vmap``-ed while loop runs
 until its slowest lane is done), the ratio to plain diffrax, the largest deviation of ``x``
 from plain diffrax over all saves and lanes, and the energy balance residual
 (``jf.energy_balance_residual`` at ``t = 500``, J, and ``jf.relative_energy_residual``).
+``--implicit`` adds the implicit solver: one lane each of Quinn's oscillator (``Quinn(1,
+0.05)``, ``Harmonic(1.5, 0.5)``) and a LuGre oscillator (``sigma0 = 100``, ``sigma1 = 10``,
+``v_s = 0.1``, ``Harmonic(2, 1)``) from ``(0.5, 0)`` to ``t = 20`` with ``Kvaerno5``,
+``rtol = 1e-8``, ``atol = 1e-10``: the plain equations without the books, jaxfriction's
+default (the books out of the step control and of the Newton iterations, whose norm
+diffrax takes from the controller), the books back in the Newton norm only (a root finder
+of one's own), and back in both (a controller of one's own with diffrax's default norm);
+steps and the relative energy residual (``jf.relative_energy_residual``, 401 saves).
+
 Speed is measured here, never in tests. Usage: ``python scripts/bench_adaptive.py
-[--lanes 5000] [--repeats 3] [--t1 500] [--json PATH]``; ``--lanes 500`` takes about a
-minute on a 2-core machine, 5,000 lanes about 6 minutes.
+[--lanes 5000] [--repeats 3] [--t1 500] [--implicit] [--json PATH]``; ``--lanes 500``
+takes about a minute on a 2-core machine, 5,000 lanes about 6 minutes.
 """
 
 from __future__ import annotations
@@ -58,6 +68,7 @@ jax.config.update("jax_enable_x64", True)
 import diffrax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import optimistix as optx  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
 import jaxfriction._integrate.diffrax_solvers as diffrax_solvers  # noqa: E402
@@ -143,16 +154,71 @@ def jaxfriction_contender(solver, ts):
     return jax.jit(jax.vmap(run)), jax.jit(jax.vmap(stats))
 
 
-def timed(fn, y0s, repeats):
-    start = time.perf_counter()
-    out = jax.block_until_ready(fn(y0s))
-    first = time.perf_counter() - start
-    times = []
+def timed_alternating(fns, y0s, repeats, flat):
+    """Compile every function of ``fns`` (a dict), then time them in turn, ``repeats``
+    rounds, so that a disturbance of the shared machine falls on all of them alike.
+    ``flat[name]``: trace that one with ``ROW_STATE_LIMIT = 0`` (the flat state).
+
+    Returns:
+        ``{name: (last output, best seconds, compile seconds, all seconds)}``.
+    """
+    limit = diffrax_solvers.ROW_STATE_LIMIT
+    outs, compiled, times = {}, {}, {name: [] for name in fns}
+    for name, fn in fns.items():
+        diffrax_solvers.ROW_STATE_LIMIT = 0 if flat.get(name) else limit
+        try:
+            start = time.perf_counter()
+            outs[name] = jax.block_until_ready(fn(y0s))
+            compiled[name] = time.perf_counter() - start
+        finally:
+            diffrax_solvers.ROW_STATE_LIMIT = limit
     for _ in range(repeats):
-        start = time.perf_counter()
-        out = jax.block_until_ready(fn(y0s))
-        times.append(time.perf_counter() - start)
-    return out, min(times), first - min(times), times
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            outs[name] = jax.block_until_ready(fn(y0s))
+            times[name].append(time.perf_counter() - start)
+    return {name: (outs[name], min(times[name]), compiled[name] - min(times[name]), times[name]) for name in fns}
+
+
+def implicit_rows():
+    """The ``--implicit`` comparison (module docstring): one row per system and variant."""
+    rtol, atol, t1 = 1e-8, 1e-10, 20.0
+    systems = {"quinn": jf.Oscillator(law=jf.Quinn(1.0, 0.05), force=jf.Harmonic(1.5, 0.5)),
+               "lugre": jf.Oscillator(law=jf.LuGre(sigma0=100.0, sigma1=10.0, sigma2=0.4, v_s=0.1),
+                                      force=jf.Harmonic(2.0, 1.0))}
+    newton_with_books = diffrax.Kvaerno5(root_finder=diffrax.VeryChord(rtol=rtol, atol=atol, norm=optx.rms_norm))
+    variants = {"jaxfriction default": jf.Diffrax(diffrax.Kvaerno5(), rtol=rtol, atol=atol),
+                "books in the Newton norm": jf.Diffrax(newton_with_books, rtol=rtol, atol=atol),
+                "books in both norms": jf.Diffrax(diffrax.Kvaerno5(),
+                                                  stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))}
+    rows = []
+    for name, system in systems.items():
+        n = system.dynamical_size
+        y0 = system.as_state(jnp.array([0.5, 0.0]))
+
+        def plain(t, y, args, system=system, n=n):
+            return system.vector_field(t, jnp.concatenate([y, jnp.zeros(3)]), args)[:n]
+
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(plain), diffrax.Kvaerno5(), 0.0, t1, None, y0[:n],
+                                  stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=100_000)
+        rows.append({"system": name, "variant": "plain diffrax, no books",
+                     "accepted": int(sol.stats["num_accepted_steps"]), "rejected": int(sol.stats["num_rejected_steps"])})
+        print(rows[-1], flush=True)
+        for variant, solver in variants.items():
+            _, sol = solver.solution(system, y0, 0.0, t1, saveat=jf.SaveAt(n=400))
+            traj = jf.simulate(system, y0, 0.0, t1, solver=solver, saveat=jf.SaveAt(n=400))
+            rows.append({"system": name, "variant": variant, "accepted": int(sol.stats["num_accepted_steps"]),
+                         "rejected": int(sol.stats["num_rejected_steps"]),
+                         "relative_energy_residual": float(jf.relative_energy_residual(traj))})
+            print(rows[-1], flush=True)
+    print()
+    print("| system | Kvaerno5 | accepted | rejected | relative energy residual |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        residual = r.get("relative_energy_residual")
+        print(f"| {r['system']} | {r['variant']} | {r['accepted']} | {r['rejected']} | "
+              f"{'-' if residual is None else f'{residual:.1e}'} |")
+    return rows
 
 
 def main():
@@ -161,6 +227,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--t1", type=float, default=500.0)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--implicit", action="store_true", help="add the Kvaerno5 comparison")
     args = parser.parse_args()
 
     ts = jnp.linspace(0.0, args.t1, 500)
@@ -168,31 +235,33 @@ def main():
     print(f"{y0s.shape[0]} lanes, t in [0, {args.t1:g}], 500 saves, Dopri5 rtol={RTOL:g} atol={ATOL:g}, float64, "
           f"{jax.devices()[0].device_kind} ({os.cpu_count()} cores), {platform.machine()}", flush=True)
 
-    rows = []
-    ys_plain, t_plain, compile_plain, times = timed(plain_contender(ts), y0s, args.repeats)
-    ys_plain, acc, rej = ys_plain
-    rows.append({"contender": "plain diffrax (pybasin-like, no energy books)", "seconds": t_plain,
-                 "compile_s": compile_plain, "times": times, "accepted_mean": float(acc.mean()),
-                 "accepted_max": int(acc.max()), "rejected_mean": float(rej.mean()), "rejected_max": int(rej.max()),
-                 "steps_max": int((acc + rej).max())})
-    print(rows[-1], flush=True)
-
     pid = diffrax.PIDController(rtol=RTOL, atol=ATOL)
-    variants = [
-        ("jaxfriction before: books in the norm, flat state", jf.Diffrax(diffrax.Dopri5(), stepsize_controller=pid,
-                                                                         max_steps=16**5), True),
-        ("books out of the norm, flat state", jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL, max_steps=16**5),
-         True),
-        ("jaxfriction now: books out of the norm, state by components",
-         jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL, max_steps=16**5), False),
-    ]
+    variants = {
+        "jaxfriction before: books in the norm, flat state": (
+            jf.Diffrax(diffrax.Dopri5(), stepsize_controller=pid, max_steps=16**5), True),
+        "books out of the norm, flat state": (
+            jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL, max_steps=16**5), True),
+        "jaxfriction now: books out of the norm, state by components": (
+            jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL, max_steps=16**5), False),
+    }
+    plain = "plain diffrax (pybasin-like, no energy books)"
+    fns, stats, flat = {plain: plain_contender(ts)}, {}, {}
+    for name, (solver, is_flat) in variants.items():
+        fns[name], stats[name] = jaxfriction_contender(solver, ts)
+        flat[name] = is_flat
+    results = timed_alternating(fns, y0s, args.repeats, flat)
+
+    (ys_plain, acc, rej), t_plain, compile_plain, times = results[plain]
+    rows = [{"contender": plain, "seconds": t_plain, "compile_s": compile_plain, "times": times,
+             "accepted_mean": float(acc.mean()), "accepted_max": int(acc.max()), "rejected_mean": float(rej.mean()),
+             "rejected_max": int(rej.max()), "steps_max": int((acc + rej).max())}]
+    print(rows[-1], flush=True)
     limit = diffrax_solvers.ROW_STATE_LIMIT
-    for name, solver, flat in variants:
-        diffrax_solvers.ROW_STATE_LIMIT = 0 if flat else limit
+    for name in variants:
+        (ys, status, residual, relative), seconds, compile_s, times = results[name]
+        diffrax_solvers.ROW_STATE_LIMIT = 0 if flat[name] else limit
         try:
-            run, stats = jaxfriction_contender(solver, ts)
-            (ys, status, residual, relative), seconds, compile_s, times = timed(run, y0s, args.repeats)
-            acc, rej = jax.block_until_ready(stats(y0s))
+            acc, rej = jax.block_until_ready(stats[name](y0s))
         finally:
             diffrax_solvers.ROW_STATE_LIMIT = limit
         rows.append({"contender": name, "seconds": seconds, "compile_s": compile_s, "times": times,
@@ -216,10 +285,11 @@ def main():
               f"{r['accepted_mean']:.0f} ({r['accepted_max']}) | {r['rejected_mean']:.0f} ({r['rejected_max']}) | "
               f"{r.get('energy_residual_max_J', float('nan')):.1e} | "
               f"{r.get('relative_energy_residual_max', float('nan')):.1e} |")
+    implicit = implicit_rows() if args.implicit else None
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"lanes": int(y0s.shape[0]), "t1": args.t1, "date": time.strftime("%Y-%m-%d"),
-                       "rows": rows}, fh, indent=1)
+                       "rows": rows, "implicit": implicit}, fh, indent=1)
 
 
 if __name__ == "__main__":

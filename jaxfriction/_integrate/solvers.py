@@ -169,11 +169,20 @@ class Diffrax(AbstractSolver):
     same solver, at the same steps, but the default controller's error norm is
     :func:`~jaxfriction.dynamics_rms_norm`, the RMS over the dynamical entries only
     (positions, velocities, internal variables of dynamic laws): a run takes the steps of
-    the same equations integrated without the books. Implicit solvers (``Kvaerno5``) stop
-    their Newton iterations with the controller's norm, so there too only the dynamics
-    count; the books' stage values follow from the dynamics' in one iteration, as their
-    rates do not depend on them. The books stay as accurate as the motion: the energy
-    balance residual (``jf.energy_residual``) is of the order of the tolerances.
+    the same equations integrated without the books. With explicit solvers the books are
+    as accurate as the motion: the energy balance residual
+    (:func:`~jaxfriction.relative_energy_residual`) is of the order of ``rtol``.
+
+    Implicit solvers (``Kvaerno5``) stop their Newton iterations with the controller's
+    norm, so there too only the dynamics count. The books' stage values follow from the
+    dynamics' (their rates do not depend on them) but carry the last iteration's change
+    of the dynamics times the powers' sensitivity, so an implicit run's energy residual is
+    about 20 ``rtol`` (measured at ``rtol = 1e-8``: 1.9e-7 on Quinn's oscillator, 1.8e-7
+    with a LuGre law). Keeping the books in Newton's norm brings it to 7e-8 and 2e-8 but
+    costs 4.5x and 1.3x the steps (a Newton iteration that has not converged on the books
+    rejects the step); for that, give the root finder its own norm:
+    ``diffrax.Kvaerno5(root_finder=diffrax.VeryChord(rtol=..., atol=...,
+    norm=optimistix.rms_norm))`` (``scripts/bench_adaptive.py --implicit``).
 
     A ``stepsize_controller`` of your own is used as given, its norm included (diffrax's
     default norm puts the books back under control; add ``norm=jf.dynamics_rms_norm`` to
