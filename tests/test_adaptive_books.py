@@ -41,7 +41,7 @@ def test_books_do_not_change_the_steps_and_the_balance_closes(name):
     system = SYSTEMS[name]
     y0 = system.as_state(jnp.array([0.5, 0.0]))
     solver = jf.Diffrax(diffrax.Dopri5(), rtol=RTOL, atol=ATOL)
-    ts, sol = solver.solution(system, y0, 0.0, T1, saveat=jf.SaveAt(n=20))
+    _, sol = solver.solution(system, y0, 0.0, T1, saveat=jf.SaveAt(n=20))
     n = system.dynamical_size
     accepted, rejected, ys = plain_steps(system, n, y0, diffrax.PIDController(rtol=RTOL, atol=ATOL))
     # the same steps as the equations without the books (hundreds of steps: quinn 284 + 101)
