@@ -57,7 +57,8 @@ the norm on the flat state 12.58 / 12.96 (2.42x / 2.29x); jaxfriction now 5.19 /
 Steps per lane, accepted mean (max) / rejected mean (max): plain and now 2290 (3148) / 312
 (526); before 2170 (2997) / 343 (574). Largest relative energy residual 9.3e-7 before,
 7.5e-7 now (3.4e-4 J for up to 450 J of input work). At 1,000 lanes: 2.82x before, 1.18x
-now; at 64 lanes 5.7x and 3.7x; one lane 0.01 s plain, 0.01 s before, 0.03 s now. Kvaerno5
+now; at 64 lanes 5.7x and 3.7x; at 16 lanes 1.9x and 3.5x (0.02 s plain, 0.05 s before,
+0.09 s now); one lane 0.01 s plain, 0.01 s before, 0.03 s now. Kvaerno5
 (accepted + rejected steps, relative residual): Quinn plain 295 + 160, default 298 + 170
 (1.9e-7), books in the Newton norm 1008 + 1108 (7.4e-8), in both 1035 + 1170 (9.1e-8);
 LuGre plain 2742 + 2832, default 2745 + 2838 (1.8e-7), Newton norm 3371 + 3673 (2.3e-8),
