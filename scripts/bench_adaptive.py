@@ -41,13 +41,15 @@ until its slowest lane is done), the ratio to plain diffrax, the largest deviati
 from plain diffrax over all saves and lanes, and the energy balance residual
 (``jf.energy_balance_residual`` at ``t = 500``, J, and ``jf.relative_energy_residual``).
 ``--implicit`` adds the implicit solver: one lane each of Quinn's oscillator (``Quinn(1,
-0.05)``, ``Harmonic(1.5, 0.5)``) and a LuGre oscillator (``sigma0 = 100``, ``sigma1 = 10``,
-``v_s = 0.1``, ``Harmonic(2, 1)``) from ``(0.5, 0)`` to ``t = 20`` with ``Kvaerno5``,
-``rtol = 1e-8``, ``atol = 1e-10``: the plain equations without the books, jaxfriction's
-default (the books out of the step control and of the Newton iterations, whose norm
-diffrax takes from the controller), the books back in the Newton norm only (a root finder
-of one's own), and back in both (a controller of one's own with diffrax's default norm);
-steps and the relative energy residual (``jf.relative_energy_residual``, 401 saves).
+0.05)``, ``Harmonic(1.5, 0.5)``, from ``(0.5, 0)`` to ``t = 20``), a LuGre oscillator
+(``sigma0 = 100``, ``sigma1 = 10``, ``v_s = 0.1``, ``Harmonic(2, 1)``, same span) and the
+stiff default LuGre (``sigma0 = 1e5``, ``Harmonic(2, 1)``, from rest to ``t = 5``), with
+``Kvaerno5``, ``rtol = 1e-8``, ``atol = 1e-10``: the plain equations without the books,
+jaxfriction's default (the books out of the step control, in the Newton iterations' norm),
+the books out of both (a root finder with ``norm=jf.dynamics_rms_norm``) and in both (a
+controller of one's own with diffrax's default norm, which diffrax also gives the root
+finder); steps and the relative energy residual (``jf.relative_energy_residual``, 401
+saves).
 
 Measured on 2026-11-25 on the 2-core CI machine (AMD EPYC, shared with other jobs, load
 average about 4), ``--lanes 5000 --repeats 5 --implicit``: best call / median, seconds:
@@ -58,11 +60,12 @@ Steps per lane, accepted mean (max) / rejected mean (max): plain and now 2290 (3
 (526); before 2170 (2997) / 343 (574). Largest relative energy residual 9.3e-7 before,
 7.5e-7 now (3.4e-4 J for up to 450 J of input work). At 1,000 lanes: 2.82x before, 1.18x
 now; at 64 lanes 5.7x and 3.7x; at 16 lanes 1.9x and 3.5x (0.02 s plain, 0.05 s before,
-0.09 s now); one lane 0.01 s plain, 0.01 s before, 0.03 s now. Kvaerno5
-(accepted + rejected steps, relative residual): Quinn plain 295 + 160, default 298 + 170
-(1.9e-7), books in the Newton norm 1008 + 1108 (7.4e-8), in both 1035 + 1170 (9.1e-8);
-LuGre plain 2742 + 2832, default 2745 + 2838 (1.8e-7), Newton norm 3371 + 3673 (2.3e-8),
-both 3281 + 3638 (2.0e-8).
+0.09 s now); one lane 0.01 s plain, 0.01 s before, 0.03 s now. Kvaerno5, accepted +
+rejected steps (relative residual), plain / default / books out of both norms / books in
+both: Quinn 295 + 160 / 1008 + 1108 (7.4e-8) / 298 + 170 (1.9e-7) / 1035 + 1170 (9.1e-8);
+LuGre 2742 + 2832 / 3371 + 3673 (2.3e-8) / 2745 + 2838 (1.8e-7) / 3281 + 3638 (2.0e-8);
+stiff LuGre 1570 + 1736 / 1717 + 1913 (2.6e-8) / 1571 + 1736 (1.6e-6) / 1682 + 1892
+(2.6e-8).
 
 Speed is measured here, never in tests. Usage: ``python scripts/bench_adaptive.py
 [--lanes 5000] [--repeats 3] [--t1 500] [--implicit] [--json PATH]``; ``--lanes 500``
@@ -84,7 +87,6 @@ jax.config.update("jax_enable_x64", True)
 import diffrax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-import optimistix as optx  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
 import jaxfriction._integrate.diffrax_solvers as diffrax_solvers  # noqa: E402
@@ -198,19 +200,22 @@ def timed_alternating(fns, y0s, repeats, flat):
 
 def implicit_rows():
     """The ``--implicit`` comparison (module docstring): one row per system and variant."""
-    rtol, atol, t1 = 1e-8, 1e-10, 20.0
-    systems = {"quinn": jf.Oscillator(law=jf.Quinn(1.0, 0.05), force=jf.Harmonic(1.5, 0.5)),
-               "lugre": jf.Oscillator(law=jf.LuGre(sigma0=100.0, sigma1=10.0, sigma2=0.4, v_s=0.1),
-                                      force=jf.Harmonic(2.0, 1.0))}
-    newton_with_books = diffrax.Kvaerno5(root_finder=diffrax.VeryChord(rtol=rtol, atol=atol, norm=optx.rms_norm))
-    variants = {"jaxfriction default": jf.Diffrax(diffrax.Kvaerno5(), rtol=rtol, atol=atol),
-                "books in the Newton norm": jf.Diffrax(newton_with_books, rtol=rtol, atol=atol),
+    rtol, atol = 1e-8, 1e-10
+    systems = {"quinn": (jf.Oscillator(law=jf.Quinn(1.0, 0.05), force=jf.Harmonic(1.5, 0.5)), 20.0),
+               "lugre": (jf.Oscillator(law=jf.LuGre(sigma0=100.0, sigma1=10.0, sigma2=0.4, v_s=0.1),
+                                       force=jf.Harmonic(2.0, 1.0)), 20.0),
+               "stiff lugre": (jf.Oscillator(law=jf.LuGre(), force=jf.Harmonic(2.0, 1.0)), 5.0)}
+    newton_without_books = diffrax.Kvaerno5(root_finder=diffrax.VeryChord(rtol=rtol, atol=atol,
+                                                                          norm=jf.dynamics_rms_norm))
+    variants = {"jaxfriction default (books in the Newton norm only)": jf.Diffrax(diffrax.Kvaerno5(), rtol=rtol,
+                                                                                  atol=atol),
+                "books out of both norms": jf.Diffrax(newton_without_books, rtol=rtol, atol=atol),
                 "books in both norms": jf.Diffrax(diffrax.Kvaerno5(),
                                                   stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))}
     rows = []
-    for name, system in systems.items():
+    for name, (system, t1) in systems.items():
         n = system.dynamical_size
-        y0 = system.as_state(jnp.array([0.5, 0.0]))
+        y0 = system.as_state(jnp.array([0.5, 0.0]) if name != "stiff lugre" else jnp.zeros(2))
 
         def plain(t, y, args, system=system, n=n):
             return system.vector_field(t, jnp.concatenate([y, jnp.zeros(3)]), args)[:n]

@@ -174,15 +174,15 @@ class Diffrax(AbstractSolver):
     (:func:`~jaxfriction.relative_energy_residual`) is of the order of ``rtol``.
 
     Implicit solvers (``Kvaerno5``) stop their Newton iterations with the controller's
-    norm, so there too only the dynamics count. The books' stage values follow from the
-    dynamics' (their rates do not depend on them) but carry the last iteration's change
-    of the dynamics times the powers' sensitivity, so an implicit run's energy residual is
-    about 20 ``rtol`` (measured at ``rtol = 1e-8``: 1.9e-7 on Quinn's oscillator, 1.8e-7
-    with a LuGre law). Keeping the books in Newton's norm brings it to 7e-8 and 2e-8 but
-    costs 4.5x and 1.3x the steps (a Newton iteration that has not converged on the books
-    rejects the step); for that, give the root finder its own norm:
-    ``diffrax.Kvaerno5(root_finder=diffrax.VeryChord(rtol=..., atol=...,
-    norm=optimistix.rms_norm))`` (``scripts/bench_adaptive.py --implicit``).
+    norm unless their root finder has tolerances of its own; with the default controller
+    they get ``rtol``, ``atol`` and ``optimistix.rms_norm`` over the whole state, books
+    included. Out of Newton's norm the books' stage values would carry the last
+    iteration's change of the motion times the powers' sensitivity: on a stiff LuGre
+    oscillator (``rtol = 1e-8``) the energy residual was 1.6e-6 against 2.6e-8, for 9 %
+    fewer steps; on Quinn's oscillator 1.9e-7 against 7.4e-8, for 4.5x fewer steps
+    (``scripts/bench_adaptive.py --implicit``). To leave the books out of Newton's norm
+    too, give the root finder that norm: ``diffrax.Kvaerno5(root_finder=
+    diffrax.VeryChord(rtol=..., atol=..., norm=jf.dynamics_rms_norm))``.
 
     A ``stepsize_controller`` of your own is used as given, its norm included (diffrax's
     default norm puts the books back under control; add ``norm=jf.dynamics_rms_norm`` to
