@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
         STATUS_UNSTABLE_STEP, AbstractSolver, Diffrax, SaveAt, Trajectory, fixed_grid, rk4_scan, rk4_step,
         simulate, stick_band_rate,
     )
-    from ._integrate.diffrax_solvers import ClassicRK4  # noqa: F401
+    from ._integrate.diffrax_solvers import ClassicRK4, dynamics_rms_norm  # noqa: F401
     from ._laws import (  # noqa: F401
         AbstractDynamicLaw, AbstractFrictionLaw, Awrejcewicz, BoucWen, Coulomb, Dahl, Iwan, Karnopp, LuGre,
         MaxwellSlip, Quinn, RateState, SegalmanIwan, StaticKineticCoulomb, StaticKineticQuinn, Stribeck,
@@ -94,7 +94,7 @@ _EXPORTS = {
         "STATUS_SOLVER_FAILED", "STATUS_UNSTABLE_STEP", "AbstractSolver", "Diffrax", "SaveAt", "Trajectory",
         "fixed_grid", "rk4_scan", "rk4_step", "simulate", "stick_band_rate",
     ),
-    "._integrate.diffrax_solvers": ("ClassicRK4",),
+    "._integrate.diffrax_solvers": ("ClassicRK4", "dynamics_rms_norm"),
     "._laws": (
         "AbstractDynamicLaw", "AbstractFrictionLaw", "Awrejcewicz", "BoucWen", "Coulomb", "Dahl", "Iwan",
         "Karnopp", "LuGre", "MaxwellSlip", "Quinn", "RateState", "SegalmanIwan", "StaticKineticCoulomb",

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import optimistix as optx
 
 from .._checks import check_int, check_real, check_time_span, is_concrete
+from .._integrate.diffrax_solvers import dynamics_rms_norm
 from .._integrate.status import (
     STATUS_EVENT_BUDGET,
     STATUS_NONFINITE,
@@ -133,7 +134,8 @@ def _solve(regime_field, t0, t1, y0, regime, *, opts, event=None, save_ts=None):
         y0,
         args=regime,
         saveat=diffrax.SaveAt(t1=True) if save_ts is None else diffrax.SaveAt(ts=save_ts, t1=True),
-        stepsize_controller=diffrax.PIDController(rtol=opts["rtol"], atol=opts["atol"], dtmax=opts["dtmax"]),
+        stepsize_controller=diffrax.PIDController(rtol=opts["rtol"], atol=opts["atol"], dtmax=opts["dtmax"],
+                                                  norm=dynamics_rms_norm),
         event=event,
         max_steps=opts["max_steps"],
         adjoint=opts["adjoint"],
@@ -225,7 +227,9 @@ def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_event
         max_events: event budget (static int >= 1); a lane needing more reports
             ``STATUS_EVENT_BUDGET`` (3) in both returned statuses.
         rtol, atol: diffrax (Dopri8) tolerances of every segment; the event time is found to
-            about the same accuracy.
+            about the same accuracy. They control the position and velocity only: the
+            energy integrals are quadratures outside the step-size control
+            (:func:`~jaxfriction.dynamics_rms_norm`, as in :class:`~jaxfriction.Diffrax`).
         dtmax: largest step (time units). Events are detected by a sign change of the event
             function between steps, and in stick the state is constant, so without a cap the
             controller would step over a whole breakaway window; keep ``dtmax`` well below

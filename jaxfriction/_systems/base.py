@@ -16,7 +16,9 @@ so every run carries its energy balance ``W_input = Delta E_mech + E_friction +
 E_damping`` (see :mod:`jaxfriction._observables.energy`); energy stored in internal springs
 belongs to ``E_mech`` (``mechanical_energy``), never to the dissipated integrals. The
 integrals are integrated by the same scheme as the motion, so the balance residual measures
-the scheme's accuracy.
+the scheme's accuracy. They are quadratures along the trajectory: nothing in the motion
+depends on them, and adaptive solvers keep them out of their step-size control
+(:func:`~jaxfriction.dynamics_rms_norm`), so they take the steps the motion alone needs.
 
 Why a documented flat array and not a named pytree state: the RK4 scan steps small states
 component by component (the fastest layout on CPU, :mod:`jaxfriction._integrate.rk4`), diffrax,
@@ -24,7 +26,8 @@ the Lyapunov tangents (QR of ``(d, k)`` blocks), Moreau-Jean and saved trajector
 ``(n_saves, state_size)`` all work on one array, and the names are recovered at no cost from
 the layout (:meth:`AbstractFrictionSystem.state_names`, the slices of the accessors). The
 internal block sits between the velocities and the integrals, so ``y[..., -3:]`` are the
-integrals and ``y[..., :2n]`` the mechanics for every system.
+integrals and ``y[..., :2n]`` the mechanics for every system (the first
+:attr:`AbstractFrictionSystem.dynamical_size` entries are the dynamical state).
 
 A system implements :meth:`AbstractFrictionSystem.rates` (velocities, accelerations,
 internal rates and the three powers); the base class owns the state layout and assembles
@@ -93,7 +96,16 @@ class AbstractFrictionSystem(eqx.Module):
     @property
     def state_size(self) -> int:
         """Length of the state vector, ``2 n_dof + n_internal + 3``."""
-        return 2 * self.n_dof + self.n_internal + N_INTEGRALS
+        return self.dynamical_size + N_INTEGRALS
+
+    @property
+    def dynamical_size(self) -> int:
+        """Number of dynamical state entries, ``2 n_dof + n_internal``: positions, velocities
+        and the internal variables of the contacts, i.e. the state less its
+        ``N_INTEGRALS = 3`` energy integrals (which are ``y[..., dynamical_size:]``). The
+        integrals never feed back into the motion, so adaptive step control leaves them out
+        (:func:`~jaxfriction.dynamics_rms_norm`)."""
+        return 2 * self.n_dof + self.n_internal
 
     def state_names(self) -> list[str]:
         """Names of the state entries: ``q``, ``v`` (``q[i]``, ``v[i]`` for several degrees of
