@@ -60,6 +60,21 @@ def test_resume_refuses_other_arguments(tmp_path):
         run_sweep(lambda mu, alpha: mu * alpha, GRID, progress=False)
 
 
+def test_a_chunk_whose_results_were_rewritten_is_refused_on_resume(tmp_path):
+    # a valid .npz with its lane range and lane digest kept, but other values: never loaded
+    first = run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)
+    file = tmp_path / "chunk_000001.npz"
+    with np.load(file) as data:
+        entries = {k: data[k] for k in data.files}
+    entries["E"] = entries["E"] * 1.01
+    np.savez(file, **entries)
+    with pytest.raises(ValueError, match=r"chunk_000001.npz: its results do not match the digest"):
+        run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)
+    file.unlink()  # deleted, as the message says: computed again, the dataset is the first one
+    again = run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)
+    assert again.attrs["chunks_computed"] == 1 and np.array_equal(again["E"].values, first["E"].values)
+
+
 def test_chunk_files_carry_their_identity(tmp_path):
     run_sweep(oscillator, GRID, chunk_size=8, out_dir=tmp_path, progress=False)  # chunks 0..2
     (tmp_path / "manifest.json").unlink()  # without the manifest, a resume with another grid ...

@@ -38,8 +38,19 @@ from ..._checks import check_int
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK
 from .sharding import compiled_batch
 
-#: Names of the identity entries every chunk file carries (see ``run_sweep``).
-_LANES, _DIGEST = "__chunk_lanes__", "__chunk_digest__"
+#: Names of the identity entries every chunk file carries (see ``run_sweep``): its lane range,
+#: the digest of its lanes' values and the manifest, and the digest of its results.
+_LANES, _DIGEST, _VALUES = "__chunk_lanes__", "__chunk_digest__", "__chunk_values__"
+
+
+def _values_digest(out):
+    """sha256 of a chunk's results: every output's name, dtype, shape and bytes."""
+    digest = hashlib.sha256()
+    for k in sorted(out):
+        v = np.ascontiguousarray(out[k])
+        digest.update(f"{k}|{v.dtype.str}|{v.shape}".encode())
+        digest.update(v.tobytes())
+    return digest.hexdigest()
 #: The lock file a sweep holds in its ``out_dir`` where the folder itself cannot be locked.
 LOCK_NAME = ".sweep.lock"
 
@@ -240,8 +251,9 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
             axes (default ``<name>_dim<i>``).
         coords: dict dimension name -> labels of axes.
 
-    Files and safety. Every chunk file carries its lane range and a digest of its lanes'
-    parameter values and of the manifest, checked when it is loaded: a file of another grid
+    Files and safety. Every chunk file carries its lane range, a digest of its lanes'
+    parameter values and of the manifest, and a digest of its results, checked when it is
+    loaded: a file whose results were rewritten (even into a valid file), a file of another grid
     (even with the manifest deleted), another chunk (files swapped or renamed) or another
     sweep raises ``ValueError`` naming the file. Temporary files have unique names (process
     id and a random suffix) and are renamed into place, ``result.nc`` included, so a reader
@@ -389,7 +401,7 @@ class _Chunks:
         file = self.file(i)
         tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
         lanes_range, digest = self.identity(i)
-        np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest})
+        np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest, _VALUES: np.array(_values_digest(out))})
         os.replace(tmp, file)
 
     def load(self, i):
@@ -397,7 +409,8 @@ class _Chunks:
 
         Raises:
             ValueError: naming the file: unreadable, without identity, of other lanes (renamed
-                or swapped), of another sweep, or of another chunk size.
+                or swapped), of another sweep, of another chunk size, or whose results were
+                changed after it was written.
         """
         file = self.file(i)
         lanes_expected, digest_expected = self.identity(i)
@@ -406,8 +419,8 @@ class _Chunks:
                 out = {k: data[k] for k in data.files}
         except (OSError, ValueError, EOFError) as exc:
             raise ValueError(f"{file}: not a readable chunk file ({exc}); delete it to compute it again") from None
-        lanes_found, digest_found = out.pop(_LANES, None), out.pop(_DIGEST, None)
-        if lanes_found is None or digest_found is None:
+        lanes_found, digest_found, values_found = out.pop(_LANES, None), out.pop(_DIGEST, None), out.pop(_VALUES, None)
+        if lanes_found is None or digest_found is None or values_found is None:
             raise ValueError(f"{file} carries no chunk identity (written by an older jaxfriction?); delete it or "
                              f"use another out_dir")
         if not np.array_equal(lanes_found, lanes_expected):
@@ -418,6 +431,9 @@ class _Chunks:
                              f"delete it or use another out_dir")
         if any(np.shape(v)[:1] != (self.chunk,) for v in out.values()):
             raise ValueError(f"{file} does not hold {self.chunk} lanes per output")
+        if str(values_found) != _values_digest(out):
+            raise ValueError(f"{file}: its results do not match the digest written with them (the file was changed "
+                             f"after the sweep wrote it); delete it to compute the chunk again")
         return out
 
 
