@@ -74,8 +74,7 @@ def system_dynamics(system: AbstractFrictionSystem, autonomous: bool = False) ->
 
 def lyapunov_spectrum(vector_field, x0: ArrayLike, *, dt: float, duration: float, transient: float = 0.0,
                       t0: float = 0.0, n_exponents: int | None = None, renorm_every: int = 10,
-                      n_blocks: int = 10,
-                      args=None) -> LyapunovResult:
+                      n_blocks: int = 10, args=None) -> LyapunovResult:
     """Lyapunov spectrum of ``x' = f(t, x)`` (Benettin/QR; see module docstring).
 
     Args:

@@ -46,7 +46,7 @@ def _by_components(vector_field, shape):
     tuple leaves no concatenate in the step: every stage is plain elementwise arithmetic.
     """
 
-    def field(t, rows, args):
+    def field(t, rows, args) -> tuple:
         k = vector_field(t, jnp.stack(rows).reshape(shape), args).reshape(-1)
         return tuple(k[i] for i in range(len(rows)))
 

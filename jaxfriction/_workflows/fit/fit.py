@@ -57,6 +57,7 @@ from .setup import box_centre, build_problem, check_data, parse_bounds
 if TYPE_CHECKING:
     from jax import Array
 
+    from .measurement import Measurement
     from .problem import Problem
 
 
@@ -137,9 +138,14 @@ def _parameters(system, initial, bounds):
     return names, p0, parsed
 
 
-def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None, optimizer=None, steps=None,
-        learning_rate=0.02, shooting_segments=1, continuity_weight=100.0, dt=None, velocity_weight=1.0,
-        weights=None, gradient=AutoMode(max_forward=16), tol=1e-10, progress=False, devices=None) -> FitResult:
+def fit(
+    system: AbstractFrictionSystem | Template, initial: dict[str, float] | None = None,
+    data: Measurement | list[Measurement] | None = None, *, bounds: dict | None = None,
+    search: GlobalSearch | None = None, noise: float | None = None, optimizer=None, steps: int | None = None,
+    learning_rate: float = 0.02, shooting_segments: int | str = 1, continuity_weight: float = 100.0,
+    dt: float | None = None, velocity_weight: float = 1.0, weights=None, gradient=AutoMode(max_forward=16),
+    tol: float = 1e-10, progress: bool = False, devices=None,
+) -> FitResult:
     """Estimate parameters of a system from measured trajectories (nonlinear least squares).
 
     Args:
@@ -262,7 +268,8 @@ class _Optimiser(NamedTuple):
 
 
 def _check_arguments(
-    system, initial, data, search, optimizer, steps, learning_rate, continuity_weight, velocity_weight, tol, noise,
+    system, initial, data, search, optimizer, steps, learning_rate, continuity_weight, velocity_weight, tol,
+    noise,
 ) -> tuple[Template | None, AbstractFrictionSystem, GlobalSearch | None, _Optimiser]:
     """Stage 1: the arguments checked (ValueError naming the argument).
 
@@ -364,7 +371,7 @@ def _local_phase(u, problem, optimiser, mode, tol, progress) -> tuple[Array, Any
 
         tqdm_bar = tqdm(total=optimiser.steps, desc=f"fit ({optimiser.label})", leave=False)
 
-    def bar(value):
+    def bar(value: float) -> None:
         if tqdm_bar is not None:
             tqdm_bar.update(1)
             tqdm_bar.set_postfix(loss=f"{value:.4g}")

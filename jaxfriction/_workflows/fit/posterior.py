@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import equinox as eqx
 import jax
@@ -93,7 +93,7 @@ def _rss_forward(y, problem, box):
 
 @_rss_forward.def_fwd
 def _rss_forward_fwd(perturbed, y, problem, box):
-    def f(x):
+    def f(x) -> tuple[Array, Array]:
         r = _residuals_at(x, problem, box)
         return r, r
 
@@ -110,7 +110,7 @@ def _rss_forward_bwd(grad, ct, perturbed, y, problem, box):
 def _jacobian(y, problem, box):
     """Stacked residuals at ``y`` and their Jacobian ``d r / d y`` (forward mode)."""
 
-    def f(x):
+    def f(x) -> tuple[Array, Array]:
         r = _residuals_at(x, problem, box)
         return r, r
 
@@ -140,11 +140,11 @@ def _programs():
 
     # the chains move in z = (x - center) / scale (an affine map, constant Jacobian)
     @eqx.filter_jit
-    def warmup(problem, box, noise, center, scale, positions, keys, n_steps):
-        def logdensity(z):
+    def warmup(problem, box, noise, center, scale, positions, keys, n_steps) -> tuple[Any, Array, Array]:
+        def logdensity(z) -> Array:
             return _log_density(center + scale * z, problem, box, noise)
 
-        def one(key, position):
+        def one(key, position) -> tuple[Any, Array, Array]:
             adaptation = blackjax.window_adaptation(
                 blackjax.nuts, logdensity, adaptation_info_fn=get_filter_adapt_info_fn())
             (state, parameters), _ = adaptation.run(key, position, n_steps)
@@ -153,14 +153,15 @@ def _programs():
         return jax.vmap(one)(keys, positions)
 
     @eqx.filter_jit
-    def sample(problem, box, noise, center, scale, states, step_size, inverse_mass, keys):
-        def logdensity(z):
+    def sample(problem, box, noise, center, scale, states, step_size, inverse_mass,
+               keys) -> tuple[Any, tuple]:
+        def logdensity(z) -> Array:
             return _log_density(center + scale * z, problem, box, noise)
 
-        def one(keys, state, eps, imm):
+        def one(keys, state, eps, imm) -> tuple[Any, tuple]:
             kernel = blackjax.nuts(logdensity, eps, imm)
 
-            def step(state, k):
+            def step(state, k) -> tuple[Any, tuple]:
                 state, info = kernel.step(k, state)
                 trace = (center + scale * state.position, state.logdensity, info.is_divergent,
                          info.acceptance_rate, info.num_integration_steps, info.num_trajectory_expansions,
@@ -207,8 +208,8 @@ def _parse_box(bounds, problem):
     return tuple(box)
 
 
-def sample_posterior(result: FitResult, *, draws: int = 1000, warmup: int = 1000, chains: int = 4, seed: int = 0,
-                     noise: float | None = None, bounds: dict | None = None,
+def sample_posterior(result: FitResult, *, draws: int = 1000, warmup: int = 1000, chains: int = 4,
+                     seed: int = 0, noise: float | None = None, bounds: dict | None = None,
                      progress: bool = False) -> InferenceData:
     """Posterior samples of a fit's parameters by the No-U-Turn sampler (blackjax).
 
@@ -381,8 +382,8 @@ def _whitening(result, box, noise) -> tuple[np.ndarray, Array, Array]:
     return y0, jnp.asarray(x0, dtype=dtype), jnp.asarray(scale, dtype=dtype)
 
 
-def _run_chains(warmup_program, sample_program, problem, box, noise, center, scale, seed, chains, warmup, draws,
-                progress) -> tuple[tuple[np.ndarray, ...], Array]:
+def _run_chains(warmup_program, sample_program, problem, box, noise, center, scale, seed, chains, warmup,
+                draws, progress) -> tuple[tuple[np.ndarray, ...], Array]:
     """Stage 4: the NUTS chains, in parallel: window adaptation over ``warmup`` steps, then
     ``draws`` samples (in chunks of 1/20 when the progress bar shows).
 
