@@ -109,7 +109,7 @@ class Constraint(NamedTuple):
     other_name: str | None = None
     other: Any = None
 
-    def holds(self) -> Array | bool:
+    def holds(self) -> Array:
         """Scalar boolean (a JAX array for traced values): every element is in range."""
         value = jnp.asarray(self.value)
         ok = jnp.all(jnp.isfinite(value))

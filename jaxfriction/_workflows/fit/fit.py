@@ -359,7 +359,7 @@ def _global_phase(problem, parsed, search, devices) -> tuple[Array, Any, int]:
     return global_phase(problem, parsed, search, devices)
 
 
-def _local_phase(u, problem, optimiser, mode, tol, progress) -> tuple[Array, Any, int, str, Any]:
+def _local_phase(u, problem, optimiser, mode, tol, progress) -> tuple[Array, list[float], int, str, Any]:
     """Stage 5: the local optimiser from ``u`` (optax or optimistix), with the progress bar.
 
     Returns ``(u, loss history, steps taken, message, the least-squares solver's state at u or
