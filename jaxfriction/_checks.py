@@ -24,6 +24,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 
 def is_concrete(value) -> bool:
@@ -50,7 +51,7 @@ def _as_float_array(name, value):
         raise ValueError(f"{name} must be a real number, got {value!r}") from None
 
 
-def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False):
+def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> Any:
     """Raise ``ValueError`` naming ``name`` unless ``value`` is finite (and > 0 or >= 0).
 
     Tracers and None are skipped (see module docstring); strings are refused even where
@@ -78,7 +79,7 @@ def check_int(name: str, value, *, minimum: int | None = None) -> int:
     return int(value)
 
 
-def check_time_span(t0, t1, dt=None):
+def check_time_span(t0: float, t1: float, dt: float | None = None) -> None:
     """Validate an integration window: finite ``t0 < t1`` and, if given, ``dt > 0``."""
     check_real("t0", t0)
     check_real("t1", t1)
@@ -88,7 +89,7 @@ def check_time_span(t0, t1, dt=None):
         raise ValueError(f"t1 must be greater than t0, got t0={t0!r}, t1={t1!r}")
 
 
-def check_not_above(name: str, value, other_name: str, other):
+def check_not_above(name: str, value, other_name: str, other) -> None:
     """Raise ``ValueError`` unless ``value <= other`` (e.g. ``mu_k <= mu_s``)."""
     if is_concrete((value, other)) and np.any(np.asarray(value) > np.asarray(other)):
         raise ValueError(f"{name} must be <= {other_name}, got {name}={value!r}, {other_name}={other!r}")
@@ -108,7 +109,7 @@ class Constraint(NamedTuple):
     other_name: str | None = None
     other: Any = None
 
-    def holds(self):
+    def holds(self) -> Array:
         """Scalar boolean (a JAX array for traced values): every element is in range."""
         value = jnp.asarray(self.value)
         ok = jnp.all(jnp.isfinite(value))
@@ -120,7 +121,7 @@ class Constraint(NamedTuple):
             ok = ok & jnp.all(value <= jnp.asarray(self.other))
         return ok
 
-    def check(self):
+    def check(self) -> None:
         """Raise ``ValueError`` naming the parameter if a concrete value is out of range."""
         if self.value is None:
             raise ValueError(f"{self.name} must be a real number, got None")
@@ -153,7 +154,7 @@ def at_most(name, value, other_name, other) -> Constraint:
     return Constraint(name, value, "at_most", other_name, other)
 
 
-def check_constraints(module):
+def check_constraints(module: eqx.Module) -> None:
     """Raise ``ValueError`` for the first concrete parameter of ``module`` out of range."""
     for constraint in module.constraints():
         constraint.check()
@@ -173,14 +174,14 @@ def _modules(tree):
             yield from _modules(item)
 
 
-def without_tangents(tree):
+def without_tangents(tree) -> Any:
     """``tree`` with ``jax.lax.stop_gradient`` on every array leaf (other leaves kept as they
     are): for checks that yield a status, whose derivatives nobody needs and whose tangents
     would only cost compile time."""
     return jax.tree.map(lambda x: jax.lax.stop_gradient(x) if eqx.is_array(x) else x, tree)
 
 
-def constraints_hold(tree):
+def constraints_hold(tree) -> Array:
     """One boolean: every constraint of every module in ``tree`` holds (traceable).
 
     Args:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -139,7 +140,7 @@ def _node(tree, steps):
     return tree
 
 
-def check_paths(tree, paths, what="parameter"):
+def check_paths(tree, paths, what: str = "parameter") -> None:
     """Raise ValueError naming every path of ``paths`` that is not a parameter of ``tree``.
 
     ``what`` names the argument in the message (e.g. ``"grid"``, ``"wrt"``).
@@ -151,7 +152,7 @@ def check_paths(tree, paths, what="parameter"):
             raise ValueError(f"{what}: {exc}") from None
 
 
-def get_parameter(tree, path):
+def get_parameter(tree, path: str) -> Any:
     """The value at ``path`` (a leaf, or an element of an array leaf).
 
     Raises:
@@ -162,7 +163,7 @@ def get_parameter(tree, path):
     return jnp.asarray(value)[index] if index else value
 
 
-def set_parameters(tree, values: dict):
+def set_parameters(tree, values: dict) -> Any:
     """A copy of ``tree`` with the parameters ``{path: value}`` replaced (``equinox.tree_at``).
 
     Values may be numbers, arrays or tracers. Several elements of one array leaf

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import jax
 import matplotlib
@@ -10,6 +11,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.figure import Figure
 
 #: Observables a sweep figure knows by name: (label, dimension). A dataset that has
 #: ``dissipation`` or ``stick_fraction`` shows those; otherwise its scalar observables.
@@ -61,7 +66,7 @@ def _fixed_phrase(attrs, swept=()):
         return ""
     frequency = attrs.get("frequency")
 
-    def rank(path):
+    def rank(path) -> int:
         if path == frequency or path.endswith(".omega"):
             return 0
         if path.startswith("law.") or (path.startswith("force.") and not path.endswith("phase")):
@@ -164,14 +169,14 @@ def _draw_curve(ax, x, xname, values, flagged, kind, label):
     ax.grid(True, alpha=0.3)
 
 
-def plot_sweep(ds, path):
+def plot_sweep(ds: xr.Dataset, path) -> None:
     """The default figure of a sweep dataset (:func:`sweep_figure`), saved to ``path``."""
     fig = sweep_figure(ds)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def sweep_figure(ds):
+def sweep_figure(ds: xr.Dataset) -> Figure:
     """The default figure of a sweep dataset: one panel per shown observable and one per
     gradient.
 
@@ -268,7 +273,7 @@ def sweep_figure(ds):
     return fig
 
 
-def plot_quinn_fig5(numbers, trajectories, path):
+def plot_quinn_fig5(numbers, trajectories, path) -> None:
     """Quinn 2004 Fig. 5 (three panels of x(t)) and the Fig. 6 close-up, saved to ``path``."""
     titles = {"coulomb": "(a) classical Coulomb", "velocity_limited": "(b) velocity-limited",
               "quinn": "(c) Quinn regularization"}
@@ -288,7 +293,7 @@ def plot_quinn_fig5(numbers, trajectories, path):
     plt.close(fig)
 
 
-def plot_quinn_fig7(numbers, path):
+def plot_quinn_fig7(numbers, path) -> None:
     """Quinn 2004 Fig. 7: |percent error| of D against the RK4 step, one panel per case."""
     styles = {"classical": "s--", "velocity_limited": "p:", "quinn": "^-", "quinn_eps_dt": "v-"}
     fig, axes = plt.subplots(1, len(numbers["cases"]), figsize=(12, 4.5), constrained_layout=True)
@@ -305,7 +310,7 @@ def plot_quinn_fig7(numbers, path):
     plt.close(fig)
 
 
-def plot_quinn_fig9(numbers, path):
+def plot_quinn_fig9(numbers, path) -> None:
     """Quinn 2004 Fig. 9: chain dissipation per cycle against the RK4 step."""
     styles = {"classical": "s--", "velocity_limited": "p:", "quinn": "^-"}
     fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
@@ -320,7 +325,7 @@ def plot_quinn_fig9(numbers, path):
     plt.close(fig)
 
 
-def plot_quinn_fig11(numbers, trajectories, path):
+def plot_quinn_fig11(numbers, trajectories, path) -> None:
     """Quinn 2004 Fig. 11: positions and interface slip velocities, Quinn's law vs Moreau-Jean."""
     quinn, exact = trajectories
     fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True, constrained_layout=True)
@@ -340,7 +345,7 @@ def plot_quinn_fig11(numbers, trajectories, path):
     plt.close(fig)
 
 
-def plot_awrejcewicz(numbers, data, path):
+def plot_awrejcewicz(numbers, data, path) -> None:
     """Paper 002 Figs. 3-5: phase portraits (M0 = 0; omega_dr = 0.11, 0.3), bifurcation and lambda_1."""
     fig = plt.figure(figsize=(15, 8), constrained_layout=True)
     grid = fig.add_gridspec(2, 3)
@@ -369,7 +374,7 @@ def plot_awrejcewicz(numbers, data, path):
     plt.close(fig)
 
 
-def plot_quake(summary, traj, motion, path):
+def plot_quake(summary, traj, motion, path) -> None:
     """Floor acceleration, sliding displacement and the sliding path in the plane."""
     ts = np.asarray(traj.ts)
     acc = np.asarray(jax.vmap(motion)(ts))
@@ -391,7 +396,7 @@ def plot_quake(summary, traj, motion, path):
 
 
 
-def plot_na2d(numbers, trajectories, path):
+def plot_na2d(numbers, trajectories, path) -> None:
     """Paper 003 Fig. 2 style: velocity and acceleration of the block in x and y, four models."""
     from ._reproduce.na2d import WINDOW, _acceleration, _floor
 
@@ -419,7 +424,7 @@ def plot_na2d(numbers, trajectories, path):
     plt.close(fig)
 
 
-def plot_lugre(numbers, data, path):
+def plot_lugre(numbers, data, path) -> None:
     """LuGre: the steady-state Stribeck curve (simulated against the closed form) and the
     presliding hysteresis loop (simulated against the closed form, slope sigma0 at reversal)."""
     from ._reproduce.lugre import steady_state_closed_form
@@ -453,7 +458,7 @@ def plot_lugre(numbers, data, path):
     plt.close(fig)
 
 
-def plot_iwan(numbers, curves, path):
+def plot_iwan(numbers, curves, path) -> None:
     """Dissipation per cycle of the jointed oscillator vs the joint's and the applied force amplitude."""
     f, fj, d, closed = (np.asarray(curves[k]) for k in ("force", "joint_force", "dissipation", "closed_form"))
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)
@@ -484,7 +489,7 @@ def plot_iwan(numbers, curves, path):
     plt.close(fig)
 
 
-def plot_rate_state(numbers, data, path):
+def plot_rate_state(numbers, data, path) -> None:
     """Rate-and-state spring-slider: (a) velocity-step friction transients of both state laws
     with the velocity-controlled closed forms, (b) growth rate and (c) angular frequency of
     perturbations of steady sliding against ``k / k_c``, simulated and linear theory."""

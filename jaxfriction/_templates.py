@@ -108,7 +108,7 @@ class Template:
         return self.replace(system=set_parameters(self.system, values))
 
 
-def check_times(system, t1, window, cycles, frequency):
+def check_times(system, t1, window, cycles, frequency) -> None:
     """Validate a run specification: ``t1`` (and ``window``), or ``cycles`` and ``frequency``.
 
     Raises:

@@ -22,12 +22,14 @@ are float64's).
 from __future__ import annotations
 
 import itertools
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
 from ._checks import constraints_hold
 from ._integrate.simulate import simulate
@@ -38,6 +40,9 @@ from ._laws.vector import project_to_disc
 from ._observables.energy import relative_energy_residual
 from ._paths import get_parameter, scalar_parameter_paths, set_parameters
 from ._systems.base import AbstractFrictionSystem
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 
 class ContractReport(NamedTuple):
@@ -83,7 +88,7 @@ def _probe_law(law, v, f_eq, normal, params):
     expected = project_to_disc(f_eq, static) if law.vector else jnp.clip(f_eq, -static, static)
     d_v, d_f = jax.vmap(jax.jacfwd(law, argnums=(0, 1)), in_axes=(0, 0, None))(v, f_eq, normal)
 
-    def with_params(p, v, f_eq):
+    def with_params(p, v, f_eq) -> Array:
         return set_parameters(law, p)(v, f_eq, normal)
 
     d_p = jax.vmap(lambda v, f_eq: jax.jacfwd(with_params)(params, v, f_eq))(v, f_eq) if params else {}
@@ -91,7 +96,7 @@ def _probe_law(law, v, f_eq, normal, params):
             "held": held, "expected": expected, "d_v": d_v, "d_f": d_f, "d_p": d_p}
 
 
-def check_law(law, normal=1.0, *, atol=1e-12):
+def check_law(law: AbstractFrictionLaw, normal: float = 1.0, *, atol: float = 1e-12) -> ContractReport:
     """Check the friction-law contract (:class:`~jaxfriction.AbstractFrictionLaw`).
 
     Properties, on slip velocities and force balances that include zero, the stick band's
@@ -167,7 +172,7 @@ def check_law(law, normal=1.0, *, atol=1e-12):
 @eqx.filter_jit
 def _probe_dynamic_law(law, v, z, normal, params):
     """Everything :func:`check_dynamic_law` tests, in one compiled call."""
-    def outputs(p, v, z):
+    def outputs(p, v, z) -> tuple[Array, Array, Array]:
         f, power, z_dot = friction_power(set_parameters(law, p), v, z, normal)
         return f, z_dot, power
 
@@ -180,7 +185,8 @@ def _probe_dynamic_law(law, v, z, normal, params):
             "bound": jnp.full_like(f, jnp.inf) if bound is None else bound}
 
 
-def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
+def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=None, speeds=None,
+                      atol: float = 1e-12) -> ContractReport:
     """Check the contract of a law with internal state (:class:`~jaxfriction.AbstractDynamicLaw`).
 
     Properties, at every pair of a slip velocity (zero, +-1e-12 and ``speeds``) and a state
@@ -247,7 +253,8 @@ def check_dynamic_law(law, normal=1.0, *, states=None, speeds=None, atol=1e-12):
                  ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"])
 
 
-def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
+def check_system(system: AbstractFrictionSystem, y0: ArrayLike | None = None, *, t1: float = 5.0,
+                 dt: float = 1e-3, energy_rtol: float = 1e-6) -> ContractReport:
     """Check the system contract (:class:`~jaxfriction.AbstractFrictionSystem`).
 
     Properties:
@@ -304,7 +311,8 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
         problems.append("mechanical_energy is not finite at y0")
     scalars = {p: jnp.asarray(get_parameter(system, p), dtype=float) for p in scalar_parameter_paths(system)}
 
-    def run(values):  # one compiled run gives the trajectory and its derivatives (forward mode)
+    # one compiled run gives the trajectory and its derivatives (forward mode)
+    def run(values) -> tuple[Array, tuple[Array, Array, Array]]:
         traj = simulate(set_parameters(system, values), y0, 0.0, t1, dt, save_every=10)
         return traj.ys[-1], (traj.ts, traj.ys, traj.status)
 
@@ -323,7 +331,8 @@ def check_system(system, y0=None, *, t1=5.0, dt=1e-3, energy_rtol=1e-6):
                   f"energy balance to {energy_rtol:g}", "finite parameter derivatives", "constraints"])
 
 
-def check_fused(system, grid, *, block=8, rtol=1e-9, atol=1e-12, lower=True, **sweep_options):
+def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, rtol: float = 1e-9,
+                atol: float = 1e-12, lower: bool = True, **sweep_options) -> tuple[xr.Dataset, xr.Dataset]:
     """Check that the fused GPU kernel runs a system as the XLA path does.
 
     Runs :func:`~jaxfriction.sweep` twice on the same lanes, once with

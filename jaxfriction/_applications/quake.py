@@ -6,10 +6,15 @@ An application of the generic layers, kept out of them: the block is a
 :func:`~jaxfriction.sweep` over the paths ``law.mu`` and ``ground.scale``.
 """
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._checks import check_real, is_concrete
 from .._exact.moreau_jean import MoreauJean
@@ -21,6 +26,11 @@ from .._integrate.solvers import MAX_SAVED_BYTES, fixed_step_grid
 from .._laws.vector import VectorCoulomb, VectorQuinn, safe_norm
 from .._paths import set_parameters
 from .._systems.block2d import BlockOnShakingFloor, GriffinSpringBlock
+
+if TYPE_CHECKING:
+    import xarray as xr
+
+    from .._integrate.trajectory import Trajectory
 
 #: Where record names are looked up, after the literal path: ``$JAXFRICTION_DATA``, then the
 #: shared data folder beside or inside the working directory.
@@ -36,7 +46,7 @@ MAX_STEPS = 10**9
 METHODS = ("quinn", "moreau-jean", "griffin-spring", "na-eltawil")
 
 
-def find_record(name):
+def find_record(name: str | os.PathLike) -> Path:
     """Path of a record given a path or a bare name (``elcentro``, ``kobe.txt``).
 
     Raises:
@@ -56,7 +66,7 @@ def find_record(name):
         f"package ships none)")
 
 
-def default_eps(mu, dt, gravity=9.81):
+def default_eps(mu: ArrayLike, dt: float, gravity: float = 9.81) -> ArrayLike:
     """Quinn's ``eps = 2 dt`` in units where ``mu N / m = 1``: ``eps = 2 mu g dt`` (m/s).
 
     It keeps the stick band's decay rate ``mu g / eps`` at ``1 / (2 dt)``, well inside RK4's
@@ -81,7 +91,8 @@ def default_eps(mu, dt, gravity=9.81):
     return 2.0 * jnp.where(mu == 0, 1.0, mu) * gravity * dt
 
 
-def run_size(duration, dt, save_every=10, state_size=7, *, name="dt"):
+def run_size(duration: float, dt: float, save_every: int = 10, state_size: int = 7, *,
+             name: str = "dt") -> tuple[int, int, int]:
     """Steps and saved-trajectory memory of a fixed-step run, checked against the budget.
 
     Args:
@@ -113,7 +124,7 @@ def run_size(duration, dt, save_every=10, state_size=7, *, name="dt"):
     return n_steps, n_saves, n_bytes
 
 
-def as_floor_motion(motion):
+def as_floor_motion(motion: GroundMotion) -> GroundMotion:
     """The motion as a 2-component floor: a 1-component record (one ``.AT2``) shakes along x.
 
     Args:
@@ -139,8 +150,9 @@ def as_floor_motion(motion):
     return motion
 
 
-def quake_response(motion, mu=0.3, *, eps=None, exact=False, method=None, dt=1e-3, mass=1.0, gravity=9.81,
-                   tail=5.0, save_every=10, k_t=40000.0):
+def quake_response(motion: GroundMotion, mu: float = 0.3, *, eps=None, exact: bool = False, method=None,
+                   dt: float = 1e-3, mass: float = 1.0, gravity: float = 9.81, tail: float = 5.0,
+                   save_every: int = 10, k_t: float = 40000.0) -> tuple[Trajectory, dict]:
     """Simulate the block on a ground motion (``tail`` seconds of rest added after the record).
 
     Args:
@@ -208,17 +220,18 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, method=None, dt=1e-
     return traj, summary
 
 
-def residual_sliding(traj):
+def residual_sliding(traj: Trajectory) -> Array:
     """Sliding distance at the end of the run, ``|u(t_end)|`` (m)."""
     return safe_norm(traj.ys[-1, 0:2])
 
 
-def peak_sliding(traj):
+def peak_sliding(traj: Trajectory) -> Array:
     """Largest sliding distance over the saved points, ``max |u|`` (m)."""
     return jnp.max(safe_norm(traj.ys[:, 0:2]))
 
 
-def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81, tail=5.0, save_every=25, **options):
+def fragility_sweep(motion: GroundMotion, mus, scales, *, dt: float = 2e-3, gravity: float = 9.81,
+                    tail: float = 5.0, save_every: int = 25, **options) -> xr.Dataset:
     """Residual and peak sliding over friction coefficients x record scale factors.
 
     :func:`~jaxfriction.sweep` of a unit-mass :class:`~jaxfriction.BlockOnShakingFloor` with
@@ -247,7 +260,7 @@ def fragility_sweep(motion, mus, scales, *, dt=2e-3, gravity=9.81, tail=5.0, sav
     motion = as_floor_motion(motion)
     system = BlockOnShakingFloor(law=VectorQuinn(0.3, default_eps(0.3, dt, gravity)), ground=motion, gravity=gravity)
 
-    def tie_eps(lane):  # Quinn's eps = 2 mu g dt for each lane's mu
+    def tie_eps(lane) -> Any:  # Quinn's eps = 2 mu g dt for each lane's mu
         return set_parameters(lane, {"law.eps": default_eps(lane.law.mu, dt, gravity)})
 
     ds = sweep(system, {"law.mu": jnp.asarray(mus, float), "ground.scale": jnp.asarray(scales, float)},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,7 +27,7 @@ class _JaxCommand(click.Command):
     """A subcommand that configures JAX's persistent compilation cache (from the group's
     ``--no-cache`` / ``--cache-dir``) before its function runs; ``--help`` never gets here."""
 
-    def invoke(self, ctx):
+    def invoke(self, ctx) -> Any:
         options = ctx.find_root().params
         configure_compilation_cache(options.get("cache_dir"), enabled=not options.get("no_cache", False))
         return super().invoke(ctx)
@@ -46,7 +47,7 @@ class _Group(click.Group):
 @click.option("--cache-dir", type=click.Path(file_okay=False), envvar="JAXFRICTION_CACHE_DIR", show_envvar=True,
               help="Folder of the persistent compilation cache [default: JAX_COMPILATION_CACHE_DIR if set, else "
                    "$XDG_CACHE_HOME/jaxfriction/jax-cache, i.e. ~/.cache/jaxfriction/jax-cache].")
-def main(no_cache, cache_dir):
+def main(no_cache, cache_dir) -> None:
     """Differentiable dry-friction and stick-slip simulation (JAX).
 
     Compiled programs are kept in JAX's persistent compilation cache, so a repeated run of the

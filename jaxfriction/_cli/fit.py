@@ -67,8 +67,9 @@ def _model(spec, dt, settings, law=None, strict=True):
 @click.option("--progress/--no-progress", default=False, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--history", is_flag=True, help="With --json: include the loss at every optimizer step.")
-def fit_command(data, system_name, law, params, settings, initials, bound_specs, noise, candidates, refine, compare,
-                y0, optimizer, steps, learning_rate, segments, dt, progress, as_json, history):
+def fit_command(data, system_name, law, params, settings, initials, bound_specs, noise, candidates, refine,
+                compare, y0, optimizer, steps, learning_rate, segments, dt, progress, as_json,
+                history) -> None:
     """Estimate parameters of a template from a measured trajectory DATA (CSV: t and q, v, q0, v1, ...).
 
     With --bounds alone the parameters are found by a global search over the box; the report says

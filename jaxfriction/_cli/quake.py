@@ -27,7 +27,7 @@ _HINTS = {1: "use a smaller --dt or --scale", 5: "use a smaller --dt or a larger
 @click.option("--figure", default=None, type=click.Path(dir_okay=False),
               help="Figure path [default: jaxfriction-out/quake-RECORD.png].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def quake(record, record_y, mu, eps, method, exact, scale, rotation, dt, figure, as_json):
+def quake(record, record_y, mu, eps, method, exact, scale, rotation, dt, figure, as_json) -> None:
     """Slide a 1 kg block on a floor shaken by RECORD (a path, or a name in the shared data folder).
 
     RECORD is a two-column file (x and y), or one PEER .AT2 component: alone it shakes the

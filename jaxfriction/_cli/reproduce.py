@@ -8,7 +8,7 @@ from .common import _fail, _report, main
 
 
 @main.group()
-def reproduce():
+def reproduce() -> None:
     """Reproduce a published figure (writes a PNG; --json prints the key numbers)."""
 
 
@@ -20,7 +20,7 @@ def reproduce():
 @click.option("--figure", default="jaxfriction-out/quinn-fig5.png", show_default=True,
               type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
+def quinn_fig5_command(dt, t1, eps_factor, figure, as_json) -> None:
     """Quinn 2004 Fig. 5: unforced oscillator from (2.75, 0) with three laws."""
     import jax
 
@@ -45,7 +45,7 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json):
 @click.option("--figure", default="jaxfriction-out/quinn-fig7.png", show_default=True,
               type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def quinn_fig7_command(dts, cycles, figure, as_json):
+def quinn_fig7_command(dts, cycles, figure, as_json) -> None:
     """Quinn 2004 Fig. 7: dissipation error vs RK4 step against the exact event-driven solution."""
     import jax
 
@@ -70,7 +70,7 @@ def quinn_fig7_command(dts, cycles, figure, as_json):
 @click.option("--figure", default="jaxfriction-out/quinn-fig9.png", show_default=True,
               type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def quinn_fig9_command(dts, figure, as_json):
+def quinn_fig9_command(dts, figure, as_json) -> None:
     """Quinn 2004 Fig. 9: n = 32 chain, dissipation vs RK4 step for three laws, Moreau-Jean D0."""
     import jax
 
@@ -96,7 +96,7 @@ def quinn_fig9_command(dts, figure, as_json):
 @click.option("--figure", default="jaxfriction-out/quinn-fig11.png", show_default=True,
               type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def quinn_fig11_command(dt, t1, figure, as_json):
+def quinn_fig11_command(dt, t1, figure, as_json) -> None:
     """Quinn 2004 Fig. 11: two blocks on a belt (coupled contacts) vs exact Moreau-Jean."""
     import jax
 
@@ -120,7 +120,7 @@ def quinn_fig11_command(dt, t1, figure, as_json):
 @click.option("--t1", default=3.0, show_default=True, help="End time (s).")
 @click.option("--figure", default="jaxfriction-out/na2d.png", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def na2d_command(dt, t1, figure, as_json):
+def na2d_command(dt, t1, figure, as_json) -> None:
     """Paper 003 Fig. 2: Quinn, Griffin's spring, Na et al. and Moreau-Jean against exact Coulomb."""
     import jax
 
@@ -148,7 +148,7 @@ def na2d_command(dt, t1, figure, as_json):
 @click.option("--period", default=10.0, show_default=True, help="Presliding period (s).")
 @click.option("--figure", default="jaxfriction-out/lugre.png", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def lugre_command(n_velocities, amplitude, period, figure, as_json):
+def lugre_command(n_velocities, amplitude, period, figure, as_json) -> None:
     """LuGre (Canudas de Wit et al. 1995): steady states against the closed-form Stribeck curve, presliding loop."""
     import jax
 
@@ -177,7 +177,7 @@ def lugre_command(n_velocities, amplitude, period, figure, as_json):
 @click.option("--n-elements", default=256, show_default=True, help="Elements of the joint's quadrature.")
 @click.option("--figure", default="jaxfriction-out/iwan.png", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json):
+def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json) -> None:
     """Segalman's power law D ~ F^(3 + chi) and the macroslip transition of a jointed oscillator."""
     import jax
 
@@ -208,7 +208,7 @@ def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json):
 @click.option("--figure", default="jaxfriction-out/rate-state.png", show_default=True,
               type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def rate_state_command(e, ratios, evolutions, figure, as_json):
+def rate_state_command(e, ratios, evolutions, figure, as_json) -> None:
     """Rate-and-state friction (aging and slip laws) on a spring-slider: velocity-step transients
     against the closed forms, perturbation growth rate and frequency against k / k_c."""
     import jax
@@ -240,7 +240,7 @@ def rate_state_command(e, ratios, evolutions, figure, as_json):
 @click.option("--figure", default="jaxfriction-out/awrejcewicz.png", show_default=True,
               type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
-def awrejcewicz_command(n_params, omega_range, dt, figure, as_json):
+def awrejcewicz_command(n_params, omega_range, dt, figure, as_json) -> None:
     """Paper 002 Figs. 3-5: disc on a driving disc, phase portraits, bifurcation, Lyapunov exponent."""
     import jax
 

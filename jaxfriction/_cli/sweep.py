@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import PRECISIONS, _fail, _grid_axis, _load_toml, _name_values, main
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 _NUMBER = ((int, float), "a number")
 _TEXT = (str, "a string")
@@ -106,8 +110,8 @@ def _check_writable(option, path):
 @click.option("--figure", default=None, help="Figure [default: OUT/sweep.png].")
 @click.option("--precision", type=PRECISIONS, default=None, help="float64 (default) or float32.")
 @click.option("--progress/--no-progress", default=True, show_default=True)
-def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window, dt, wrt, gradient, chunk_size,
-          devices, kernel, out, resume, figure, precision, progress):
+def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window, dt, wrt, gradient,
+          chunk_size, devices, kernel, out, resume, figure, precision, progress) -> None:
     """Sweep a template over a grid of parameter paths: window dissipation, stick fraction, dD/dp, resumable.
 
     With no options: Quinn's forced oscillator (Quinn 2004 eq. 5, Quinn's law, eps = 2 dt),
@@ -164,7 +168,7 @@ def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window,
     click.echo(f"wrote {out / 'result.nc'} and {figure}")
 
 
-def sweep_summary(ds):
+def sweep_summary(ds: xr.Dataset) -> str:
     """The lines ``jaxfriction sweep`` prints: size, timing, ranges, and the flagged lanes by status."""
     a = ds.attrs
     lanes = int(ds["status"].size)

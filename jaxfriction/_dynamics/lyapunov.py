@@ -12,12 +12,17 @@ misses the jump at a switching surface (the saltation); the exponents of discont
 models are then wrong. This is why paper 002 introduces a continuous friction model.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._checks import check_real
 from .._integrate.rk4 import rk4_step
@@ -41,7 +46,7 @@ class LyapunovResult(eqx.Module):
     final_state: jax.Array
 
 
-def system_dynamics(system: AbstractFrictionSystem, autonomous=False):
+def system_dynamics(system: AbstractFrictionSystem, autonomous: bool = False) -> tuple[Callable, int]:
     """The mechanical part ``(q, v)`` of a system's vector field, as ``(f, d)``.
 
     The energy integrals of the state do not feed back into the motion, so they are left
@@ -55,20 +60,21 @@ def system_dynamics(system: AbstractFrictionSystem, autonomous=False):
     n2 = 2 * system.n_dof
     pad = jnp.zeros(system.state_size - n2)
 
-    def f(t, x, args=None):
+    def f(t, x, args=None) -> Array:
         return system.vector_field(t, jnp.concatenate([x, pad]), args)[:n2]
 
     if not autonomous:
         return f, n2
 
-    def f_aut(t, z, args=None):  # z = [x, tau]
+    def f_aut(t, z, args=None) -> Array:  # z = [x, tau]
         return jnp.concatenate([f(z[-1], z[:-1], args), jnp.ones(1, z.dtype)])
 
     return f_aut, n2 + 1
 
 
-def lyapunov_spectrum(vector_field, x0, *, dt, duration, transient=0.0, t0=0.0, n_exponents=None, renorm_every=10,
-                      n_blocks=10, args=None):
+def lyapunov_spectrum(vector_field, x0: ArrayLike, *, dt: float, duration: float, transient: float = 0.0,
+                      t0: float = 0.0, n_exponents: int | None = None, renorm_every: int = 10,
+                      n_blocks: int = 10, args=None) -> LyapunovResult:
     """Lyapunov spectrum of ``x' = f(t, x)`` (Benettin/QR; see module docstring).
 
     Args:
@@ -107,16 +113,16 @@ def lyapunov_spectrum(vector_field, x0, *, dt, duration, transient=0.0, t0=0.0, 
     n_renorm = max(n_blocks, int(round(float(duration) / (float(dt) * renorm_every))))
     n_renorm -= n_renorm % n_blocks
 
-    def step(i, x):
+    def step(i, x) -> Array:
         return rk4_step(vector_field, t0 + i * dt, x, dt, args)
 
     n_free = n_tr % renorm_every  # the state alone first, then whole renormalization windows
     x = jax.lax.fori_loop(0, n_free, step, x0)
 
-    def renorm(carry, j):
+    def renorm(carry, j) -> tuple[tuple[Array, Array], Array]:
         x, q = carry
 
-        def inner(carry, m):
+        def inner(carry, m) -> tuple[tuple[Array, Array], None]:
             x, q = carry
             i = n_free + j * renorm_every + m
             x_new, lin = jax.linearize(lambda z: step(i, z), x)

@@ -1,8 +1,13 @@
 """Stroboscopic (Poincare) and peak samples for bifurcation diagrams, and stick-slip periods."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._checks import check_real
 from .._integrate.grid import fixed_grid
@@ -10,8 +15,13 @@ from .._integrate.rk4 import rk4_scan
 from .._observables.stick import STICK_TOL
 from .lyapunov import system_dynamics
 
+if TYPE_CHECKING:
+    from .._integrate.trajectory import Trajectory
+    from .._systems.base import AbstractFrictionSystem
 
-def stroboscopic_samples(system, y0, period, *, dt, transient_periods, n_samples, coordinate=0):
+
+def stroboscopic_samples(system: AbstractFrictionSystem, y0: ArrayLike, period: float, *, dt: float,
+                         transient_periods: int, n_samples: int, coordinate: int = 0) -> Array:
     """Position ``coordinate`` once per forcing period after a transient (Poincare section).
 
     The RK4 grid is aligned to the period (``h = T / ceil(T / dt)``), so samples fall exactly
@@ -40,7 +50,7 @@ def stroboscopic_samples(system, y0, period, *, dt, transient_periods, n_samples
     return xs[transient_periods + 1 :, coordinate]
 
 
-def peak_samples(values, n_peaks):
+def peak_samples(values: ArrayLike, n_peaks: int) -> Array:
     """The last ``n_peaks`` local maxima of a series (for autonomous systems), NaN-padded.
 
     Args:
@@ -57,7 +67,7 @@ def peak_samples(values, n_peaks):
     return jnp.where(is_peak[idx], mid[idx], jnp.nan)
 
 
-def stick_slip_period(traj, v_tol=STICK_TOL, skip=1):
+def stick_slip_period(traj: Trajectory, v_tol: float = STICK_TOL, skip: int = 1) -> tuple[float, float]:
     """Period of a periodic stick-slip motion from the spacing of its stick onsets.
 
     Host-side. An onset is where the largest slip speed falls through ``v_tol``, located by

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from jax.typing import ArrayLike
+
 from .._laws import Coulomb, StaticKineticCoulomb, VectorCoulomb
 
+if TYPE_CHECKING:
+    from .._systems.base import AbstractFrictionSystem
 
-def coulomb_coefficients(system):
+
+def coulomb_coefficients(system: AbstractFrictionSystem) -> tuple[ArrayLike, ArrayLike]:
     """``(mu_s, mu_k)`` of a system whose law is Coulomb, StaticKineticCoulomb or VectorCoulomb.
 
     The exact solvers integrate set-valued Coulomb friction themselves, so they accept only

@@ -40,6 +40,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import optimistix as optx
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._checks import check_int, check_real, check_time_span, is_concrete
 from .._integrate.diffrax_solvers import dynamics_rms_norm
@@ -64,7 +66,7 @@ class _Regime(eqx.Module):
     mu_s: jax.Array
     mu_k: jax.Array
 
-    def f_eq(self, t, x):
+    def f_eq(self, t, x) -> Array:
         """Force balance with the body riding the surface (N)."""
         y = jnp.stack([x, self.system.surface_velocity(t)])
         return self.system.f_eq(t, y)
@@ -81,26 +83,26 @@ class _Regime(eqx.Module):
         dx = jnp.where(stuck, vs, v)
         return jnp.stack([dx, acc, -f * (v - vs), sys.damping * v * v, force * v + f * vs])
 
-    def event(self, t, y, regime):
+    def event(self, t, y, regime) -> Array:
         """Positive inside the regime, falls to 0 at its end."""
         v_rel = y[1] - self.system.surface_velocity(t)
         margin = self.mu_s * self.system.normal - jnp.abs(self.f_eq(t, y[0]))
         return jnp.where(regime == STICK, margin, regime * v_rel)
 
-    def next_regime(self, t, y, regime):
+    def next_regime(self, t, y, regime) -> Array:
         """Regime after an event at ``(t, y)`` ending ``regime``."""
         f_eq = self.f_eq(t, y[0])
         holds = jnp.abs(f_eq) <= self.mu_s * self.system.normal
         slip = -jnp.sign(f_eq)
         return jnp.where(regime == STICK, slip, jnp.where(holds, STICK, slip)).astype(regime.dtype)
 
-    def initial_regime(self, t, y):
+    def initial_regime(self, t, y) -> Array:
         v_rel = y[1] - self.system.surface_velocity(t)
         f_eq = self.f_eq(t, y[0])
         at_rest = jnp.where(jnp.abs(f_eq) <= self.mu_s * self.system.normal, STICK, -jnp.sign(f_eq))
         return jnp.where(v_rel != 0, jnp.sign(v_rel), at_rest).astype(jnp.int32)
 
-    def enter(self, t, y, regime):
+    def enter(self, t, y, regime) -> Array:
         """State on entering ``regime``: in stick the velocity is set to the surface's exactly."""
         return y.at[1].set(jnp.where(regime == STICK, self.system.surface_velocity(t), y[1]))
 
@@ -166,7 +168,7 @@ def _event_log(field, y0, t0, t1, ts, max_events, opts):
     y0 = field.enter(t0, y0, regime0)
     sg = jax.lax.stop_gradient
 
-    def segment(carry, _):
+    def segment(carry, _) -> tuple[tuple, tuple]:
         t, y, regime, ok, ys_out = carry
         done = t >= t1
         t_fixed, y_start = _shifted_start(field, t, y, regime)
@@ -208,8 +210,10 @@ def _event_log(field, y0, t0, t1, ts, max_events, opts):
     return log, ys_out
 
 
-def simulate_event_driven(system, y0, t0, t1, ts=None, *, n_save=1000, max_events=256, rtol=1e-12, atol=1e-12,
-                          dtmax=0.1, max_steps=100_000, adjoint=None):
+def simulate_event_driven(system: Oscillator, y0: ArrayLike, t0: float, t1: float,
+                          ts: ArrayLike | None = None, *, n_save: int = 1000, max_events: int = 256,
+                          rtol: float = 1e-12, atol: float = 1e-12, dtmax=0.1, max_steps=100_000,
+                          adjoint=None) -> tuple[Trajectory, EventLog]:
     """Exact Coulomb solution of a single-contact system by event-driven regime switching.
 
     See the module docstring for the regimes, the events, and how event times are

@@ -25,9 +25,13 @@ the others' impulses (a fixed number of sweeps, so it runs under ``jit``/``vmap`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._integrate.grid import check_rounding
 from .._integrate.solvers import (
@@ -42,6 +46,10 @@ from .._systems.contacts import AbstractContactSystem
 from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
 
+if TYPE_CHECKING:
+    from .._integrate.saveat import SaveAt
+    from .._systems.base import AbstractFrictionSystem
+
 
 def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
     """Closed-form impulse of one contact: stick if the static limit holds, else kinetic slip."""
@@ -49,7 +57,8 @@ def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
     return jnp.where(jnp.abs(p_stick) <= h * mu_s_n, p_stick, jnp.sign(p_stick) * h * mu_k_n)
 
 
-def moreau_jean_step(system, mu_s, mu_k, t, y, h):
+def moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike, y: Array,
+                     h: ArrayLike) -> Array:
     """One Moreau-Jean step of a single-contact system (see module docstring).
 
     Args:
@@ -82,7 +91,8 @@ def moreau_jean_step(system, mu_s, mu_k, t, y, h):
     ])
 
 
-def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):
+def contact_moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
+                             y: Array, h: ArrayLike, sweeps: int = 50) -> Array:
     """One Moreau-Jean step of an :class:`~jaxfriction.AbstractContactSystem` (module docstring).
 
     Args:
@@ -112,8 +122,8 @@ def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):
     else:
         d = system.delassus()
 
-        def sweep(_, p):
-            def one(i, p):
+        def sweep(_, p) -> Array:
+            def one(i, p) -> Array:
                 residual = z_free[i] + d[i] @ p - diag[i] * p[i]
                 return p.at[i].set(_contact_impulse(residual, diag[i], h, mu_s_n[i], mu_k_n[i]))
 
@@ -133,7 +143,8 @@ def contact_moreau_jean_step(system, mu_s, mu_k, t, y, h, sweeps=50):
     ])
 
 
-def block_moreau_jean_step(system, mu_s, mu_k, t, y, h):
+def block_moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
+                           y: Array, h: ArrayLike) -> Array:
     """One Moreau-Jean step of the 2-D block (:class:`~jaxfriction.BlockOnShakingFloor`).
 
     Isotropic Coulomb: the sticking impulse ``P = -m v_free`` is kept if ``|P| <= h mu_s N``
@@ -189,7 +200,8 @@ class MoreauJean(AbstractSolver):
     def __check_init__(self):
         check_rounding(self.rounding)
 
-    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del args
         step = _step_function(system)
         mu_s, mu_k = coulomb_coefficients(system)
@@ -197,7 +209,7 @@ class MoreauJean(AbstractSolver):
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         kwargs = {"sweeps": self.sweeps} if step is contact_moreau_jean_step else {}
 
-        def one_step(t, y):
+        def one_step(t, y) -> tuple[Array, Array]:
             return step(system, mu_s, mu_k, t, y, h, **kwargs), jnp.array(True)
 
         return fixed_step_scan(one_step, y0, t0, h, n_saves, every)

@@ -60,9 +60,13 @@ accuracy.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
@@ -76,6 +80,10 @@ from .._laws.base import safe_divide
 from .._laws.vector import VectorCoulomb, safe_norm
 from .._systems.block2d import BlockOnShakingFloor
 
+if TYPE_CHECKING:
+    from .._integrate.saveat import SaveAt
+    from .._systems.base import AbstractFrictionSystem
+
 #: Case codes of the algorithm (paper 003 Sec. 2.3), as returned by :func:`na_eltawil_step`.
 CASES = {11: "1.1", 12: "1.2", 13: "1.3", 14: "1.4", 21: "2.1", 22: "2.2", 23: "2.3", 3: "3"}
 _SUBSTEPPED = (11, 12, 13, 21, 22)
@@ -85,7 +93,7 @@ def _flow(system, acceleration):
     """Vector field of the state when the block's absolute acceleration is ``acceleration(t, V, a)``."""
     m = system.mass
 
-    def field(t, y, args=None):
+    def field(t, y, args=None) -> Array:
         v, a = y[2:4], system.ground(t)
         block = acceleration(t, v, a)
         return jnp.concatenate([v, block - a, jnp.stack([-m * jnp.dot(block, v), 0.0, -m * jnp.dot(a, v)])])
@@ -111,7 +119,7 @@ def _classify(system, mu_s, mu_k, t, y, h):
 
 
 def _eq6(limit):
-    def acceleration(t, v, a):  # -mu g V/|V|; along the floor's acceleration at V = 0
+    def acceleration(t, v, a) -> Array:  # -mu g V/|V|; along the floor's acceleration at V = 0
         speed = safe_norm(v)
         return limit * jnp.where(speed > 0, -safe_divide(v, speed), safe_divide(a, safe_norm(a)))
 
@@ -119,13 +127,14 @@ def _eq6(limit):
 
 
 def _eq7(limit, changing, orientation):
-    def acceleration(t, v, a):
+    def acceleration(t, v, a) -> Array:
         return limit * safe_divide(jnp.where(changing, a, jnp.abs(a) * orientation), safe_norm(a))
 
     return acceleration
 
 
-def na_eltawil_step(system, mu_s, mu_k, t, y, h):
+def na_eltawil_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike, y: Array,
+                    h: ArrayLike) -> tuple[Array, Array]:
     """One step of the algorithm at the resolution ``h``, without sub-steps (module docstring).
 
     Args:
@@ -190,7 +199,8 @@ class NaEltawil2D(AbstractSolver):
         if self.substeps < 1:
             raise ValueError(f"substeps must be >= 1, got {self.substeps}")
 
-    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del args
         if not isinstance(system, BlockOnShakingFloor) or not isinstance(system.law, VectorCoulomb):
             raise ValueError("NaEltawil2D integrates a BlockOnShakingFloor with VectorCoulomb friction, got "
@@ -202,11 +212,11 @@ class NaEltawil2D(AbstractSolver):
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         k = self.substeps
 
-        def step(t, y):
+        def step(t, y) -> tuple[Array, Array]:
             y1, case = na_eltawil_step(system, mu, mu, t, y, h)
 
-            def substeps():
-                def one(y, j):
+            def substeps() -> Array:
+                def one(y, j) -> tuple[Array, None]:
                     return na_eltawil_step(system, mu, mu, t + j * (h / k), y, h / k)[0], None
 
                 return jax.lax.scan(one, y, jnp.arange(k))[0]

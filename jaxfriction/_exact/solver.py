@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import equinox as eqx
 import jax.numpy as jnp
+from jax import Array
 
 from .._integrate.solvers import AbstractSolver
+
+if TYPE_CHECKING:
+    from .._integrate.saveat import SaveAt
+    from .._systems.base import AbstractFrictionSystem
 
 
 class EventDriven(AbstractSolver):
@@ -34,7 +41,8 @@ class EventDriven(AbstractSolver):
     max_steps: int = eqx.field(default=100_000, static=True)
     adjoint: object = None
 
-    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del dt, args
         from .event_driven import simulate_event_driven
 

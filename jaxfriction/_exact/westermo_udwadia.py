@@ -23,9 +23,13 @@ booked as dissipated).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
@@ -39,6 +43,10 @@ from .._laws.base import AbstractFrictionLaw, broadcast_like
 from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
 
+if TYPE_CHECKING:
+    from .._integrate.saveat import SaveAt
+    from .._systems.base import AbstractFrictionSystem
+
 
 class _PhaseForce(AbstractFrictionLaw):
     """Friction of one phase: ``-sigma mu_k N`` in slip (``sigma = +-1``), ``f_eq`` in stick (``sigma = 0``)."""
@@ -50,7 +58,7 @@ class _PhaseForce(AbstractFrictionLaw):
         slip = broadcast_like(-self.sigma * self.mu_k * normal, v)
         return jnp.where(self.sigma == 0, f_eq, slip)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> Array:
         return jnp.inf * normal
 
 
@@ -63,7 +71,7 @@ def _bisect(g, r, iterations):
     """
     g_plain = jax.lax.stop_gradient
 
-    def halve(_, bracket):
+    def halve(_, bracket) -> tuple[Array, Array]:
         lo, hi = bracket
         mid = 0.5 * (lo + hi)
         up = g_plain(g(mid)) > 0
@@ -76,7 +84,9 @@ def _bisect(g, r, iterations):
     return hi + (newton - g_plain(newton))
 
 
-def westermo_udwadia_step(system, mu_s, mu_k, t, y, h, max_transitions=4, iterations=60):
+def westermo_udwadia_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
+                          y: Array, h: ArrayLike, max_transitions: int = 4,
+                          iterations: int = 60) -> tuple[Array, Array]:
     """One step of Westermo and Udwadia's model, split at its transitions (module docstring).
 
     Args:
@@ -97,10 +107,10 @@ def westermo_udwadia_step(system, mu_s, mu_k, t, y, h, max_transitions=4, iterat
     normal = system.normal
     t_end = t + h
 
-    def flow(sigma, tau, y, s):
+    def flow(sigma, tau, y, s) -> Array:
         return rk4_step(eqx.tree_at(lambda sys: sys.law, system, _PhaseForce(sigma, mu_k)).vector_field, tau, y, s)
 
-    def phase(_, carry):
+    def phase(_, carry) -> tuple[Array, Array]:
         tau, y = carry
         r = jnp.maximum(t_end - tau, 0.0)
         slip = system.slip_velocity(tau, y)
@@ -111,7 +121,7 @@ def westermo_udwadia_step(system, mu_s, mu_k, t, y, h, max_transitions=4, iterat
         breaking = stuck & (jnp.abs(f_eq) > mu_s * normal)
         sigma = jnp.where(stuck, jnp.where(breaking, -jnp.sign(f_eq), 0.0), jnp.sign(slip))
 
-        def event(s):  # > 0 once the phase has ended
+        def event(s) -> Array:  # > 0 once the phase has ended
             z = flow(sigma, tau, y, s)
             return jnp.where(sigma == 0, jnp.abs(system.f_eq(tau + s, z)) - mu_s * normal,
                              -sigma * system.slip_velocity(tau + s, z))
@@ -164,7 +174,8 @@ class WestermoUdwadia(AbstractSolver):
         if self.max_transitions < 2 or self.iterations < 1:
             raise ValueError("max_transitions must be >= 2 and iterations >= 1")
 
-    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del args
         if not isinstance(system, Oscillator):
             raise ValueError(f"system must be an Oscillator for WestermoUdwadia, got {type(system).__name__}")
@@ -172,7 +183,7 @@ class WestermoUdwadia(AbstractSolver):
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
 
-        def step(t, y):
+        def step(t, y) -> tuple[Array, Array]:
             return westermo_udwadia_step(system, mu_s, mu_k, t, y, h, self.max_transitions, self.iterations)
 
         return fixed_step_scan(step, y0, t0, h, n_saves, every)

@@ -12,7 +12,7 @@ import abc
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._checks import check_constraints, is_static_zero, nonnegative, real
+from .._checks import Constraint, check_constraints, is_static_zero, nonnegative, real
 
 
 class AbstractDrive(eqx.Module):
@@ -25,7 +25,7 @@ class AbstractDrive(eqx.Module):
     def __check_init__(self):
         check_constraints(self)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         """The parameters' valid ranges (see :mod:`jaxfriction._checks`)."""
         return ()
 
@@ -43,7 +43,7 @@ class Constant(AbstractDrive):
 
     value: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (real("value", self.value),)
 
     def __call__(self, t):
@@ -66,7 +66,7 @@ class Harmonic(AbstractDrive):
     omega: float = 1.0
     phase: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (real("amplitude", self.amplitude), real("omega", self.omega), real("phase", self.phase))
 
     def __call__(self, t):
@@ -103,7 +103,7 @@ class Step(AbstractDrive):
     t_step: float = 0.0
     width: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (real("before", self.before), real("after", self.after), real("t_step", self.t_step),
                 nonnegative("width", self.width))
 

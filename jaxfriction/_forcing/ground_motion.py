@@ -10,6 +10,8 @@ Every loader refuses, naming the file (and the line where there is one), a direc
 data and malformed headers or values.
 """
 
+from __future__ import annotations
+
 import re
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import positive, real
+from .._checks import Constraint, positive, real
 from .drives import AbstractDrive
 
 G = 9.80665  # m/s^2, standard gravity (AT2 files are in g)
@@ -50,12 +52,12 @@ class GroundMotion(AbstractDrive):
         if jnp.ndim(self.values) != 2 or jnp.shape(self.values)[0] < 2:
             raise ValueError(f"values must have shape (n >= 2, components), got {jnp.shape(self.values)}")
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (real("values", self.values), positive("dt", self.dt), real("scale", self.scale),
                 real("rotation", self.rotation))
 
     @property
-    def duration(self):
+    def duration(self) -> float:
         """Length of the record (s)."""
         return (self.values.shape[0] - 1) * self.dt
 
@@ -71,7 +73,7 @@ class GroundMotion(AbstractDrive):
         c, s = jnp.cos(self.rotation), jnp.sin(self.rotation)
         return jnp.stack([c * a[0] - s * a[1], s * a[0] + c * a[1]])
 
-    def peak(self):
+    def peak(self) -> float:
         """Peak ground acceleration of the (scaled) vector record, max ``|a_g|`` (m/s^2)."""
         return float(np.max(np.linalg.norm(np.asarray(self.values), axis=-1)) * abs(self.scale))
 
@@ -111,7 +113,7 @@ def _binary_line(path, number, line):
         _fail(path, number, "undecodable bytes or control characters: not a text ground-motion record")
 
 
-def load_two_column(path, dt=0.005):
+def load_two_column(path: str | Path, dt: float = 0.005) -> GroundMotion:
     """Load a shared two-column record (cm/s^2 -> m/s^2). Returns a :class:`GroundMotion`.
 
     Args:
@@ -165,7 +167,7 @@ _AT2_HEADERS = (re.compile(rf"NPTS\s*=\s*{_NUMBER}\s*,?\s*DT\s*=\s*{_NUMBER}", r
                 re.compile(rf"^\s*{_NUMBER}\s*,?\s+{_NUMBER}\s*,?\s*NPTS\s*,?\s*DT", re.IGNORECASE))
 
 
-def load_at2(path):
+def load_at2(path: str | Path) -> GroundMotion:
     """Load a PEER NGA ``.AT2`` file: one horizontal component, in g.
 
     Format: four header lines, the fourth holding ``NPTS= n, DT= dt SEC`` (or the older
@@ -221,7 +223,7 @@ def load_at2(path):
     return GroundMotion(values=jnp.asarray(np.array(values)[:, None] * G), dt=dt, name=path.stem)
 
 
-def combine_components(x, y=None):
+def combine_components(x: GroundMotion, y: GroundMotion | None = None) -> GroundMotion:
     """A 2-component floor motion from one or two 1-component records (e.g. two ``.AT2``).
 
     Args:
@@ -271,7 +273,7 @@ def _load_one(path):
     return load_at2(path) if path.suffix.lower() == ".at2" else load_two_column(path)
 
 
-def load_ground_motion(path, y=None):
+def load_ground_motion(path: str | Path, y: str | Path | None = None) -> GroundMotion:
     """Load a record by path: ``.AT2`` files by :func:`load_at2`, others by :func:`load_two_column`.
 
     Args:

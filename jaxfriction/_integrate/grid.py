@@ -12,14 +12,15 @@ from .._checks import check_int, check_time_span, is_concrete
 ROUNDINGS = ("ceil", "round")
 
 
-def check_rounding(rounding):
+def check_rounding(rounding: str) -> str:
     """Raise ValueError naming ``rounding`` unless it is one of :data:`ROUNDINGS`."""
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
     return rounding
 
 
-def fixed_grid(t0, t1, dt, save_every, rounding="ceil"):
+def fixed_grid(t0: float, t1: float, dt: float, save_every: int,
+               rounding: str = "ceil") -> tuple[int, int, float]:
     """Fixed-step grid from ``t0`` to ``t1`` that lands exactly on ``t1``.
 
     The step actually used is ``h = (t1 - t0) / n_steps``. With ``rounding="ceil"`` (the

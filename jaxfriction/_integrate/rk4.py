@@ -6,9 +6,11 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jaxtyping import PyTree
 
 
-def rk4_step(vector_field, t, y, h, args=None):
+def rk4_step(vector_field, t, y: PyTree, h, args=None) -> PyTree:
     """One classical RK4 step; the friction law is evaluated at all four stages.
 
     Args:
@@ -22,7 +24,7 @@ def rk4_step(vector_field, t, y, h, args=None):
         The state at ``t + h``, shaped like ``y``.
     """
 
-    def axpy(c, k):
+    def axpy(c, k) -> PyTree:
         return jax.tree.map(lambda y, k: y + c * k, y, k)
 
     k1 = vector_field(t, y, args)
@@ -44,14 +46,15 @@ def _by_components(vector_field, shape):
     tuple leaves no concatenate in the step: every stage is plain elementwise arithmetic.
     """
 
-    def field(t, rows, args):
+    def field(t, rows, args) -> tuple:
         k = vector_field(t, jnp.stack(rows).reshape(shape), args).reshape(-1)
         return tuple(k[i] for i in range(len(rows)))
 
     return field
 
 
-def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint=False):
+def rk4_scan(vector_field, y0: Array, t0, h, n_saves: int, save_every: int, args=None,
+             checkpoint: bool = False) -> tuple[Array, Array]:
     """Integrate ``n_saves * save_every`` RK4 steps of size ``h`` from ``(t0, y0)``.
 
     Times are formed as ``t0 + k h`` from the integer step count ``k`` (no accumulated
@@ -81,8 +84,8 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
 
     field = _by_components(vector_field, shape) if by_rows else vector_field
 
-    def steps(y, first, count):
-        def one_step(y, j):
+    def steps(y, first, count) -> PyTree:
+        def one_step(y, j) -> tuple[PyTree, None]:
             return rk4_step(field, t0 + (first + j) * h, y, h, args), None
 
         return jax.lax.scan(one_step, y, jnp.arange(count))[0]
@@ -90,7 +93,7 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
     block = math.isqrt(save_every - 1) + 1 if checkpoint else save_every
     n_blocks, rest = divmod(save_every, block)
 
-    def one_save(y, i):
+    def one_save(y, i) -> tuple[PyTree, PyTree]:
         if checkpoint:
             run_block = jax.checkpoint(lambda y, b: (steps(y, i * save_every + b * block, block), None))
             y, _ = jax.lax.scan(run_block, y, jnp.arange(n_blocks))
@@ -105,7 +108,7 @@ def rk4_scan(vector_field, y0, t0, h, n_saves, save_every, args=None, checkpoint
     return t0 + ks * h, jnp.concatenate([y0[None], ys], axis=0)
 
 
-def rk4_legs(vector_field, y0, legs, args=None):
+def rk4_legs(vector_field, y0: Array, legs: list, args=None) -> PyTree:
     """Several consecutive fixed-step RK4 runs ("legs") in one compiled loop.
 
     Leg ``l = (t0, h, n_saves, save_every)`` runs ``n_saves * save_every`` steps of size
@@ -137,13 +140,13 @@ def rk4_legs(vector_field, y0, legs, args=None):
     start = tuple(jnp.ravel(y0)) if by_rows else y0
     saved = jax.tree.map(lambda c: jnp.zeros((n_rows,) + jnp.shape(c), jnp.result_type(c)).at[0].set(c), start)
 
-    def leg(carry, x):
+    def leg(carry, x) -> tuple[PyTree, None]:
         t0, h, n_saves, every, row = x
 
-        def one_save(i, carry):
+        def one_save(i, carry) -> tuple[PyTree, PyTree]:
             y, saved = carry
 
-            def one_step(j, y):
+            def one_step(j, y) -> PyTree:
                 return rk4_step(field, t0 + (i * every + j) * h, y, h, args)
 
             y = jax.lax.fori_loop(0, every, one_step, y)

@@ -30,8 +30,8 @@ def as_solver(solver) -> AbstractSolver:
                      f"or a diffrax solver, got {solver!r}")
 
 
-def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *, solver=None,
-             saveat: SaveAt | None = None, save_every=_UNSET, args=None) -> Trajectory:
+def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *,
+             solver=None, saveat: SaveAt | None = None, save_every=_UNSET, args=None) -> Trajectory:
     """Integrate ``system`` from ``(t0, y0)`` to ``t1``.
 
     Solvers (objects; :mod:`jaxfriction._integrate.solvers`):

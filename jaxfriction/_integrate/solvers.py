@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import abc
 import math
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._checks import check_real, check_time_span
 from .grid import check_rounding, fixed_grid
@@ -28,12 +31,16 @@ from .status import (
     combine_status,
 )
 
+if TYPE_CHECKING:
+    from .._systems.base import AbstractFrictionSystem
+
 
 class AbstractSolver(eqx.Module):
     """A way to integrate a system: ``integrate(...) -> (ts, ys, status)``."""
 
     @abc.abstractmethod
-    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         """Integrate from the full state ``y0`` at ``t0`` to ``t1``.
 
         Returns:
@@ -42,7 +49,8 @@ class AbstractSolver(eqx.Module):
         """
 
 
-def fixed_step_grid(t0, t1, dt, saveat: SaveAt, rounding="ceil"):
+def fixed_step_grid(t0: float, t1: float, dt: float, saveat: SaveAt,
+                    rounding: str = "ceil") -> tuple[int, int, float]:
     """``(n_saves, save_every, h)`` of a step-aligned fixed-step run for ``saveat``
     (``rounding``: the step-count convention of :func:`~jaxfriction.fixed_grid`).
 
@@ -67,8 +75,10 @@ def fixed_step_grid(t0, t1, dt, saveat: SaveAt, rounding="ceil"):
 MAX_SAVED_BYTES = 2 * 1024**3
 
 
-def check_saved_size(n_saved, state_size, dtype, what="dt/saveat: the run",
-                     remedy="save less often (SaveAt(every=k), SaveAt(n=k)) or use a larger dt"):
+def check_saved_size(
+    n_saved: int, state_size: int, dtype, what: str = "dt/saveat: the run",
+    remedy: str = "save less often (SaveAt(every=k), SaveAt(n=k)) or use a larger dt",
+) -> None:
     """Raise ValueError (``what`` names the arguments) when ``n_saved`` states would exceed
     :data:`MAX_SAVED_BYTES`."""
     size = int(n_saved) * int(state_size) * jnp.dtype(dtype).itemsize
@@ -77,13 +87,13 @@ def check_saved_size(n_saved, state_size, dtype, what="dt/saveat: the run",
                          f"{size / 1024**3:.1f} GiB (more than {MAX_SAVED_BYTES / 1024**3:.0f} GiB): {remedy}")
 
 
-def finite_status(ys, ok=True):
+def finite_status(ys: Array, ok: ArrayLike = True) -> Array:
     """``STATUS_OK``, ``STATUS_NONFINITE`` for a non-finite state, ``STATUS_SOLVER_FAILED`` if not ``ok``."""
     finite = jnp.all(jnp.isfinite(ys))
     return jnp.where(ok, jnp.where(finite, STATUS_OK, STATUS_NONFINITE), STATUS_SOLVER_FAILED)
 
 
-def unstable_step_status(status, h, rates):
+def unstable_step_status(status: Array, h: ArrayLike, rates) -> Array:
     """``status``, turned to ``STATUS_UNSTABLE_STEP`` where it is OK but ``h`` times one of
     ``rates`` (relaxation rates, 1/time; None entries are skipped) passes RK4's stability
     limit :data:`~jaxfriction._integrate.stability.RK4_STABILITY_LIMIT`. A NaN rate is
@@ -95,7 +105,7 @@ def unstable_step_status(status, h, rates):
     return status
 
 
-def rk4_status(system, ts, ys, h):
+def rk4_status(system: AbstractFrictionSystem, ts: Array, ys: Array, h: ArrayLike) -> Array:
     """The status of a fixed-step RK4 run of ``system`` with step ``h`` saved at ``(ts, ys)``:
     :func:`finite_status` of the states, turned unstable where ``h`` is too long for a
     contact's stick band (:func:`~jaxfriction.stick_band_rate`) or for a dynamic law's
@@ -104,7 +114,8 @@ def rk4_status(system, ts, ys, h):
     return unstable_step_status(finite_status(ys), h, (stick_band_rate(system), internal_state_rate(system, ts, ys)))
 
 
-def fixed_step_scan(step, y0, t0, h, n_saves, every):
+def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
+                    every: int) -> tuple[Array, Array, Array]:
     """Run ``step(t, y) -> (y_next, ok)`` over ``n_saves * every`` steps of size ``h``, saving every ``every``.
 
     Times are ``t0 + k h`` from the integer step count. The solvers that step by their own
@@ -116,8 +127,8 @@ def fixed_step_scan(step, y0, t0, h, n_saves, every):
             :func:`finite_status` of the states with ``ok`` the conjunction over all steps.
     """
 
-    def one_save(carry, i):
-        def one_step(carry, j):
+    def one_save(carry, i) -> tuple[tuple[Array, Array], Array]:
+        def one_step(carry, j) -> tuple[tuple[Array, Array], None]:
             y, ok = carry
             y, step_ok = step(t0 + (i * every + j) * h, y)
             return (y, ok & step_ok), None
@@ -157,13 +168,15 @@ class RK4(AbstractSolver):
     def __check_init__(self):
         check_rounding(self.rounding)
 
-    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
         return ts, ys, rk4_status(system, ts, ys, h)
 
-    def transient_and_window(self, system, y0, t_measure, t_end, dt, saveat, args=None):
+    def transient_and_window(self, system: AbstractFrictionSystem, y0: Array, t_measure: float, t_end: float,
+                             dt: float, saveat: SaveAt, args=None) -> tuple[Array, Array, Array]:
         """A run from ``(0, y0)`` whose window ``[t_measure, t_end]`` alone is saved, as
         ``simulate`` to ``t_measure`` (end point only) followed by ``simulate`` of the window
         gives it, value for value, with the step compiled once (:func:`~jaxfriction._integrate.rk4.rk4_legs`;

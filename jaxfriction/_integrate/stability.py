@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
+from jax import Array
 
 from .._checks import without_tangents
 from .._systems.block2d import BlockOnShakingFloor
 from .._systems.contacts import AbstractContactSystem
 from .._systems.oscillator import Oscillator
 
+if TYPE_CHECKING:
+    from .._systems.base import AbstractFrictionSystem
+
 #: Where the real axis leaves the stability region of classical RK4 (``|R(z)| = 1`` at
 #: ``z = -2.785293563...``).
 RK4_STABILITY_LIMIT = 2.785293563405282
 
 
-def stick_band_rate(system):
+def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
     """Largest relaxation rate of a contact inside its stick band (1/time), or None.
 
     Inside the band a regularized law is a steep damper: the slip velocity of contact ``i``
@@ -52,7 +58,7 @@ def stick_band_rate(system):
     law, mobility, normal = without_tangents((system.law, mobility, normal))
     band = jnp.asarray(law.stick_band(), dtype=zero.dtype)
 
-    def slope(v):
+    def slope(v) -> Array:
         df = jax.jvp(lambda x: law(x, jnp.zeros_like(x), normal), (v,), (tangent,))[1]
         return -(df[..., 0] if law.vector else df)
 
@@ -68,7 +74,7 @@ def has_internal_states(system) -> bool:
     return isinstance(getattr(system, "law", None), AbstractDynamicLaw) and bool(system.n_internal)
 
 
-def internal_state_rate(system, ts, ys):
+def internal_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array | None:
     """Largest relaxation rate of a dynamic law's internal states over a run (1/time), or None.
 
     A dynamic law (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre's bristles, Dahl's
@@ -94,8 +100,8 @@ def internal_state_rate(system, ts, ys):
     stop = start + system.n_internal
     system, ts, ys = without_tangents((system, ts, ys))
 
-    def one(t, y):
-        def rates(z):
+    def one(t, y) -> Array:
+        def rates(z) -> Array:
             return system.vector_field(t, y.at[start:stop].set(z))[start:stop]
 
         z = y[start:stop]

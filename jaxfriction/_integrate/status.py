@@ -5,8 +5,12 @@ Every :class:`~jaxfriction.Trajectory` carries one, and every sweep dataset has 
 CF convention); ``jaxfriction sweep`` counts them in its summary.
 """
 
+from __future__ import annotations
+
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
 #: The run is fine.
 STATUS_OK = 0
@@ -44,7 +48,7 @@ STATUS_MEANINGS = {
 _RANK = np.array([6, 1, 2, 3, 0, 4, 5])
 
 
-def combine_status(*codes):
+def combine_status(*codes: ArrayLike) -> Array:
     """The most severe of several status codes (traceable), ranked as :data:`_RANK`."""
     codes = jnp.stack([jnp.asarray(c, dtype=jnp.int32) for c in codes])
     return codes[jnp.argmin(jnp.asarray(_RANK)[codes])]

@@ -35,52 +35,52 @@ class Trajectory(eqx.Module):
         return jax.vmap(fn)(self.ts, self.ys)
 
     @property
-    def position(self):
+    def position(self) -> Array:
         """Positions, ``(n,)`` for one dof, ``(n, n_dof)`` otherwise."""
         return self.system.positions(self.ys)
 
     @property
-    def velocity(self):
+    def velocity(self) -> Array:
         """Velocities, shaped like :attr:`position`."""
         return self.system.velocities(self.ys)
 
     @property
-    def friction_dissipation(self):
+    def friction_dissipation(self) -> Array:
         """Running friction dissipation ``E_friction(t)`` (J), ``(n,)``."""
         return self.system.friction_dissipation(self.ys)
 
     @property
-    def damping_dissipation(self):
+    def damping_dissipation(self) -> Array:
         """Running viscous dissipation ``E_damping(t)`` (J), ``(n,)``."""
         return self.system.damping_dissipation(self.ys)
 
     @property
-    def input_work(self):
+    def input_work(self) -> Array:
         """Running work of the drives ``W_input(t)`` (J), ``(n,)``."""
         return self.system.input_work(self.ys)
 
     @property
-    def mechanical_energy(self):
+    def mechanical_energy(self) -> Array:
         """Kinetic plus potential energy (J), ``(n,)``."""
         return jax.vmap(self.system.mechanical_energy)(self.ys)
 
     @property
-    def friction_force(self):
+    def friction_force(self) -> Array:
         """Friction force(s) at the saved points (N)."""
         return self._map(self.system.friction_force)
 
     @property
-    def slip_velocity(self):
+    def slip_velocity(self) -> Array:
         """Contact slip velocity(ies) at the saved points."""
         return self._map(self.system.slip_velocity)
 
     @property
-    def f_eq(self):
+    def f_eq(self) -> Array:
         """Force balance at the saved points (N)."""
         return self._map(self.system.f_eq)
 
     @property
-    def friction_power(self):
+    def friction_power(self) -> Array:
         """Friction dissipation rate ``-f . v_slip`` (W) at the saved points."""
         return -jnp.sum(
             jnp.reshape(self.friction_force * self.slip_velocity, (self.ts.shape[0], -1)), axis=-1

@@ -27,6 +27,7 @@ path with that reason.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -144,7 +145,7 @@ def _fold_numpy(primitive, cells, params):
         return np.asarray(_NUMPY[name](*[np.asarray(c) for c in cells]))
 
 
-def bind(primitive, cells, params):
+def bind(primitive, cells, params) -> Any:
     """``primitive`` applied to one cell of each operand: folded when all are concrete,
     otherwise traced on ``(block,)`` values (shared scalars broadcast to the block)."""
     if all(is_concrete(c) for c in cells):
@@ -182,7 +183,7 @@ def _fold(primitive, cells, params=None):
     return functools.reduce(lambda a, b: bind(primitive, [a, b], params or {}), cells)
 
 
-def select(which, cases):
+def select(which, cases) -> Any:
     """``cases[which]`` for one cell of an index or boolean ``which``, as two-way selects on a
     boolean (Triton's ``select`` takes a boolean and two cases, nothing else)."""
     if is_concrete(which):
@@ -383,7 +384,7 @@ def _rule(name):
     return {"dot_general": _dot_general, "cond": _cond, "iota": _iota}.get(name)
 
 
-def evaluate(jaxpr, consts, args):
+def evaluate(jaxpr, consts, args) -> list:
     """Evaluate ``jaxpr`` component-wise.
 
     Args:
@@ -399,7 +400,7 @@ def evaluate(jaxpr, consts, args):
     """
     env = {}
 
-    def read(var):
+    def read(var) -> Any:
         if isinstance(var, jex_core.Literal):
             return cells_of(var.val, var.aval.dtype)
         return env[var]
@@ -453,7 +454,7 @@ class Componentwise:
         return jax.tree.unflatten(self.out_tree, out)
 
 
-def count_operations(fn, *args):
+def count_operations(fn, *args) -> tuple[Any, dict]:
     """``fn(*args)`` run while counting the per-lane operations :func:`bind` traces.
 
     Returns:

@@ -18,6 +18,7 @@ elsewhere it runs in Pallas' interpret mode, slowly, for tests.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -92,22 +93,22 @@ class FusedRK4:
         basis = np.zeros((self.n_w, self.n_p), self.dtype)
         basis[np.arange(self.n_w), list(self.wrt)] = 1.0
 
-        def with_tangents(f, primals, tangent_rows):
+        def with_tangents(f, primals, tangent_rows) -> tuple:
             """``f(*primals)`` (once) and its derivatives along each of the W rows."""
             return jax.vmap(lambda *d: jax.jvp(f, primals, d), out_axes=(None, 0))(*tangent_rows)
 
-        def start(shared, p):
+        def start(shared, p) -> tuple:
             if not self.n_w:
                 return initial_state(shared, p), jnp.zeros((0,) + y_shape, self.dtype)
             return with_tangents(lambda p: initial_state(shared, p), (p,), (basis,))
 
-        def step(t, h, y, shared, p, ydot):
-            def advance(y, p):
+        def step(t, h, y, shared, p, ydot) -> tuple:
+            def advance(y, p) -> Any:
                 return rk4_step(make_system(shared, p).vector_field, t, y, h)
 
             return with_tangents(advance, (y, p), (ydot, basis)) if self.n_w else (advance(y, p), ydot)
 
-        def point(t, y, shared, p, ydot):
+        def point(t, y, shared, p, ydot) -> dict:
             system = make_system(shared, p)
             out = {}
             if reductions.stuck or reductions.peak:
@@ -132,7 +133,7 @@ class FusedRK4:
         self.point = Componentwise(point, t, y, self.shared, p, ydot)
         self.outputs = self._layout()
 
-    def operations_per_step(self, block=2):
+    def operations_per_step(self, block: int = 2) -> dict:
         """Per-lane operations of one RK4 step (with tangents), by primitive name: the
         arithmetic the kernel does per lane and step (shared and constant values excluded),
         for the throughput-to-peak ratio of ``scripts/bench_gpu.py``."""
@@ -140,7 +141,7 @@ class FusedRK4:
 
         counts = {}
 
-        def trace(shared_flat, p_rows):
+        def trace(shared_flat, p_rows) -> Any:
             shared, p = self._shared_cells(shared_flat), self._lane_cells(p_rows)
             y, ydot = self.start(shared, p)
             y, ydot = (traced_cells([_lanes(c, self.dtype, block) for c in np.ravel(x)], x.shape) for x in (y, ydot))
@@ -184,10 +185,10 @@ class FusedRK4:
         return rows
 
     @property
-    def n_out(self):
+    def n_out(self) -> int:
         return sum(int(np.prod(s, dtype=int)) for _, s in self.outputs.values())
 
-    def kernel(self, shared_ref, p_ref, out_ref):
+    def kernel(self, shared_ref, p_ref, out_ref) -> None:
         """The body of one program: ``shared_ref`` the shared values (flat), ``p_ref``
         ``(rows, block)`` lane values, ``out_ref`` ``(rows, block)`` outputs (see
         :meth:`_layout`)."""
@@ -195,18 +196,18 @@ class FusedRK4:
         block = p_ref.shape[1]
         p, shared = self._lane_cells(p_ref), self._shared_cells(shared_ref)
 
-        def lanes(cell):
+        def lanes(cell) -> Any:
             return _lanes(cell, dtype, block)
 
-        def pack(y, ydot):
+        def pack(y, ydot) -> tuple:
             return tuple(lanes(c) for c in np.ravel(y)) + tuple(lanes(c) for c in np.ravel(ydot))
 
-        def unpack(carry):
+        def unpack(carry) -> tuple:
             n = self.n_y
             return (traced_cells(carry[:n], (n,)), traced_cells(carry[n:], (self.n_w, n)))
 
-        def advance(carry, t0, h, first, count):
-            def body(k, carry):
+        def advance(carry, t0, h, first, count) -> tuple:
+            def body(k, carry) -> tuple:
                 t = jnp.asarray(t0, dtype) + (first + k).astype(dtype) * jnp.asarray(h, dtype)
                 y, ydot = unpack(carry)
                 y, ydot = self.step(traced_cells([t], ()), cells_of(h, dtype), y, shared, p, ydot)
@@ -219,15 +220,16 @@ class FusedRK4:
             carry = advance(carry, 0.0, plan.h_pre, 0, plan.n_pre)
         y_a = carry
 
-        def measure(t, carry):
+        def measure(t, carry) -> dict:
             y, ydot = unpack(carry)
             out = self.point(traced_cells([t], ()), y, shared, p, ydot)
             return {k: (lanes(v[()]) if v.ndim == 0 else tuple(lanes(c) for c in np.ravel(v))) for k, v in out.items()}
 
-        def takes_over(new, acc):  # jnp.max's rule: the larger value, and NaN once met (not Triton's maxnum)
+        # jnp.max's rule: the larger value, and NaN once met (not Triton's maxnum)
+        def takes_over(new, acc) -> Any:
             return (new > acc) | jnp.isnan(new)
 
-        def merge(acc, new):
+        def merge(acc, new) -> dict:
             out = {"finite": acc["finite"] * new["finite"]}
             if "stuck" in acc:
                 out["stuck"] = acc["stuck"] + new["stuck"]
@@ -242,7 +244,7 @@ class FusedRK4:
 
         first = measure(jnp.asarray(plan.t_measure, dtype), carry)
 
-        def save(i, state):
+        def save(i, state) -> tuple:
             carry, acc = state
             carry = advance(carry, plan.t_measure, plan.h, i * plan.every, plan.every)
             t = jnp.asarray(plan.t_measure, dtype) + ((i + 1) * plan.every).astype(dtype) * jnp.asarray(plan.h, dtype)
@@ -312,6 +314,6 @@ def _lanes(cell, dtype, block):
     return jnp.broadcast_to(cell, (block,))
 
 
-def next_power_of_two(n):
+def next_power_of_two(n: int) -> int:
     """Triton blocks have power-of-two shapes."""
     return 1 << max(0, int(n) - 1).bit_length()

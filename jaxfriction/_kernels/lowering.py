@@ -10,6 +10,7 @@ integer, passes. :func:`triton_problems` verifies every Triton module it makes.
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import jax
 
@@ -28,7 +29,7 @@ def _verifying(problems):
         yield
         return
 
-    def verified(*args, **kwargs):
+    def verified(*args, **kwargs) -> Any:
         result = original(*args, **kwargs)
         try:
             if result.module.operation.verify() is False:
@@ -44,7 +45,7 @@ def _verifying(problems):
         lowering.lower_jaxpr_to_triton_module = original
 
 
-def triton_problems(fn, *args):
+def triton_problems(fn, *args) -> list[str]:
     """Lower ``jax.jit(fn)(*args)`` for an NVIDIA GPU (Triton) and verify its kernels.
 
     Needs no GPU. ``fn`` must call its Pallas kernels with Triton compiler parameters (not in

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import AbstractFrictionLaw
 
 
-def smoothstep(s, eps):
+def smoothstep(s: ArrayLike, eps: ArrayLike) -> Array:
     """Approximating function A of paper 002 eq. (2): ``(s/eps)^2 (3 - 2|s|/eps)``.
 
     A(0) = 0, A(+-eps) = 1, A'(0) = A'(+-eps) = 0. Valid for ``|s| <= eps``.
@@ -17,7 +19,8 @@ def smoothstep(s, eps):
     return r * r * (3.0 - 2.0 * r)
 
 
-def awrejcewicz(v, f_eq, normal, mu_s, delta, eps):
+def awrejcewicz(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu_s: ArrayLike, delta: ArrayLike,
+                eps: ArrayLike) -> Array:
     """Continuous friction model of paper 002, eqs. (1)-(4), in this library's convention.
 
     The paper writes the force in terms of the relative velocity of the *surface* with
@@ -84,16 +87,16 @@ class Awrejcewicz(AbstractFrictionLaw):
     delta: float = 3.0
     eps: float = 1e-3
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu_s", self.mu_s), nonnegative("delta", self.delta), positive("eps", self.eps))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return awrejcewicz(v, f_eq, normal, self.mu_s, self.delta, self.eps)
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         return self.eps
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu_s * normal
 
 

@@ -18,11 +18,13 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import check_constraints
+from .._checks import Constraint, check_constraints
 
 
-def force_balance(f_eq, limit):
+def force_balance(f_eq: ArrayLike, limit: ArrayLike) -> Array:
     """Karnopp's force balance at zero slip: ``f_eq`` clipped to ``[-limit, limit]``.
 
     Quinn 2004 eq. (2). ``limit`` is the static friction limit ``mu_s N`` (N).
@@ -31,13 +33,13 @@ def force_balance(f_eq, limit):
     return jnp.clip(f_eq, -limit, limit)
 
 
-def safe_divide(num, den):
+def safe_divide(num: ArrayLike, den: ArrayLike) -> Array:
     """``num / den`` where ``den != 0``, else 0; the gradient never sees a 0 denominator."""
     ok = den != 0
     return jnp.where(ok, num / jnp.where(ok, den, 1.0), 0.0)
 
 
-def broadcast_like(force, other):
+def broadcast_like(force: ArrayLike, other: ArrayLike) -> Array:
     """``force`` broadcast against ``other``'s shape (for laws whose value ignores ``f_eq``)."""
     return jnp.broadcast_to(force, jnp.broadcast_shapes(jnp.shape(force), jnp.shape(other)))
 
@@ -71,12 +73,12 @@ class AbstractFrictionLaw(eqx.Module):
     def __check_init__(self):
         check_constraints(self)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         """The parameters' valid ranges, a sequence of :class:`~jaxfriction._checks.Constraint`."""
         return ()
 
     @abc.abstractmethod
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         """Friction force on the body (N).
 
         Args:
@@ -90,10 +92,10 @@ class AbstractFrictionLaw(eqx.Module):
         """
 
     @abc.abstractmethod
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         """Static limit ``mu_s * normal`` (N): the largest force the contact holds in stick."""
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         """Slip speed below which a contact counts as (near-)sticking for coupled ``f_eq``.
 
         Quinn 2004 Sec. 3.3 partitions contacts into near-sticking (``|z'| <= eps``) and
@@ -102,6 +104,6 @@ class AbstractFrictionLaw(eqx.Module):
         """
         return 0.0
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         """Largest force magnitude the law can return at slip velocity ``v`` (N)."""
         return broadcast_like(self.static_limit(normal), v)

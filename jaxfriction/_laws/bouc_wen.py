@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import at_most, nonnegative, positive
+from .._checks import Constraint, at_most, nonnegative, positive
 from .dynamic import AbstractDynamicLaw, safe_power
 
 
@@ -50,18 +52,18 @@ class BoucWen(AbstractDynamicLaw):
 
     n_state = 1
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("D_y", self.D_y), positive("A", self.A),
                 nonnegative("beta", self.beta), at_most("gamma", self.gamma, "beta", self.beta),
                 positive("n", self.n))
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         s = z[..., 0]
         hysteresis = safe_power(jnp.abs(s), self.n) * (self.beta * jnp.sign(v * s) + self.gamma)
         return ((v / self.D_y) * (self.A - hysteresis))[..., None]
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -self.mu * normal * z[..., 0] + 0.0 * v
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * self.mu * normal * self.D_y * z[..., 0] ** 2 / self.A

@@ -11,12 +11,15 @@ rarely lands on exactly zero, which is why the classical law chatters (Quinn Fig
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import at_most, nonnegative
+from .._checks import Constraint, at_most, nonnegative
 from .base import AbstractFrictionLaw, force_balance
 
 
-def static_kinetic_coulomb(v, f_eq, normal, mu_s, mu_k):
+def static_kinetic_coulomb(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu_s: ArrayLike,
+                           mu_k: ArrayLike) -> Array:
     """Coulomb friction with static ``mu_s`` and kinetic ``mu_k`` coefficients.
 
     ``-mu_k N sgn(v)`` for ``v != 0``; ``f_eq`` clipped to ``[-mu_s N, mu_s N]`` at
@@ -38,7 +41,7 @@ def static_kinetic_coulomb(v, f_eq, normal, mu_s, mu_k):
     return jnp.where(v == 0, force_balance(f_eq, mu_s * normal), slip)
 
 
-def coulomb(v, f_eq, normal, mu):
+def coulomb(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike) -> Array:
     """Classical Coulomb friction with force balance at ``v = 0`` (Quinn eqs. 1-2).
 
     Same as :func:`static_kinetic_coulomb` with ``mu_s = mu_k = mu``.
@@ -46,7 +49,8 @@ def coulomb(v, f_eq, normal, mu):
     return static_kinetic_coulomb(v, f_eq, normal, mu, mu)
 
 
-def viscous_coulomb(v, f_eq, normal, mu, viscous):
+def viscous_coulomb(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike,
+                    viscous: ArrayLike) -> Array:
     """Coulomb friction plus a viscous term ``-F_v v`` in slip (Ratel, viscous damping).
 
     Args:
@@ -75,13 +79,13 @@ class Coulomb(AbstractFrictionLaw):
 
     mu: float = 1.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu),)
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return coulomb(v, f_eq, normal, self.mu)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal
 
 
@@ -101,13 +105,13 @@ class StaticKineticCoulomb(AbstractFrictionLaw):
     mu_s: float = 1.0
     mu_k: float = 0.8
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu_s", self.mu_s), nonnegative("mu_k", self.mu_k), at_most("mu_k", self.mu_k, "mu_s", self.mu_s))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return static_kinetic_coulomb(v, f_eq, normal, self.mu_s, self.mu_k)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu_s * normal
 
 
@@ -125,15 +129,15 @@ class ViscousCoulomb(AbstractFrictionLaw):
     mu: float = 0.1
     viscous: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), nonnegative("viscous", self.viscous))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return viscous_coulomb(v, f_eq, normal, self.mu, self.viscous)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.mu * normal + self.viscous * jnp.abs(v)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw, safe_power
 
@@ -47,19 +49,19 @@ class Dahl(AbstractDynamicLaw):
 
     n_state = 1
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("sigma", self.sigma), nonnegative("mu", self.mu), positive("alpha", self.alpha))
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         ratio = safe_divide(self.sigma * z[..., 0], self.mu * normal)
         base = jnp.maximum(1.0 - ratio * jnp.sign(v), 0.0)
         return (v * safe_power(base, self.alpha))[..., None]
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -self.sigma * z[..., 0] + 0.0 * v
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * self.sigma * z[..., 0] ** 2
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.mu * normal + 0.0 * v

@@ -31,11 +31,13 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import check_constraints
+from .._checks import Constraint, check_constraints
 
 
-def safe_power(x, p):
+def safe_power(x: ArrayLike, p: ArrayLike) -> Array:
     """``x ** p`` for ``x >= 0`` with finite derivatives in ``x`` and ``p`` at ``x = 0``.
 
     ``0 ** p`` is 0 (``p > 0``); the derivative in ``p`` there (``x^p ln x``) is 0, its limit,
@@ -84,7 +86,7 @@ class AbstractDynamicLaw(eqx.Module):
     def __check_init__(self):
         check_constraints(self)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         """The parameters' valid ranges, a sequence of :class:`~jaxfriction.Constraint`."""
         return ()
 
@@ -93,34 +95,35 @@ class AbstractDynamicLaw(eqx.Module):
     def n_state(self) -> int:
         """Internal variables per contact (a Python int)."""
 
-    def init_state(self):
+    def init_state(self) -> Array:
         """State of a relaxed contact, ``(n_state,)``: zeros (unloaded springs)."""
         return jnp.zeros(self.n_state)
 
     @abc.abstractmethod
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         """``dz/dt`` at slip velocity ``v`` (m/s), state ``z`` ``(..., n_state)``, normal
         force ``normal`` (N); returns ``(..., n_state)``."""
 
     @abc.abstractmethod
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         """Friction force on the body (N), ``(...)``; it opposes the slip velocity ``v``."""
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         """Energy stored in the contact's internal springs (J), ``(...)``; default 0."""
         return jnp.zeros(jnp.shape(z)[:-1])
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         """0: a dynamic law has no stick band (its sticking is elastic, in the state)."""
         return 0.0
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array | None:
         """Largest force magnitude the law can return at slip velocity ``v`` (N), or None
         when the law has no bound of its own (rate-and-state)."""
         return None
 
 
-def friction_power(law, v, z, normal):
+def friction_power(law: AbstractDynamicLaw, v: ArrayLike, z: Array,
+                   normal: ArrayLike) -> tuple[Array, Array, Array]:
     """Power dissipated by a dynamic law, ``-f v - d/dt stored_energy`` (W), and ``dz/dt``.
 
     Args:
@@ -138,7 +141,8 @@ def friction_power(law, v, z, normal):
     return f, -f * v - stored_rate, z_dot
 
 
-def drive_law(law, velocity, ts, normal=1.0, z0=None):
+def drive_law(law: AbstractDynamicLaw, velocity, ts: ArrayLike, normal: ArrayLike = 1.0,
+              z0=None) -> tuple[Array, Array]:
     """Drive a dynamic law with a prescribed slip velocity: states and forces on a grid.
 
     Classical RK4 on the grid ``ts`` for ``dz/dt = law.state_rate(velocity(t), z, normal)``
@@ -162,10 +166,10 @@ def drive_law(law, velocity, ts, normal=1.0, z0=None):
     ts = jnp.asarray(ts, dtype=jnp.result_type(float))
     z0 = law.init_state() if z0 is None else jnp.asarray(z0, dtype=ts.dtype)
 
-    def rate(t, z):
+    def rate(t, z) -> Array:
         return law.state_rate(velocity(t), z, normal)
 
-    def step(z, interval):
+    def step(z, interval) -> tuple[Array, Array]:
         t, h = interval
         k1 = rate(t, z)
         k2 = rate(t + h / 2, z + h / 2 * k1)

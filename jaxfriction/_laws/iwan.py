@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .dynamic import AbstractDynamicLaw
 
 
-def jenkins_rate(v, z, stiffness, slip_force, smoothing=0.0):
+def jenkins_rate(v: ArrayLike, z: Array, stiffness: ArrayLike, slip_force: ArrayLike,
+                 smoothing: ArrayLike = 0.0) -> Array:
     """Elongation rate of Jenkins elements (linear spring in series with a Coulomb slider).
 
     ``z' = v`` while the spring force is inside the slider's limit, ``|k z| < phi``, or the
@@ -91,22 +94,22 @@ class Iwan(AbstractDynamicLaw):
         super().__check_init__()
 
     @property
-    def n_state(self):
+    def n_state(self) -> int:
         return jnp.shape(self.stiffness)[-1]
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("stiffness", self.stiffness), nonnegative("slip_force", self.slip_force))
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return jenkins_rate(v, z, self.stiffness, self.slip_force, self.smoothing)
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -jnp.sum(self.stiffness * z, axis=-1) + 0.0 * v
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * jnp.sum(self.stiffness * z**2, axis=-1)
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return jnp.sum(self.slip_force) + 0.0 * v
 
 
@@ -178,15 +181,15 @@ class SegalmanIwan(AbstractDynamicLaw):
     def __check_init__(self):
         _check_smoothing(self.smoothing)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("F_S", self.F_S), positive("K_T", self.K_T), positive("chi + 1", self.chi + 1.0),
                 nonnegative("beta", self.beta))
 
     @property
-    def n_state(self):
+    def n_state(self) -> int:
         return self.n_elements + 1
 
-    def density(self):
+    def density(self) -> tuple[Array, Array, Array]:
         """``(phi_max (m), R (N/m^(chi+2)), S (N/m))`` of Segalman 2005 (Sec. 2)."""
         c = (self.chi + 1.0) / (self.chi + 2.0)
         phi_max = self.F_S * (1.0 + self.beta) / (self.K_T * (self.beta + c))
@@ -194,7 +197,7 @@ class SegalmanIwan(AbstractDynamicLaw):
         s = self.F_S / phi_max * self.beta / (self.beta + c)
         return phi_max, r, s
 
-    def elements(self):
+    def elements(self) -> tuple[Array, Array]:
         """The Jenkins elements of the quadrature: ``(stiffness (n + 1,), slip_force (n + 1,))``."""
         phi_max, r, s = self.density()
         n = self.n_elements
@@ -206,7 +209,7 @@ class SegalmanIwan(AbstractDynamicLaw):
         atom = jnp.reshape(s, (1,))
         return jnp.concatenate([k, atom]), jnp.concatenate([slip, atom * phi_max])
 
-    def small_amplitude_dissipation(self, force_amplitude):
+    def small_amplitude_dissipation(self, force_amplitude: ArrayLike) -> Array:
         """Dissipation per cycle of the continuous model at small force amplitude (J).
 
         ``D = 4 R (F_0 / K_T)^(chi + 3) / ((chi + 2)(chi + 3))`` (Segalman 2005; see the class docstring).
@@ -220,17 +223,17 @@ class SegalmanIwan(AbstractDynamicLaw):
         _, r, _ = self.density()
         return 4.0 * r * (force_amplitude / self.K_T) ** (self.chi + 3.0) / ((self.chi + 2.0) * (self.chi + 3.0))
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         k, phi = self.elements()
         return jenkins_rate(v, z, k, phi, self.smoothing)
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         k, _ = self.elements()
         return -jnp.sum(k * z, axis=-1) + 0.0 * v
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         k, _ = self.elements()
         return 0.5 * jnp.sum(k * z**2, axis=-1)
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.F_S + 0.0 * v

@@ -13,12 +13,15 @@ started at exactly ``v = 0`` it holds still to round-off.
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import at_most, nonnegative, positive
+from .._checks import Constraint, at_most, nonnegative, positive
 from .base import AbstractFrictionLaw, force_balance
 
 
-def karnopp(v, f_eq, normal, mu_s, mu_k, eta):
+def karnopp(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu_s: ArrayLike, mu_k: ArrayLike,
+            eta: ArrayLike) -> Array:
     """Karnopp's law: ``force_balance(f_eq, mu_s N)`` for ``|v| < eta``, else ``-mu_k N sgn(v)``.
 
     Args:
@@ -52,22 +55,22 @@ class Karnopp(AbstractFrictionLaw):
     eta: float = 1e-3
     mu_k: float | None = None
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         fixed = (nonnegative("mu_s", self.mu_s), positive("eta", self.eta))
         if self.mu_k is None:
             return fixed
         return (*fixed, nonnegative("mu_k", self.mu_k), at_most("mu_k", self.mu_k, "mu_s", self.mu_s))
 
     @property
-    def kinetic(self):
+    def kinetic(self) -> ArrayLike:
         """The kinetic coefficient actually used (``mu_s`` when ``mu_k`` is None)."""
         return self.mu_s if self.mu_k is None else self.mu_k
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return karnopp(v, f_eq, normal, self.mu_s, self.kinetic, self.eta)
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         return self.eta
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu_s * normal

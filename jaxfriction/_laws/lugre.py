@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw, safe_power
 
 
-def stribeck_force(v, normal, mu_c, mu_s, v_s, delta):
+def stribeck_force(v: ArrayLike, normal: ArrayLike, mu_c: ArrayLike, mu_s: ArrayLike, v_s: ArrayLike,
+                   delta: ArrayLike) -> Array:
     """LuGre's steady-state friction level ``g(v) = N (mu_c + (mu_s - mu_c) exp(-|v / v_s|^delta))`` (N).
 
     Canudas de Wit et al. 1995 (Sec. 2) with ``F_c = mu_c N``, ``F_s = mu_s N``; ``g(v) / sigma0``
@@ -80,31 +83,31 @@ class LuGre(AbstractDynamicLaw):
 
     n_state = 1
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         out = (positive("sigma0", self.sigma0), nonnegative("sigma1", self.sigma1),
                nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), nonnegative("mu_s", self.mu_s),
                positive("v_s", self.v_s), positive("delta", self.delta))
         return out if self.v_d is None else (*out, positive("v_d", self.v_d))
 
-    def steady_level(self, v, normal):
+    def steady_level(self, v: ArrayLike, normal: ArrayLike) -> Array:
         """``g(v)`` (N): :func:`stribeck_force` with this law's parameters."""
         return stribeck_force(v, normal, self.mu_c, self.mu_s, self.v_s, self.delta)
 
-    def micro_damping(self, v):
+    def micro_damping(self, v: ArrayLike) -> Array:
         """``sigma1(v)`` (N s/m): ``sigma1``, times ``exp(-(v / v_d)^2)`` when ``v_d`` is set."""
         if self.v_d is None:
             return self.sigma1 + 0.0 * v
         return self.sigma1 * jnp.exp(-((v / self.v_d) ** 2))
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         zz = z[..., 0]
         rate = v - self.sigma0 * jnp.abs(v) * safe_divide(zz, self.steady_level(v, normal))
         return rate[..., None]
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         zz = z[..., 0]
         rate = self.state_rate(v, z, normal)[..., 0]
         return -(self.sigma0 * zz + self.micro_damping(v) * rate + self.sigma2 * v)
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * self.sigma0 * z[..., 0] ** 2

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw
 from .lugre import stribeck_force
@@ -73,19 +75,19 @@ class MaxwellSlip(AbstractDynamicLaw):
         super().__check_init__()
 
     @property
-    def n_state(self):
+    def n_state(self) -> int:
         return jnp.shape(self.stiffness)[-1]
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("stiffness", self.stiffness), positive("alpha", self.alpha), positive("C", self.C),
                 nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), nonnegative("mu_s", self.mu_s),
                 positive("v_s", self.v_s), positive("delta", self.delta))
 
-    def steady_level(self, v, normal):
+    def steady_level(self, v: ArrayLike, normal: ArrayLike) -> Array:
         """``g(v)`` (N): the Stribeck level with this law's parameters."""
         return stribeck_force(v, normal, self.mu_c, self.mu_s, self.v_s, self.delta)
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         v = jnp.asarray(v)[..., None]
         limit = self.alpha * self.steady_level(v, normal)  # alpha_i g(v), (..., n)
         spring = self.stiffness * z
@@ -93,8 +95,8 @@ class MaxwellSlip(AbstractDynamicLaw):
         attraction = jnp.sign(v) * safe_divide(self.C, self.stiffness) * (1.0 - safe_divide(jnp.abs(spring), limit))
         return jnp.where(slipping, attraction, v + 0.0 * z)
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -(jnp.sum(self.stiffness * z, axis=-1) + self.sigma2 * v)
 
-    def stored_energy(self, z, normal):
+    def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * jnp.sum(self.stiffness * z**2, axis=-1)

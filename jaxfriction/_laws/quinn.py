@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import AbstractFrictionLaw
 
 
 @jax.custom_jvp
-def unit_clip(x):
+def unit_clip(x: ArrayLike) -> Array:
     """``clip(x, -1, 1)`` with the derivative ``1`` inside ``(-1, 1)`` and ``0`` outside.
 
     Args:
@@ -32,7 +34,7 @@ def _unit_clip_jvp(primals, tangents):
     return unit_clip(x), jnp.where(jnp.abs(x) < 1.0, dx, jnp.zeros_like(dx))
 
 
-def quinn(v, f_eq, normal, mu, eps):
+def quinn(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike, eps: ArrayLike) -> Array:
     """Quinn 2004 eq. (4), written as in the Appendix A pseudo-code.
 
     ``zeta = clip(f_eq / (mu N), -1, 1)`` and ``f = -mu N clip(v / eps - zeta, -1, 1)``:
@@ -100,16 +102,16 @@ class Quinn(AbstractFrictionLaw):
     mu: float = 1.0
     eps: float = 0.02
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("eps", self.eps))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return quinn(v, f_eq, normal, self.mu, self.eps)
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         return self.eps
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal
 
 
@@ -117,7 +119,8 @@ class Quinn(AbstractFrictionLaw):
 SQRT_ONSET = 0.3
 
 
-def static_kinetic_quinn(v, f_eq, normal, mu_s, mu_k, eps, onset=SQRT_ONSET):
+def static_kinetic_quinn(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu_s: ArrayLike, mu_k: ArrayLike,
+                         eps: ArrayLike, onset: ArrayLike = SQRT_ONSET) -> Array:
     """Quinn's band at the static level, then a square-root step to the kinetic level.
 
     With ``zeta = clip(f_eq / (mu_s N), -1, 1)`` (Quinn 2004 eq. 4b with ``mu_s``),
@@ -232,18 +235,18 @@ class StaticKineticQuinn(AbstractFrictionLaw):
     eps: float = 0.02
     onset: float = SQRT_ONSET
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu_s", self.mu_s), nonnegative("mu_k", self.mu_k), positive("eps", self.eps),
                 positive("onset", self.onset))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return static_kinetic_quinn(v, f_eq, normal, self.mu_s, self.mu_k, self.eps, self.onset)
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         return self.eps
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu_s * normal
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return jnp.maximum(self.mu_s, self.mu_k) * normal + 0.0 * v

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import positive, real
+from .._checks import Constraint, positive, real
 from .dynamic import AbstractDynamicLaw
 
 EVOLUTION_LAWS = ("aging", "slip")
@@ -71,19 +73,19 @@ class RateState(AbstractDynamicLaw):
             raise ValueError(f"evolution must be one of {EVOLUTION_LAWS}, got {self.evolution!r}")
         super().__check_init__()
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("a", self.a), real("b", self.b), positive("D_c", self.D_c), real("mu_0", self.mu_0),
                 positive("V_0", self.V_0))
 
-    def steady_state(self, v):
+    def steady_state(self, v: ArrayLike) -> Array:
         """``psi_ss = ln(V_0 / |v|)``, ``(..., 1)``, for ``v != 0``."""
         return jnp.log(self.V_0 / jnp.abs(v))[..., None]
 
-    def coefficient(self, v, z):
+    def coefficient(self, v: ArrayLike, z: Array) -> Array:
         """The regularized friction coefficient ``mu`` (signed like ``v``), ``(...)``."""
         return self.a * jnp.arcsinh(v / (2.0 * self.V_0) * jnp.exp((self.mu_0 + self.b * z[..., 0]) / self.a))
 
-    def state_rate(self, v, z, normal):
+    def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         psi, speed = z[..., 0], jnp.abs(v)
         if self.evolution == "aging":
             rate = (self.V_0 * jnp.exp(-psi) - speed) / self.D_c
@@ -91,5 +93,5 @@ class RateState(AbstractDynamicLaw):
             rate = -(speed * psi + self.V_0 * _x_log_x(speed / self.V_0)) / self.D_c
         return rate[..., None]
 
-    def force(self, v, z, normal):
+    def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -normal * self.coefficient(v, z)

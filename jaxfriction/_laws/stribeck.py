@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import at_most, nonnegative, positive
+from .._checks import Constraint, at_most, nonnegative, positive
 from .base import AbstractFrictionLaw, force_balance
 
 
-def stribeck_coefficient(v, mu_s, mu_k, v_s, delta):
+def stribeck_coefficient(v: ArrayLike, mu_s: ArrayLike, mu_k: ArrayLike, v_s: ArrayLike,
+                         delta: ArrayLike) -> Array:
     """Stribeck curve ``mu_k + (mu_s - mu_k) exp(-(|v| / v_s)^delta)`` (dimensionless).
 
     Safe at ``v = 0`` for any ``delta > 0`` (double-``where``: the power never sees 0).
@@ -20,7 +23,8 @@ def stribeck_coefficient(v, mu_s, mu_k, v_s, delta):
     return mu_k + (mu_s - mu_k) * decay
 
 
-def stribeck(v, f_eq, normal, mu_s, mu_k, v_s, delta):
+def stribeck(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu_s: ArrayLike, mu_k: ArrayLike,
+             v_s: ArrayLike, delta: ArrayLike) -> Array:
     """Stribeck law: ``-N mu(v) sgn(v)`` in slip, ``force_balance(f_eq, mu_s N)`` at 0.
 
     ``mu(v)`` is :func:`stribeck_coefficient` (the issue's form; Stribeck velocity
@@ -61,11 +65,11 @@ class Stribeck(AbstractFrictionLaw):
     v_s: float = 0.1
     delta: float = 2.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu_s", self.mu_s), nonnegative("mu_k", self.mu_k), positive("v_s", self.v_s), positive("delta", self.delta), at_most("mu_k", self.mu_k, "mu_s", self.mu_s))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return stribeck(v, f_eq, normal, self.mu_s, self.mu_k, self.v_s, self.delta)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu_s * normal

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import AbstractFrictionLaw, broadcast_like, safe_divide
 
 _NORM = -math.expm1(-3.0)  # 1 - exp(-3), a Python float: takes the precision active at call time
@@ -17,7 +19,8 @@ def _odd_exponential(v, v0):
     return jnp.where(v >= 0, -jnp.expm1(-3.0 * v / v0), jnp.expm1(3.0 * v / v0)) / _NORM
 
 
-def threlfall(v, f_eq, normal, mu, v0, viscous=0.0):
+def threlfall(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike, v0: ArrayLike,
+              viscous: ArrayLike = 0.0) -> Array:
     """Threlfall law (Ratel): exponential rise below the tolerance velocity ``v0``.
 
     ``|f| = mu N (1 - exp(-3|v|/v0)) / (1 - exp(-3))`` for ``|v| <= v0`` and
@@ -63,19 +66,19 @@ class Threlfall(AbstractFrictionLaw):
     v0: float = 0.05
     viscous: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("v0", self.v0), nonnegative("viscous", self.viscous))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return threlfall(v, f_eq, normal, self.mu, self.v0, self.viscous)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.mu * normal + self.viscous * jnp.maximum(jnp.abs(v) - self.v0, 0.0)
 
-    def creep_velocity(self, f_eq, normal):
+    def creep_velocity(self, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         """Steady creep velocity for a constant force balance ``|f_eq| < mu N`` (units of v)."""
         ratio = safe_divide(f_eq, self.mu * normal)
         return -jnp.sign(ratio) * (-self.v0 / 3.0) * jnp.log1p(-jnp.abs(ratio) * _NORM)

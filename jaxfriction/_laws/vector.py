@@ -9,14 +9,18 @@ the double-``where`` pattern, so gradients are finite at zero slip and ``f_eq = 
 Restricted to one axis (the other components 0) every law equals its scalar counterpart.
 """
 
-import jax.numpy as jnp
+from __future__ import annotations
 
-from .._checks import nonnegative, positive
+import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
+
+from .._checks import Constraint, nonnegative, positive
 from .base import AbstractFrictionLaw
 from .threlfall import _NORM, _odd_exponential
 
 
-def safe_norm(x):
+def safe_norm(x: ArrayLike) -> Array:
     """``|x|`` over the last axis, with a finite (zero) gradient at ``x = 0``."""
     sq = jnp.sum(x * x, axis=-1)
     nonzero = sq > 0
@@ -29,18 +33,19 @@ def _scale_to(x, length):
     return x * jnp.asarray(jnp.where(n > 0, length / jnp.where(n > 0, n, 1.0), 0.0))[..., None]
 
 
-def project_to_disc(x, radius):
+def project_to_disc(x: ArrayLike, radius: ArrayLike) -> Array:
     """``x`` clipped to the disc ``|x| <= radius`` (the vector force balance, Quinn eq. 2)."""
     n = safe_norm(x)
     return jnp.where(jnp.asarray(n <= radius)[..., None], x, _scale_to(x, radius))
 
 
-def tangential_projection(v, normal_vector):
+def tangential_projection(v: ArrayLike, normal_vector: ArrayLike) -> Array:
     """``(I - n n^T) v``: the tangential part of ``v`` for a unit contact normal ``n`` (Ratel)."""
     return v - jnp.sum(v * normal_vector, axis=-1, keepdims=True) * normal_vector
 
 
-def vector_coulomb(v, f_eq, normal, mu, viscous=0.0):
+def vector_coulomb(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike,
+                   viscous: ArrayLike = 0.0) -> Array:
     """Isotropic Coulomb friction (+ optional viscous ``-F_v v``) with the vector force balance.
 
     Slip (``|v| > 0``): ``-mu N v/|v| - F_v v``; stick: ``project_to_disc(f_eq, mu N)``
@@ -51,7 +56,8 @@ def vector_coulomb(v, f_eq, normal, mu, viscous=0.0):
     return jnp.where((safe_norm(v) > 0)[..., None], slip, project_to_disc(f_eq, limit))
 
 
-def vector_threlfall(v, f_eq, normal, mu, v0, viscous=0.0):
+def vector_threlfall(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike, v0: ArrayLike,
+                     viscous: ArrayLike = 0.0) -> Array:
     """Threlfall's law in vector form (Ratel): magnitude of :func:`~jaxfriction.threlfall`, direction ``-v/|v|``.
 
     Written as ``-v h(|v|)`` with ``h(s) = |f|(s) / s`` and ``h(0) = 3 mu N / (v0 (1 - e^-3))``,
@@ -67,7 +73,7 @@ def vector_threlfall(v, f_eq, normal, mu, v0, viscous=0.0):
     return -v * jnp.where(speed <= v0, inside, outside)[..., None]
 
 
-def vector_quinn(v, f_eq, normal, mu, eps):
+def vector_quinn(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike, eps: ArrayLike) -> Array:
     """Quinn's regularization in vector form (Quinn 2004 Sec. 1: it carries over to 3-D contacts).
 
     ``zeta = eps f_eq / (mu N)`` projected onto the disc of radius ``eps``; then
@@ -91,10 +97,10 @@ def vector_quinn(v, f_eq, normal, mu, eps):
 class _AbstractVectorLaw(AbstractFrictionLaw):
     vector = True
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return jnp.broadcast_to(self.static_limit(normal), jnp.shape(v)[:-1])
 
 
@@ -112,13 +118,13 @@ class VectorCoulomb(_AbstractVectorLaw):
     mu: float = 0.3
     viscous: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), nonnegative("viscous", self.viscous))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return vector_coulomb(v, f_eq, normal, self.mu, self.viscous)
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.mu * normal + self.viscous * safe_norm(v)
 
 
@@ -136,13 +142,13 @@ class VectorQuinn(_AbstractVectorLaw):
     mu: float = 0.3
     eps: float = 1e-3
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("eps", self.eps))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return vector_quinn(v, f_eq, normal, self.mu, self.eps)
 
-    def stick_band(self):
+    def stick_band(self) -> ArrayLike:
         return self.eps
 
 
@@ -164,11 +170,11 @@ class VectorThrelfall(_AbstractVectorLaw):
     v0: float = 0.05
     viscous: float = 0.0
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("v0", self.v0), nonnegative("viscous", self.viscous))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return vector_threlfall(v, f_eq, normal, self.mu, self.v0, self.viscous)
 
-    def bound(self, v, normal):
+    def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.mu * normal + self.viscous * jnp.maximum(safe_norm(v) - self.v0, 0.0)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .base import AbstractFrictionLaw, broadcast_like, safe_divide
 
 
-def velocity_limited(v, f_eq, normal, mu, eps):
+def velocity_limited(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike,
+                     eps: ArrayLike) -> Array:
     """Martins-Oden law, Quinn 2004 eq. (3): ``-mu N clip(v / eps, -1, 1)``.
 
     A viscous damper of coefficient ``mu N / eps`` for ``|v| <= eps`` that saturates at the
@@ -48,16 +51,16 @@ class VelocityLimited(AbstractFrictionLaw):
     mu: float = 1.0
     eps: float = 0.02
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("eps", self.eps))
 
-    def __call__(self, v, f_eq, normal):
+    def __call__(self, v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         return velocity_limited(v, f_eq, normal, self.mu, self.eps)
 
-    def static_limit(self, normal):
+    def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal
 
-    def creep_velocity(self, f_eq, normal):
+    def creep_velocity(self, f_eq: ArrayLike, normal: ArrayLike) -> Array:
         """Steady creep velocity under a constant force balance ``|f_eq| < mu N``.
 
         Solves ``velocity_limited(v) = f_eq``: ``v = -eps f_eq / (mu N)`` (units of v).

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._checks import check_real, is_concrete
 
+if TYPE_CHECKING:
+    from .._integrate.trajectory import Trajectory
 
-def friction_dissipation_at(traj, t):
+
+def friction_dissipation_at(traj: Trajectory, t: ArrayLike) -> Array:
     """Running friction dissipation ``E_friction`` at times ``t`` (J).
 
     Cubic Hermite interpolation between saved points using the exact dissipation rate
@@ -33,7 +40,8 @@ def friction_dissipation_at(traj, t):
     return h00 * e[i] + h10 * h * p[i] + h01 * e[i + 1] + h11 * h * p[i + 1]
 
 
-def dissipation_per_cycle(traj, period, n_cycles=None, weights=None):
+def dissipation_per_cycle(traj: Trajectory, period: float, n_cycles: int | None = None,
+                          weights: ArrayLike | None = None) -> Array:
     """Friction dissipation in each forcing cycle, ``D = -int_cycle v f dt`` (Quinn Sec. 3.1.2).
 
     Cycle ``k`` spans ``[ts[0] + k T, ts[0] + (k+1) T]``. By default the running integral

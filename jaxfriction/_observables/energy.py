@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax.numpy as jnp
+from jax import Array
 
 from .._laws.base import safe_divide
 
+if TYPE_CHECKING:
+    from .._integrate.trajectory import Trajectory
 
-def energy_balance_residual(traj):
+
+def energy_balance_residual(traj: Trajectory) -> Array:
     """``Delta W_input - Delta E_mech - Delta E_friction - Delta E_damping`` at every saved point.
 
     Increments are taken from the first saved point, so the balance holds for a trajectory
@@ -24,14 +30,14 @@ def energy_balance_residual(traj):
     """
     e = traj.mechanical_energy
 
-    def grown(x):
+    def grown(x) -> Array:
         return x - x[0]
 
     return (grown(traj.input_work) - grown(e) - grown(traj.friction_dissipation)
             - grown(traj.damping_dissipation))
 
 
-def relative_energy_residual(traj):
+def relative_energy_residual(traj: Trajectory) -> Array:
     """Largest energy-balance residual relative to the largest energy flow of the run.
 
     ``max |residual| / max(max |Delta W_input|, max Delta(E_friction + E_damping),

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from .._checks import check_real
+
+if TYPE_CHECKING:
+    from .._integrate.trajectory import Trajectory
 
 #: The default slip speed below which a contact counts as stuck (velocity units), for every
 #: stick observable (:func:`stick_mask`, :func:`stick_fraction`, :func:`stick_intervals`,
@@ -23,7 +29,7 @@ def _window_weights(ts, t_start, t_end):
     return jnp.maximum(hi - lo, 0.0)
 
 
-def stick_mask(traj, v_tol=STICK_TOL, contact=None):
+def stick_mask(traj: Trajectory, v_tol: float = STICK_TOL, contact: int | None = None) -> Array:
     """True at saved points where every contact's ``|slip velocity| <= v_tol``.
 
     ``contact`` (int) restricts the test to one contact (or one slip component).
@@ -43,7 +49,8 @@ def stick_mask(traj, v_tol=STICK_TOL, contact=None):
     return jnp.all(slip <= v_tol, axis=-1)
 
 
-def stick_fraction(traj, v_tol=STICK_TOL, contact=None, t_start=None, t_end=None):
+def stick_fraction(traj: Trajectory, v_tol: float = STICK_TOL, contact: int | None = None,
+                   t_start: float | None = None, t_end: float | None = None) -> Array:
     """Fraction of a time window spent sticking (trapezoidal in time; in ``[0, 1]``).
 
     Args:
@@ -62,7 +69,7 @@ def stick_fraction(traj, v_tol=STICK_TOL, contact=None, t_start=None, t_end=None
     return jnp.sum(w * 0.5 * (m[1:] + m[:-1])) / jnp.sum(w)
 
 
-def stick_intervals(traj, v_tol=STICK_TOL, contact=None):
+def stick_intervals(traj: Trajectory, v_tol: float = STICK_TOL, contact: int | None = None) -> np.ndarray:
     """Maximal runs of stuck saved points, as ``(k, 2)`` NumPy array of ``[t_start, t_end]``.
 
     Host-side (not jittable): for reports and plots. Times are saved points, so interval
@@ -75,7 +82,7 @@ def stick_intervals(traj, v_tol=STICK_TOL, contact=None):
     return np.stack([ts[starts], ts[ends]], axis=-1) if starts.size else np.zeros((0, 2))
 
 
-def rk4_stage_forces(traj):
+def rk4_stage_forces(traj: Trajectory) -> Array:
     """Friction forces at the four RK4 stages of every step, shape ``(n - 1, 4, ...)``.
 
     Recomputed from the saved states, so the trajectory must be a fixed-step RK4 run saved
@@ -86,7 +93,7 @@ def rk4_stage_forces(traj):
     sys, ts, ys = traj.system, traj.ts, traj.ys
     h = ts[1:] - ts[:-1]
 
-    def stages(t, y, h):
+    def stages(t, y, h) -> Array:
         k1 = sys.vector_field(t, y)
         y2 = y + 0.5 * h * k1
         y3 = y + 0.5 * h * sys.vector_field(t + 0.5 * h, y2)
@@ -97,7 +104,7 @@ def rk4_stage_forces(traj):
     return jax.vmap(stages)(ts[:-1], ys[:-1], h)
 
 
-def chatter_count(traj, stages=False):
+def chatter_count(traj: Trajectory, stages: bool = False) -> Array:
     """Number of sign changes of the friction force along the run (force chatter).
 
     Args:
@@ -115,6 +122,6 @@ def chatter_count(traj, stages=False):
     return jnp.sum(f[1:] * f[:-1] < 0)
 
 
-def rest_position(traj):
+def rest_position(traj: Trajectory) -> Array:
     """Position(s) at the end of the run (where an unforced system has come to rest)."""
     return traj.position[-1]

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax
 import jax.numpy as jnp
+from jax import Array
 
 from .._laws.base import safe_divide
 from .._laws.vector import safe_norm
 from .stick import stick_fraction
 
+if TYPE_CHECKING:
+    from .._integrate.trajectory import Trajectory
 
-def window_dissipation(traj):
+
+def window_dissipation(traj: Trajectory) -> Array:
     """Friction work over the trajectory, ``E_friction(t_end) - E_friction(t_start)`` (J).
 
     Over the last forcing period of a periodically forced system this is Quinn's
@@ -19,7 +25,7 @@ def window_dissipation(traj):
     return traj.friction_dissipation[-1] - traj.friction_dissipation[0]
 
 
-def peak_slip(traj):
+def peak_slip(traj: Trajectory) -> Array:
     """Largest slip speed over the saved points and contacts: ``|v_slip|`` for scalar
     contacts, the norm of the slip vector for a vector law's contact (the 2-D block). Scalar,
     units of velocity."""
@@ -28,7 +34,7 @@ def peak_slip(traj):
     return jnp.max(safe_norm(slip) if law is not None and law.vector else jnp.abs(slip))
 
 
-def window_energy_residual(traj):
+def window_energy_residual(traj: Trajectory) -> Array:
     """Energy balance over the trajectory from its end points, relative to the energy flows.
 
     ``|Delta W_input - Delta E_mech - Delta E_friction - Delta E_damping| / max(|Delta W_input|,
@@ -50,7 +56,7 @@ def window_energy_residual(traj):
     return safe_divide(jnp.abs(residual), scale)
 
 
-def final_position(traj):
+def final_position(traj: Trajectory) -> Array:
     """Positions at the end: a scalar for one degree of freedom, ``(n_dof,)`` otherwise."""
     return traj.position[-1]
 

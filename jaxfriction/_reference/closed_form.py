@@ -7,7 +7,8 @@ import math
 from .._checks import check_real
 
 
-def unforced_rest_position(x0, v0=0.0, mu_n=1.0, stiffness=1.0, mass=1.0, max_half_cycles=100_000):
+def unforced_rest_position(x0: float, v0: float = 0.0, mu_n: float = 1.0, stiffness: float = 1.0,
+                           mass: float = 1.0, max_half_cycles: int = 100_000) -> float:
     """Exact rest position of ``m x'' + k x = f`` with Coulomb friction (Quinn 2004 Sec. 3.1.1).
 
     Each half cycle is a harmonic arc about the centre ``c = -s mu_n / k`` (``s`` the
@@ -48,7 +49,8 @@ def unforced_rest_position(x0, v0=0.0, mu_n=1.0, stiffness=1.0, mass=1.0, max_ha
     raise ValueError("max_half_cycles reached; mu_n is too small for the motion to stop")
 
 
-def den_hartog_response(force_amplitude, omega, mu_n, stiffness=1.0, mass=1.0):
+def den_hartog_response(force_amplitude: float, omega: float, mu_n: float, stiffness: float = 1.0,
+                        mass: float = 1.0) -> tuple[float, float]:
     """Den Hartog's steady non-sticking response of ``m x'' + k x = f + P cos(omega t)``.
 
     Den Hartog (1931): in the steady, symmetric, non-sticking motion every half period is
@@ -98,7 +100,8 @@ def den_hartog_response(force_amplitude, omega, mu_n, stiffness=1.0, mass=1.0):
     return -a * math.cos(phi), phi
 
 
-def belt_limit_cycle(belt_velocity, mu_s_n, mu_k_n, stiffness=1.0, mass=1.0):
+def belt_limit_cycle(belt_velocity: float, mu_s_n: float, mu_k_n: float, stiffness: float = 1.0,
+                     mass: float = 1.0) -> dict[str, float]:
     """Stick-slip limit cycle of the spring-mass on a belt, ``m x'' + k x = f(x' - v0)`` (paper 004).
 
     The block rides the belt (``x' = v0``) until the spring force ``k x`` reaches ``mu_s N``,

@@ -14,11 +14,14 @@ Parameters are the paper's (``I = 2, k = 10, F_s = 20, r = 0.1, delta = 3, Omega
 M0 = 0.5, h = 1e-3, eps = 1e-3``), RK4 as in the paper.
 """
 
+from __future__ import annotations
+
 import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from .._checks import check_real
 from .._dynamics.lyapunov import lyapunov_spectrum, system_dynamics
@@ -34,10 +37,10 @@ def _is_periodic(samples, tol):
     return 1 + int(np.sum(np.diff(s) > tol)) <= 16
 
 
-def disc_lyapunov(omega_dr, *, dt=1e-3, transient=200.0, duration=300.0, M0=0.5):
+def disc_lyapunov(omega_dr, *, dt=1e-3, transient=200.0, duration=300.0, M0=0.5) -> tuple[Array, Array]:
     """Largest Lyapunov exponent and its uncertainty of the disc at each ``omega_dr`` (vmapped)."""
 
-    def one(w):
+    def one(w) -> tuple[Array, Array]:
         f, _ = system_dynamics(disc_on_driving_disc(omega_dr=w, M0=M0))
         res = lyapunov_spectrum(f, jnp.zeros(2), dt=dt, duration=duration, transient=transient, n_exponents=1)
         return res.exponents[0], res.uncertainty[0]
@@ -45,19 +48,20 @@ def disc_lyapunov(omega_dr, *, dt=1e-3, transient=200.0, duration=300.0, M0=0.5)
     return jax.jit(jax.vmap(one))(jnp.asarray(omega_dr))
 
 
-def bifurcation_samples(omega_dr, *, dt=1e-3, transient=200.0, n_samples=100, M0=0.5, Omega=2.0):
+def bifurcation_samples(omega_dr, *, dt=1e-3, transient=200.0, n_samples=100, M0=0.5, Omega=2.0) -> Array:
     """Stroboscopic ``phi`` samples ``(len(omega_dr), n_samples)`` after ``transient`` (vmapped)."""
     period = 2 * math.pi / Omega
     n_tr = int(math.ceil(transient / period))
 
-    def one(w):
+    def one(w) -> Array:
         return stroboscopic_samples(disc_on_driving_disc(omega_dr=w, M0=M0, Omega=Omega), jnp.zeros(2), period, dt=dt,
                                     transient_periods=n_tr, n_samples=n_samples)
 
     return jax.jit(jax.vmap(one))(jnp.asarray(omega_dr))
 
 
-def awrejcewicz(n_params=100, omega_range=(0.02, 0.40), dt=1e-3, transient=200.0, duration=300.0, n_samples=100):
+def awrejcewicz(n_params=100, omega_range=(0.02, 0.40), dt=1e-3, transient=200.0, duration=300.0,
+                n_samples=100) -> tuple[dict, dict]:
     """Run Figs. 3-5 of paper 002.
 
     Args:

@@ -20,6 +20,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from .._checks import check_real
 from .._integrate.simulate import simulate
@@ -33,7 +34,7 @@ JOINT = dict(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1)
 MICROSLIP = 0.03
 
 
-def iwan(n_amplitudes=25, steps=2000, cycles=3, n_elements=256):
+def iwan(n_amplitudes=25, steps=2000, cycles=3, n_elements=256) -> tuple[dict, dict]:
     """Run the amplitude sweep.
 
     Args:
@@ -63,7 +64,7 @@ def iwan(n_amplitudes=25, steps=2000, cycles=3, n_elements=256):
     per_save = 10 if steps % 10 == 0 else 1
     last = int(steps) // per_save
 
-    def lane(force):
+    def lane(force) -> tuple[Array, Array]:
         system = jointed_oscillator(law, force_amplitude=force, omega=OMEGA, mass=MASS, stiffness=STIFFNESS,
                                     damping=DAMPING)
         v0 = force * OMEGA / (STIFFNESS + JOINT["K_T"] - MASS * OMEGA**2)

@@ -25,6 +25,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from .._checks import check_real
 from .._laws.dynamic import drive_law
@@ -34,7 +35,7 @@ from .._laws.lugre import LuGre
 PAPER = dict(sigma0=1e5, sigma1=math.sqrt(1e5), sigma2=0.4, mu_c=1.0, mu_s=1.5, v_s=1e-3, delta=2.0)
 
 
-def steady_state_closed_form(law, v, normal=1.0):
+def steady_state_closed_form(law, v, normal=1.0) -> np.ndarray:
     """``F_ss(v) = sgn(v) (F_c + (F_s - F_c) exp(-|v / v_s|^delta)) + sigma2 v`` (N), ``F_c = mu_c N``.
 
     Canudas de Wit et al. 1995, eq. (7) with ``z' = 0`` (steady sliding): the force the contact
@@ -54,7 +55,7 @@ def steady_state_closed_form(law, v, normal=1.0):
 
 
 def _steady_states(law, velocities, lengths=60.0, steps=3000):
-    def one(v):
+    def one(v) -> Array:
         g = law.steady_level(v, 1.0)
         ts = jnp.linspace(0.0, lengths * g / (law.sigma0 * jnp.abs(v)), steps + 1)
         return -drive_law(law, lambda t: v + 0.0 * t, ts)[1][-1]
@@ -68,7 +69,7 @@ def _closed_loop(law, x, v, amplitude):
     starts at the exact reversal ``x_r = +-X``."""
     fs, k = law.mu_s, law.sigma0
 
-    def branch(xi, z_r, x_r, s):
+    def branch(xi, z_r, x_r, s) -> float:
         return s * fs / k + (z_r - s * fs / k) * np.exp(-k * abs(xi - x_r) / fs)
 
     z = np.empty_like(x)
@@ -83,7 +84,7 @@ def _closed_loop(law, x, v, amplitude):
     return k * z + law.sigma1 * v * dz_dx + law.sigma2 * v, z
 
 
-def lugre(n_velocities=24, amplitude=2e-6, period=10.0, cycles=20, steps_per_cycle=2000):
+def lugre(n_velocities=24, amplitude=2e-6, period=10.0, cycles=20, steps_per_cycle=2000) -> tuple[dict, dict]:
     """Run both experiments.
 
     Args:

@@ -50,7 +50,7 @@ def _extrema(acc):
     return [int(np.sum(np.abs(np.diff(np.sign(np.diff(acc[:, i])))) > 0)) for i in (0, 1)]
 
 
-def na2d(dt=2e-4, t1=3.0, reference_factor=200):
+def na2d(dt=2e-4, t1=3.0, reference_factor=200) -> tuple[dict, dict]:
     """Run the comparison.
 
     Args:

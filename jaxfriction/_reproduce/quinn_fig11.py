@@ -29,7 +29,7 @@ def _contact_intervals(traj, tol):
     return intervals, np.array([float(stick_fraction(traj, tol, contact=k)) for k in range(2)])
 
 
-def quinn_fig11(dt=1e-3, t1=50.0):
+def quinn_fig11(dt=1e-3, t1=50.0) -> tuple[dict, tuple]:
     """Run Fig. 11. Returns ``(numbers, (quinn_trajectory, moreau_jean_trajectory))``.
 
     ``numbers``: stick fractions and intervals of both interfaces for both solutions and the

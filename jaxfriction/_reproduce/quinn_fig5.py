@@ -32,7 +32,7 @@ def _run(law, dt, t1):
     }
 
 
-def quinn_fig5(dt=0.01, t1=50.0, eps_factor=1.0):
+def quinn_fig5(dt=0.01, t1=50.0, eps_factor=1.0) -> tuple[dict, dict]:
     """Run Quinn Fig. 5 (RK4, ``mu N = 1``, ``(x, v)(0) = (2.75, 0)``, ``alpha = 0``).
 
     Args:

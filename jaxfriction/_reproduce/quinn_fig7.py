@@ -51,7 +51,7 @@ LAWS = {
 }
 
 
-def exact_dissipation(alpha, omega, cycles=CYCLES, rtol=1e-12, atol=1e-12):
+def exact_dissipation(alpha, omega, cycles=CYCLES, rtol=1e-12, atol=1e-12) -> float:
     """``D`` in the last of ``cycles`` forcing cycles from rest, exact Coulomb (event-driven)."""
     period = 2 * math.pi / omega
     system = Oscillator(law=Coulomb(1.0), force=Harmonic(alpha, omega))
@@ -63,7 +63,7 @@ def exact_dissipation(alpha, omega, cycles=CYCLES, rtol=1e-12, atol=1e-12):
     return float(traj.friction_dissipation[1] - traj.friction_dissipation[0])
 
 
-def rk4_dissipation(law, alpha, omega, dt, cycles=CYCLES):
+def rk4_dissipation(law, alpha, omega, dt, cycles=CYCLES) -> tuple[float, float]:
     """``(D, h)``: RK4 ``D`` in the last cycle and the step-aligned step ``h`` actually used."""
     period = 2 * math.pi / omega
     _, per_cycle, h = fixed_grid(0.0, period, dt, None)
@@ -72,14 +72,14 @@ def rk4_dissipation(law, alpha, omega, dt, cycles=CYCLES):
     return float(dissipation_per_cycle(traj, period, cycles)[-1]), h
 
 
-def fitted_order(hs, errors):
+def fitted_order(hs, errors) -> float:
     """Least-squares slope of ``log|error|`` against ``log h`` (NaN with fewer than 2 points)."""
     hs, errors = np.asarray(hs), np.abs(np.asarray(errors))
     ok = errors > 0
     return float(np.polyfit(np.log(hs[ok]), np.log(errors[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
 
 
-def quinn_fig7(dts=DTS, cycles=CYCLES):
+def quinn_fig7(dts=DTS, cycles=CYCLES) -> dict:
     """Run the Fig. 7 study.
 
     Args:

@@ -32,7 +32,7 @@ LAWS = {
 }
 
 
-def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False):
+def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False) -> tuple[float, float]:
     """``(D of cycle 4, h)`` of the chain with ``law`` (RK4) or Moreau-Jean (``exact=True``)."""
     period = 2 * math.pi / OMEGA
     _, per_cycle, h = fixed_grid(0.0, period, dt, None)
@@ -42,7 +42,7 @@ def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False):
     return float(dissipation_per_cycle(traj, period, CYCLES)[-1]), h
 
 
-def quinn_fig9(dts=DTS, reference_dt=1e-4):
+def quinn_fig9(dts=DTS, reference_dt=1e-4) -> dict:
     """Run the Fig. 9 study.
 
     Args:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from .._checks import check_real
 from .._forcing.drives import Constant, Step
@@ -39,12 +40,12 @@ STABILITY = dict(mass=1.0, dt=1e-2, t1=300.0, t_fit=20.0, perturbation=1e-7)
 RATIOS = (0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25)
 
 
-def law(evolution="aging", **overrides):
+def law(evolution: str = "aging", **overrides) -> RateState:
     """The reproduction's :class:`~jaxfriction.RateState` law."""
     return RateState(**{**LAW, **overrides}, evolution=evolution)
 
 
-def step_system(evolution="aging", e=10.0):
+def step_system(evolution: str = "aging", e: float = 10.0) -> SpringSlider:
     """The stiff spring-slider of the velocity step: ``V -> e V`` at ``t_step``."""
     rs = law(evolution)
     k = STEP["stiffness_factor"] * NORMAL * (rs.b - rs.a) / rs.D_c
@@ -52,13 +53,13 @@ def step_system(evolution="aging", e=10.0):
                         stiffness=k, normal=NORMAL)
 
 
-def stability_system(evolution="aging", ratio=1.0):
+def stability_system(evolution: str = "aging", ratio: float = 1.0) -> SpringSlider:
     """The spring-slider of the stability diagram at ``k = ratio * k_c``, pulled at ``V``."""
     base = SpringSlider(law=law(evolution), load=Constant(V), mass=STABILITY["mass"], normal=NORMAL)
     return set_parameters(base, {"stiffness": ratio * float(base.critical_stiffness())})
 
 
-def velocity_controlled_friction(rs, v1, v2, t):
+def velocity_controlled_friction(rs, v1, v2, t) -> np.ndarray:
     """Closed form of the friction coefficient after a velocity-controlled step ``v1 -> v2`` at
     ``t = 0`` from steady state (Ruina 1983), for ``t >= 0``.
 
@@ -75,7 +76,7 @@ def velocity_controlled_friction(rs, v1, v2, t):
     return rs.mu_0 + rs.a * np.log(v2 / rs.V_0) + rs.b * psi
 
 
-def oscillation_fit(ts, x):
+def oscillation_fit(ts, x) -> tuple[float, float, int]:
     """Growth rate and angular frequency of a (growing or decaying) oscillation ``x(t)``.
 
     The local maxima of ``x`` are refined by a parabola through the three samples around
@@ -111,7 +112,7 @@ def _stability_runs(evolution, ratios):
     base = stability_system(evolution)
     kc = float(base.critical_stiffness())
 
-    def run(k):
+    def run(k) -> tuple[Array, Array, Array]:
         system = set_parameters(base, {"stiffness": k})
         y0 = system.steady_sliding()
         y0 = y0.at[0].multiply(1.0 + STABILITY["perturbation"])
@@ -122,7 +123,7 @@ def _stability_runs(evolution, ratios):
     return kc, np.asarray(ts[0]), np.asarray(vs), np.asarray(status)
 
 
-def rate_state(e=10.0, ratios=RATIOS, evolutions=EVOLUTION_LAWS):
+def rate_state(e=10.0, ratios=RATIOS, evolutions=EVOLUTION_LAWS) -> tuple[dict, dict]:
     """Run the velocity steps and the stability diagram.
 
     Args:
@@ -185,7 +186,7 @@ def rate_state(e=10.0, ratios=RATIOS, evolutions=EVOLUTION_LAWS):
     return numbers, data
 
 
-def linear_theory_curve(ratios):
+def linear_theory_curve(ratios) -> np.ndarray:
     """Linear theory of the stability diagram at each ``k / k_c``: the leading eigenvalue's real
     part (growth rate, 1/s) and imaginary part (angular frequency, rad/s), ``(2, n)``; the same
     for both evolution laws."""

@@ -42,8 +42,10 @@ from typing import Any, ClassVar, NamedTuple
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import check_constraints, is_concrete
+from .._checks import Constraint, check_constraints, is_concrete
 
 N_INTEGRALS = 3
 
@@ -88,7 +90,7 @@ class AbstractFrictionSystem(eqx.Module):
     def __check_init__(self):
         check_constraints(self)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         """The parameters' valid ranges (see :mod:`jaxfriction._checks`); laws and drives
         inside the system declare their own."""
         return ()
@@ -115,11 +117,11 @@ class AbstractFrictionSystem(eqx.Module):
         v = ["v"] if n == 1 else [f"v[{i}]" for i in range(n)]
         return [*q, *v, *(f"z[{j}]" for j in range(self.n_internal)), "E_friction", "E_damping", "W_input"]
 
-    def initial_internal(self):
+    def initial_internal(self) -> Array:
         """Initial internal variables ``z`` (zeros: relaxed internal springs)."""
         return jnp.zeros(self.n_internal)
 
-    def initial_state(self, q, v, z=None):
+    def initial_state(self, q: Array, v: Array, z: Array | None = None) -> Array:
         """Full state from positions ``q``, velocities ``v`` and internal variables ``z``
         (default :meth:`initial_internal`); the integrals start at 0."""
         dtype = jnp.result_type(float)
@@ -129,7 +131,7 @@ class AbstractFrictionSystem(eqx.Module):
         z = jnp.reshape(jnp.asarray(z, dtype=dtype), (self.n_internal,))
         return jnp.concatenate([q, v, z, jnp.zeros(N_INTEGRALS, dtype=dtype)])
 
-    def as_state(self, y0):
+    def as_state(self, y0: ArrayLike) -> Array:
         """Full state from ``y0``: positions and velocities ``(2 n_dof,)`` get the initial
         internal variables and zero integrals appended, ``(2 n_dof + n_internal,)`` zero
         integrals; a full state ``(state_size,)`` is returned as is (to continue a run).
@@ -153,36 +155,36 @@ class AbstractFrictionSystem(eqx.Module):
             return y0
         return self.initial_state(y0[:n], y0[n : 2 * n], y0[2 * n :] if y0.shape[0] > 2 * n else None)
 
-    def positions(self, y):
+    def positions(self, y: Array) -> Array:
         """Positions from a state ``(..., state_size)``: ``(...)`` for 1 dof, else ``(..., n)``."""
         q = y[..., : self.n_dof]
         return q[..., 0] if self.n_dof == 1 else q
 
-    def velocities(self, y):
+    def velocities(self, y: Array) -> Array:
         """Velocities from a state, shaped like :meth:`positions`."""
         v = y[..., self.n_dof : 2 * self.n_dof]
         return v[..., 0] if self.n_dof == 1 else v
 
-    def internal_state(self, y):
+    def internal_state(self, y: Array) -> Array:
         """Internal variables ``z`` from a state, ``(..., n_internal)``."""
         return y[..., 2 * self.n_dof : 2 * self.n_dof + self.n_internal]
 
     @staticmethod
-    def friction_dissipation(y):
+    def friction_dissipation(y: Array) -> Array:
         """Running friction dissipation ``E_friction`` from a state (J)."""
         return y[..., -3]
 
     @staticmethod
-    def damping_dissipation(y):
+    def damping_dissipation(y: Array) -> Array:
         """Running viscous dissipation ``E_damping`` from a state (J)."""
         return y[..., -2]
 
     @staticmethod
-    def input_work(y):
+    def input_work(y: Array) -> Array:
         """Running work of the prescribed drives ``W_input`` from a state (J)."""
         return y[..., -1]
 
-    def vector_field(self, t, y, args=None):
+    def vector_field(self, t: ArrayLike, y: Array, args=None) -> Array:
         """Time derivative of the state ``y`` at time ``t`` (diffrax ``ODETerm`` shape).
 
         Assembled from :meth:`rates` in the layout of the module docstring.
@@ -197,21 +199,21 @@ class AbstractFrictionSystem(eqx.Module):
         return jnp.concatenate([jnp.reshape(p, (-1,)) for p in parts])
 
     @abc.abstractmethod
-    def rates(self, t, y) -> Rates:
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         """Velocities, accelerations, internal rates and the three powers at ``(t, y)``."""
 
     @abc.abstractmethod
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         """Kinetic plus potential energy of a state, internal springs included (J)."""
 
     @abc.abstractmethod
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         """Friction force(s) on the body(ies) at ``(t, y)`` (N)."""
 
     @abc.abstractmethod
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         """Slip velocity(ies) of the contact(s) at ``(t, y)``."""
 
     @abc.abstractmethod
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         """Force balance ``f_eq`` at the contact(s) (N)."""

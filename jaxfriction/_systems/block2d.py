@@ -7,10 +7,14 @@ block riding the floor is ``f_eq = m a_g(t)``. Energy (floor frame): the inertia
 ``-m a_g`` does the input work, ``W = int -m a_g . u' dt``, and ``E = m |u'|^2 / 2``.
 """
 
+from __future__ import annotations
+
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .._forcing.drives import AbstractDrive
 from .._laws.base import AbstractFrictionLaw
 from .._laws.vector import safe_norm
@@ -49,11 +53,11 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
         check_law(self.law, vector=True)
         _check_ground(self.ground)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("mass", self.mass), positive("gravity", self.gravity))
 
     @property
-    def normal(self):
+    def normal(self) -> ArrayLike:
         return self.mass * self.gravity
 
     def _forces(self, t, y):
@@ -62,21 +66,21 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
         f_eq = self.mass * a_g
         return a_g, f_eq, self.law(v, f_eq, self.normal)
 
-    def rates(self, t, y):
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         v = y[2:4]
         a_g, _, f = self._forces(t, y)
         return Rates(v, -a_g + f / self.mass, -jnp.dot(f, v), -self.mass * jnp.dot(a_g, v))
 
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         return 0.5 * self.mass * jnp.sum(y[..., 2:4] ** 2, axis=-1)
 
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         return self._forces(t, y)[2]
 
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         return y[2:4]
 
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return self._forces(t, y)[1]
 
 
@@ -124,7 +128,7 @@ class GriffinSpringBlock(AbstractFrictionSystem):
     def __check_init__(self):
         _check_ground(self.ground)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("mu", self.mu), positive("k_t", self.k_t), positive("mass", self.mass),
                 positive("gravity", self.gravity))
 
@@ -143,7 +147,7 @@ class GriffinSpringBlock(AbstractFrictionSystem):
         sliding = (n >= self._limit()) & (jnp.dot(v, e) > 0)
         return jnp.where(sliding, v - jnp.dot(v, unit) * unit, v)
 
-    def rates(self, t, y):
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         v, e = y[2:4], y[4:6]
         a_g = self.ground(t)
         e_dot = self._spring_rate(y)
@@ -153,15 +157,15 @@ class GriffinSpringBlock(AbstractFrictionSystem):
         return Rates(v, -a_g + f / self.mass, self.k_t * jnp.dot(spring, v - spring_dot),
                      -self.mass * jnp.dot(a_g, v), internal=e_dot)
 
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         spring = self._spring(y[..., 4:6]) if y.ndim == 1 else jax.vmap(self._spring)(y[..., 4:6])
         return 0.5 * self.mass * jnp.sum(y[..., 2:4] ** 2, axis=-1) + 0.5 * self.k_t * jnp.sum(spring**2, axis=-1)
 
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         return -self.k_t * self._spring(y[4:6])
 
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         return y[2:4]
 
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return self.mass * self.ground(t)

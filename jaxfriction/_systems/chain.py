@@ -1,9 +1,13 @@
 """The Burridge-Knopoff chain of Quinn 2004 Sec. 3.2 (Fig. 8)."""
 
+from __future__ import annotations
+
 import equinox as eqx
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import check_int, nonnegative, real
+from .._checks import Constraint, check_int, nonnegative, real
 from .._laws.base import AbstractFrictionLaw
 from .contacts import AbstractContactSystem
 
@@ -50,46 +54,46 @@ class BurridgeKnopoffChain(AbstractContactSystem):
     def __check_init__(self):
         check_int("n", self.n, minimum=2)
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (real("alpha", self.alpha), real("omega", self.omega))
 
     @property
-    def n_dof(self):
+    def n_dof(self) -> int:
         return self.n
 
     @property
-    def masses(self):
+    def masses(self) -> Array:
         return jnp.ones(self.n).at[-1].set(0.75) / self.n
 
     @property
-    def normal(self):
+    def normal(self) -> ArrayLike:
         return self.masses
 
     @property
-    def damping(self):
+    def damping(self) -> ArrayLike:
         return 0.0
 
-    def potential_energy(self, q):
+    def potential_energy(self, q: Array) -> Array:
         springs = 0.5 * self.n * jnp.sum(jnp.diff(q) ** 2)
         return springs + 0.5 * (2 * self.n) * q[-1] ** 2
 
-    def contact_jacobian(self):
+    def contact_jacobian(self) -> None:
         return None  # block i on its own patch of floor: O(n) force balance
 
-    def surface_velocity(self, t):
+    def surface_velocity(self, t: ArrayLike) -> None:
         return None
 
-    def external_force(self, t):
+    def external_force(self, t: ArrayLike) -> Array:
         return jnp.zeros(self.n).at[0].set(-self.alpha * jnp.sin(self.omega * t))
 
-    def quinn_weights(self):
+    def quinn_weights(self) -> Array:
         """Per-block weights ``(n,)`` that turn the physical friction dissipation into Quinn's
         ``D = -(1/n) sum_i int u_i' f_i dt``: 1, and 4/3 for the last block, whose physical
         normal force is 3/4 of the others' (see the class docstring). Use with
         :func:`~jaxfriction.dissipation_per_cycle` (``weights=``)."""
         return jnp.ones(self.n).at[-1].set(4.0 / 3.0)
 
-    def stiffness_rows(self):
+    def stiffness_rows(self) -> Array:
         """Quinn's printed matrix ``K`` (``(1/n) u'' + n K u = f/n - G e_1``), ``(n, n)``."""
         k = 2 * jnp.eye(self.n) - jnp.eye(self.n, k=1) - jnp.eye(self.n, k=-1)
         k = k.at[0, 0].set(1.0)
@@ -122,30 +126,30 @@ class TwoBlocksOnBelt(AbstractContactSystem):
 
     n_dof = 2
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("kappa", self.kappa), real("belt_amplitude", self.belt_amplitude),
                 real("belt_omega", self.belt_omega))
 
     @property
-    def masses(self):
+    def masses(self) -> Array:
         return jnp.ones(2)
 
     @property
-    def normal(self):
+    def normal(self) -> ArrayLike:
         return jnp.ones(2)
 
     @property
-    def damping(self):
+    def damping(self) -> ArrayLike:
         return 0.0
 
-    def potential_energy(self, q):
+    def potential_energy(self, q: Array) -> Array:
         return 0.5 * q[0] ** 2 + 0.5 * self.kappa * q[1] ** 2
 
-    def contact_jacobian(self):
+    def contact_jacobian(self) -> Array:
         return jnp.array([[1.0, 0.0], [-1.0, 1.0]])
 
-    def external_force(self, t):
+    def external_force(self, t: ArrayLike) -> Array:
         return jnp.zeros(2) + 0.0 * t
 
-    def surface_velocity(self, t):
+    def surface_velocity(self, t: ArrayLike) -> Array:
         return jnp.stack([self.belt_amplitude * self.belt_omega * jnp.cos(self.belt_omega * t), 0.0 * t])

@@ -5,8 +5,10 @@ import abc
 import jax
 import jax.numpy as jnp
 from equinox import AbstractVar
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import is_static_zero, nonnegative, positive
+from .._checks import Constraint, is_static_zero, nonnegative, positive
 from .._laws.base import AbstractFrictionLaw
 from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .base import AbstractFrictionSystem, Rates
@@ -54,19 +56,19 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
     damping: AbstractVar[jax.Array]
 
     @abc.abstractmethod
-    def potential_energy(self, q):
+    def potential_energy(self, q: Array) -> Array:
         """Elastic potential energy ``V(q)`` (J)."""
 
     @abc.abstractmethod
-    def contact_jacobian(self):
+    def contact_jacobian(self) -> Array | None:
         """``W`` ``(c, n)`` (contact slip velocities ``W q' - v_s``), or None for ``W = I``."""
 
     @abc.abstractmethod
-    def external_force(self, t):
+    def external_force(self, t: ArrayLike) -> Array:
         """Prescribed forces on the bodies ``(n,)`` (N)."""
 
     @abc.abstractmethod
-    def surface_velocity(self, t):
+    def surface_velocity(self, t: ArrayLike) -> Array | None:
         """Velocities ``(c,)`` of the surfaces under the contacts (m/s), or None (fixed floor)."""
 
     def __check_init__(self):
@@ -94,7 +96,7 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
         if out.shape != (c,):
             raise ValueError(f"law parameters do not match the {c} contacts: law output shape {out.shape}")
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("masses", self.masses), nonnegative("normal", self.normal),
                 nonnegative("damping", self.damping))
 
@@ -120,33 +122,33 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
         division; the fused kernel cannot run a linear solve)."""
         return self.independent_contacts or self.n_contacts == 1
 
-    def surface_acceleration(self, t):
+    def surface_acceleration(self, t: ArrayLike) -> Array | None:
         """Accelerations ``(c,)`` of the surfaces (``d v_s / dt``), or None for a fixed floor."""
         if self.surface_velocity(t) is None:
             return None
         return jax.jvp(self.surface_velocity, (t,), (jnp.ones_like(t),))[1]
 
-    def nonfriction_force(self, t, q, v):
+    def nonfriction_force(self, t: ArrayLike, q: Array, v: Array) -> Array:
         """``-grad V(q) + F_ext(t) - c q'`` ``(n,)`` (N)."""
         force = -jax.grad(self.potential_energy)(q) + self.external_force(t)
         return force if is_static_zero(self.damping) else force - self.damping * v
 
-    def contact_velocity(self, v):
+    def contact_velocity(self, v: Array) -> Array:
         """``W v`` ``(c,)``."""
         w = self.contact_jacobian()
         return v if w is None else w @ v
 
-    def generalized_force(self, f):
+    def generalized_force(self, f: Array) -> Array:
         """``W^T f`` ``(n,)``."""
         w = self.contact_jacobian()
         return f if w is None else w.T @ f
 
-    def delassus(self):
+    def delassus(self) -> Array:
         """Delassus operator ``W M^-1 W^T`` ``(c, c)`` (1/kg)."""
         w = self.contact_jacobian()
         return jnp.diag(1.0 / self.masses) if w is None else (w / self.masses) @ w.T
 
-    def delassus_diagonal(self):
+    def delassus_diagonal(self) -> Array:
         """Diagonal of the Delassus operator ``(c,)`` (1/kg)."""
         w = self.contact_jacobian()
         return 1.0 / self.masses if w is None else jnp.sum(w * w / self.masses, axis=1)
@@ -171,7 +173,7 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
             f_eq = coupled_force_balance(self.delassus(), free, sliding, sticking)
         return q, v, nonfriction, slip, f_eq, self.law(slip, f_eq, self.normal)
 
-    def rates(self, t, y):
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         q, v, nonfriction, slip, _, f = self._contact_state(t, y)
         acc = (nonfriction + self.generalized_force(f)) / self.masses
         work = jnp.sum(self.external_force(t) * v)
@@ -184,7 +186,7 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
             return Rates(v, acc, jnp.sum(dissipated), work, damping, internal=jnp.reshape(z_dot, (-1,)))
         return Rates(v, acc, -jnp.sum(f * slip), work, damping)
 
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         n = self.n_dof
         kinetic = 0.5 * jnp.sum(self.masses * y[..., n : 2 * n] ** 2, axis=-1)
         return kinetic + self._potential(y[..., :n]) + self.law_energy(y)
@@ -192,11 +194,11 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
     def _potential(self, q):
         return self.potential_energy(q) if q.ndim == 1 else jax.vmap(self.potential_energy)(q)
 
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         return self._contact_state(t, y)[5]
 
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         return self._contact_state(t, y)[3]
 
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return self._contact_state(t, y)[4]

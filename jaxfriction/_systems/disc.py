@@ -4,9 +4,13 @@ The continuous model of paper 002 (eq. 5) is an :class:`~jaxfriction.Oscillator`
 :func:`~jaxfriction.disc_on_driving_disc`.
 """
 
-import jax.numpy as jnp
+from __future__ import annotations
 
-from .._checks import nonnegative, positive, real
+import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
+
+from .._checks import Constraint, nonnegative, positive, real
 from .base import AbstractFrictionSystem, Rates
 
 
@@ -59,7 +63,7 @@ class LeineSwitchDisc(AbstractFrictionSystem):
     stiffness: float = 10.0
     radius: float = 0.1
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (nonnegative("F_s", self.F_s), nonnegative("delta", self.delta), positive("eps", self.eps),
                 positive("inertia", self.inertia),
                 *(real(name, getattr(self, name)) for name in ("omega_dr", "M0", "Omega", "stiffness", "radius")))
@@ -75,7 +79,7 @@ class LeineSwitchDisc(AbstractFrictionSystem):
         m_fr = jnp.where(slip, m_slip, jnp.where(stick, m_ex, m_s * jnp.sign(m_ex)))
         return rel, m_ex, stick, m_fr
 
-    def rates(self, t, y):
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         phi, w = y[0], y[1]
         rel, _, stick, m_fr = self._regime(t, y)
         drive = self.M0 * jnp.cos(self.Omega * t)
@@ -84,14 +88,14 @@ class LeineSwitchDisc(AbstractFrictionSystem):
                        (-self.stiffness * phi + m_fr + drive) / self.inertia)
         return Rates(dphi, dw, -m_fr * (dphi - self.omega_dr), drive * dphi + m_fr * self.omega_dr)
 
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         return 0.5 * self.inertia * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2
 
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         return self._regime(t, y)[3]
 
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         return -self._regime(t, y)[0]
 
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return self._regime(t, y)[1]

@@ -1,9 +1,13 @@
 """Force balance of coupled contacts (Quinn 2004 Sec. 3.3), as a fixed-size masked solve."""
 
+from __future__ import annotations
+
 import jax.numpy as jnp
+from jax import Array
 
 
-def coupled_force_balance(delassus, free_acceleration, slip_forces, sticking):
+def coupled_force_balance(delassus: Array, free_acceleration: Array, slip_forces: Array,
+                          sticking: Array) -> Array:
     """``f_eq`` of every contact when contacts share bodies (Quinn 2004 Sec. 3.3).
 
     The relative accelerations of the contacts are ``z'' = D f + b`` (``D`` the Delassus

@@ -8,7 +8,9 @@ from .._laws.iwan import SegalmanIwan
 from .oscillator import Oscillator
 
 
-def jointed_oscillator(law=None, *, force_amplitude=0.1, omega=0.5, mass=1.0, stiffness=1.0, damping=0.0):
+def jointed_oscillator(law: AbstractDynamicLaw | None = None, *, force_amplitude: float = 0.1,
+                       omega: float = 0.5, mass: float = 1.0, stiffness: float = 1.0,
+                       damping: float = 0.0) -> Oscillator:
     """A mass on a linear spring with a bolted-joint model in parallel, forced harmonically.
 
     ``m x'' + c x' + k x = F sin(omega t) + f_joint``, where ``f_joint = law.force(x', z)`` is

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
 from .._laws.dynamic import AbstractDynamicLaw
 
@@ -29,14 +31,14 @@ class LawStateMixin:
         """``n_contacts`` times the law's ``n_state`` for a dynamic law, else 0."""
         return self.n_contacts * self.law.n_state if self.dynamic else 0
 
-    def initial_internal(self):
+    def initial_internal(self) -> Array:
         """The law's ``init_state()`` for every contact, ``(n_internal,)`` (relaxed springs;
         :class:`~jaxfriction.RateState`: steady state at ``V_0``)."""
         if not self.dynamic:
             return jnp.zeros(0)
         return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), self.n_contacts)
 
-    def law_energy(self, y):
+    def law_energy(self, y: Array) -> ArrayLike:
         """Energy stored in the dynamic law's internal springs (J), summed over the contacts,
         from states ``(..., state_size)``; 0 for a static law."""
         if not self.dynamic:

@@ -6,8 +6,10 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import check_real, is_static_zero, nonnegative, positive
+from .._checks import Constraint, check_real, is_static_zero, nonnegative, positive
 from .._forcing.drives import AbstractDrive, Constant, Harmonic
 from .._laws.awrejcewicz import Awrejcewicz
 from .._laws.base import AbstractFrictionLaw
@@ -20,7 +22,7 @@ def _zero_drive(drive) -> bool:
     return isinstance(drive, Constant) and is_static_zero(drive.value)
 
 
-def check_law(law, vector: bool, dynamic: bool = False):
+def check_law(law, vector: bool, dynamic: bool = False) -> None:
     """Raise ValueError naming ``law`` unless it is a friction law of the right dimension
     (``dynamic``: a law with internal state, :class:`~jaxfriction.AbstractDynamicLaw`, is
     accepted too)."""
@@ -103,19 +105,19 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):
                 raise ValueError(f"{name} must be a jaxfriction drive (Constant, Harmonic, ...), "
                                  f"got {getattr(self, name)!r}")
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("mass", self.mass), nonnegative("stiffness", self.stiffness),
                 nonnegative("damping", self.damping), nonnegative("normal", self.normal))
 
-    def external_force(self, t):
+    def external_force(self, t: ArrayLike) -> Array:
         """Prescribed force ``F(t)`` on the body (N)."""
         return self.force(t)
 
-    def surface_velocity(self, t):
+    def surface_velocity(self, t: ArrayLike) -> Array:
         """Velocity of the surface under the body (m/s)."""
         return self.surface(t)
 
-    def surface_acceleration(self, t):
+    def surface_acceleration(self, t: ArrayLike) -> Array:
         """Acceleration of the surface (m/s^2): 0 for a ``Constant`` surface, else ``d v_s/dt``."""
         if isinstance(self.surface, Constant):
             return 0.0 * t
@@ -136,7 +138,7 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):
             return nonfriction, f_eq, slip, self.law.force(slip, y[2 : 2 + self.n_internal], self.normal)
         return nonfriction, f_eq, slip, self.law(slip, f_eq, self.normal)
 
-    def rates(self, t, y):
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         v = y[1]
         nonfriction, _, slip, f = self._forces(t, y)
         work = 0.0 if _zero_drive(self.force) else self.external_force(t) * v
@@ -148,20 +150,22 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):
             return Rates(v, (nonfriction + f) / self.mass, dissipated, work, damping, internal=z_dot)
         return Rates(v, (nonfriction + f) / self.mass, -f * slip, work, damping)
 
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         return 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2 + self.law_energy(y)
 
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         return self._forces(t, y)[3]
 
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         return self._forces(t, y)[2]
 
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return self._forces(t, y)[1]
 
 
-def disc_on_driving_disc(law=None, *, omega_dr=0.3, M0=0.5, Omega=2.0, inertia=2.0, stiffness=10.0, radius=0.1):
+def disc_on_driving_disc(law: AbstractFrictionLaw | None = None, *, omega_dr: float = 0.3, M0: float = 0.5,
+                         Omega: float = 2.0, inertia: float = 2.0, stiffness: float = 10.0,
+                         radius: float = 0.1) -> Oscillator:
     """The disc on a driving disc of Awrejcewicz, Grzelczyk and Pyryev 2007 (paper 002, eq. 5).
 
     ``I phi'' + k phi = M_fr + M0 cos(Omega t)`` with the disc turning at ``omega_dr``, as an

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
 
-from .._checks import nonnegative, positive
+from .._checks import Constraint, nonnegative, positive
 from .._forcing.drives import AbstractDrive, Constant
 from .._laws.base import AbstractFrictionLaw
 from .._laws.dynamic import AbstractDynamicLaw, friction_power
@@ -87,11 +89,11 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
         if not isinstance(self.load, AbstractDrive):
             raise ValueError(f"load must be a jaxfriction drive (Constant, Step, Harmonic, ...), got {self.load!r}")
 
-    def constraints(self):
+    def constraints(self) -> tuple[Constraint, ...]:
         return (positive("mass", self.mass), positive("stiffness", self.stiffness),
                 nonnegative("normal", self.normal))
 
-    def load_velocity(self, t):
+    def load_velocity(self, t: ArrayLike) -> Array:
         """Velocity of the load point ``V(t)`` (m/s)."""
         return self.load(t)
 
@@ -104,7 +106,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
             f = self.law(v, -spring, self.normal)
         return spring, f
 
-    def rates(self, t, y):
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
         v = y[1]
         spring, f = self._forces(t, y)
         load = self.load_velocity(t)
@@ -114,16 +116,16 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
             return Rates(load - v, (spring + f) / self.mass, dissipated, work, internal=z_dot)
         return Rates(load - v, (spring + f) / self.mass, -f * v, work)
 
-    def mechanical_energy(self, y):
+    def mechanical_energy(self, y: Array) -> Array:
         return 0.5 * self.mass * y[..., 1] ** 2 + 0.5 * self.stiffness * y[..., 0] ** 2 + self.law_energy(y)
 
-    def friction_force(self, t, y):
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
         return self._forces(t, y)[1]
 
-    def slip_velocity(self, t, y):
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
         return y[..., 1]  # a fixed floor
 
-    def f_eq(self, t, y):
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return -self.stiffness * y[..., 0]
 
     # -------------------------------------------------------------------------------------
@@ -132,7 +134,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
     def _velocity(self, velocity):
         return self.load_velocity(0.0) if velocity is None else velocity
 
-    def steady_sliding(self, velocity=None):
+    def steady_sliding(self, velocity: float | None = None) -> Array:
         """The state of steady sliding at the load velocity ``V``: ``[delta_ss, V, z_ss]``.
 
         ``z_ss = law.steady_state(V)`` for laws that have one (:class:`~jaxfriction.RateState`:
@@ -165,7 +167,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
             raise ValueError(f"the closed-form stability is for RateState laws, got {type(self.law).__name__}")
         return self.law
 
-    def linear_coefficients(self, velocity=None):
+    def linear_coefficients(self, velocity: float | None = None) -> tuple[Array, Array, Array]:
         """``(A, B, C)`` of the characteristic polynomial ``lambda^3 + A lambda^2 + B lambda + C``
         of steady sliding at ``V`` (rate-and-state law).
 
@@ -191,7 +193,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
         m, k, N = self.mass, self.stiffness, self.normal
         return N * law.a / (m * V) + V / law.D_c, (k - N * (law.b - law.a) / law.D_c) / m, k * V / (m * law.D_c)
 
-    def linear_eigenvalues(self, velocity=None):
+    def linear_eigenvalues(self, velocity: float | None = None) -> np.ndarray:
         """Eigenvalues of the linearization of steady sliding at ``V`` (1/s), closed form.
 
         The roots of ``lambda^3 + A lambda^2 + B lambda + C`` (:meth:`linear_coefficients`),
@@ -205,7 +207,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
         roots = np.roots(coefficients)
         return roots[np.argsort(-roots.real, kind="stable")]
 
-    def critical_stiffness(self, velocity=None):
+    def critical_stiffness(self, velocity: float | None = None) -> Array:
         """The critical stiffness ``k_c = N (b - a)/D_c (1 + m V^2/(N a D_c))`` (N/m).
 
         Steady sliding at ``V`` is linearly stable for ``k > k_c`` and oscillates with growing
@@ -218,7 +220,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
         m, N = self.mass, self.normal
         return N * (law.b - law.a) / law.D_c * (1.0 + m * V**2 / (N * law.a * law.D_c))
 
-    def critical_frequency(self, velocity=None):
+    def critical_frequency(self, velocity: float | None = None) -> Array:
         """The angular frequency of the neutral oscillation at ``k = k_c``,
         ``omega_c = (V / D_c) sqrt((b - a)/a)`` (rad/s), for ``b > a``; the same with and
         without inertia (``omega_c^2 = C/A = B`` at ``k_c``)."""

@@ -15,6 +15,7 @@ Strings ``"forward"``, ``"reverse"`` and ``"auto"`` are shortcuts for the defaul
 from __future__ import annotations
 
 import abc
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -32,10 +33,10 @@ class AbstractGradientMode(eqx.Module):
 class ForwardMode(AbstractGradientMode):
     """Forward-mode AD: ``jax.jvp`` with one tangent per parameter (batched)."""
 
-    def resolve(self, n_params):
+    def resolve(self, n_params: int) -> ForwardMode:
         return self
 
-    def value_and_jacobian(self, fn, params: dict):
+    def value_and_jacobian(self, fn, params: dict) -> tuple[dict, dict, Any]:
         """Values and derivatives of ``fn(params) -> (out, aux)`` (``out`` a dict of arrays).
 
         Returns:
@@ -64,13 +65,13 @@ class ReverseMode(AbstractGradientMode):
     elsewhere choose ``RK4(checkpoint=True)`` as the solver.
     """
 
-    def resolve(self, n_params):
+    def resolve(self, n_params: int) -> ReverseMode:
         return self
 
-    def value_and_jacobian(self, fn, params: dict):
+    def value_and_jacobian(self, fn, params: dict) -> tuple[dict, dict, Any]:
         """As :meth:`ForwardMode.value_and_jacobian`, by ``jax.jacrev``."""
 
-        def with_value(p):
+        def with_value(p) -> tuple[dict, tuple[dict, Any]]:
             out, aux = fn(p)
             return out, (out, aux)
 
@@ -89,7 +90,7 @@ class AutoMode(AbstractGradientMode):
 
     max_forward: int = eqx.field(default=8, static=True)
 
-    def resolve(self, n_params):
+    def resolve(self, n_params: int) -> ForwardMode | ReverseMode:
         return ForwardMode() if n_params <= self.max_forward else ReverseMode()
 
 

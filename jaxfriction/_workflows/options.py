@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
 
-def as_option(value, base, shortcuts, argument):
+
+def as_option(value, base, shortcuts: dict, argument: str) -> Any:
     """``value`` if it is a ``base`` instance, else the default object its shortcut names.
 
     Args:

@@ -11,15 +11,21 @@ stick fraction, rest position, peak sliding...), usually built on
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
 from .._templates import Template
 from .gradient import as_gradient_mode
 from .sweep.identity import ByCode
+
+if TYPE_CHECKING:
+    from .._systems.base import AbstractFrictionSystem
 
 
 def _resolve(system, params):
@@ -34,14 +40,15 @@ def _resolve(system, params):
 
 @eqx.filter_jit
 def _value_and_jacobian(observable, system, p0, mode):
-    def f(values):
+    def f(values) -> tuple[dict[str, Array], None]:
         return {"value": jnp.asarray(observable(set_parameters(system, values)))}, None
 
     out, jac, _ = mode.value_and_jacobian(f, p0)
     return out, jac
 
 
-def sensitivity(observable, system, params=None, gradient="auto"):
+def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
+                params: list[str] | None = None, gradient="auto") -> dict:
     """Value, gradient and elasticities of ``observable(system)`` with respect to ``params``.
 
     Args:
@@ -103,7 +110,8 @@ def sensitivity(observable, system, params=None, gradient="auto"):
             "elasticity": dict(zip(names, elasticity.tolist())), "mode": type(mode).__name__}
 
 
-def finite_difference_gradient(observable, system, params=None, rel_step=1e-6):
+def finite_difference_gradient(observable: Callable, system: AbstractFrictionSystem | Template,
+                               params: list[str] | None = None, rel_step: float = 1e-6) -> dict[str, float]:
     """Central finite differences of ``observable`` (a cross-check of :func:`sensitivity`).
 
     Step ``h = rel_step * max(|p|, 1)`` per parameter.

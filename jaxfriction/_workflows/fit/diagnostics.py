@@ -37,7 +37,7 @@ POORLY_DETERMINED = 0.1
 NEAR_ZERO = 1e-8
 
 
-def noise_from_differences(x):
+def noise_from_differences(x) -> float:
     """Noise standard deviation of a sampled signal ``(n,)`` from its third differences.
 
     ``sigma = 1.4826 median|d - median d| / sqrt(20)`` with ``d = Delta^3 x``; a signal that
@@ -52,7 +52,7 @@ def noise_from_differences(x):
     return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(20.0))
 
 
-def estimate_noise(data, velocity_weight, weights):
+def estimate_noise(data, velocity_weight: float, weights) -> float:
     """Pooled noise standard deviation of the data residuals, in their (weighted) units."""
     total, count = 0.0, 0
     for m, w in zip(data, weights):
@@ -67,7 +67,7 @@ def estimate_noise(data, velocity_weight, weights):
     return math.sqrt(total / count) if count else math.nan
 
 
-def runs_test(residual_columns):
+def runs_test(residual_columns) -> tuple[float, float]:
     """Wald-Wolfowitz runs test on the signs of residuals, pooled over columns.
 
     Returns ``(z, p)``: the standardized number of runs and the one-sided probability of so
@@ -92,7 +92,7 @@ def runs_test(residual_columns):
     return z, float(norm.cdf(z))
 
 
-def lag1_autocorrelation(residual_columns):
+def lag1_autocorrelation(residual_columns) -> float:
     """Lag-1 autocorrelation of the residuals, pooled over columns (about ``+-1 / sqrt(n)`` for
     white noise)."""
     num = den = 0.0
@@ -103,7 +103,7 @@ def lag1_autocorrelation(residual_columns):
     return num / den if den > 0 else math.nan
 
 
-def residual_columns(residuals, problem):
+def residual_columns(residuals, problem) -> list[np.ndarray]:
     """The data residuals split into their time series (one per record and measured column)."""
     out, offset = [], 0
     for rec in problem.records:
@@ -117,7 +117,7 @@ def residual_columns(residuals, problem):
     return out
 
 
-def goodness_of_fit(residuals, problem, n_vars, noise, noise_estimated):
+def goodness_of_fit(residuals, problem, n_vars: int, noise, noise_estimated: bool) -> dict:
     """The goodness-of-fit part of the report (a dict; see :class:`~jaxfriction.FitResult`)."""
     from scipy.stats import chi2
 
@@ -157,7 +157,7 @@ def goodness_of_fit(residuals, problem, n_vars, noise, noise_estimated):
     return out
 
 
-def covariance(jac, residual_std, n_params):
+def covariance(jac, residual_std, n_params: int) -> tuple[np.ndarray, bool]:
     """Gauss-Newton covariance of the parameters ``(p, p)`` and whether it is usable.
 
     Returns ``(cov, ok)``: NaN where ``J^T J`` is singular; ``ok`` is False then, and when a
@@ -174,7 +174,7 @@ def covariance(jac, residual_std, n_params):
     return cov, bool(np.all(np.diag(cov) > 0))
 
 
-def identifiability(jac, theta, state_scale, names, residual_std):
+def identifiability(jac, theta, state_scale, names, residual_std) -> dict:
     """The identifiability part of the report (a dict; see :class:`~jaxfriction.FitResult`)."""
     p = len(names)
     scale = np.concatenate([np.where(theta[:p] != 0, np.abs(theta[:p]), 1.0), np.asarray(state_scale, dtype=float)])

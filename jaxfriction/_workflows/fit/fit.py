@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -52,6 +53,12 @@ from .result import FitResult
 from .search import GlobalSearch, check_search_boxes, global_phase
 from .segments import auto_segments
 from .setup import box_centre, build_problem, check_data, parse_bounds
+
+if TYPE_CHECKING:
+    from jax import Array
+
+    from .measurement import Measurement
+    from .problem import Problem
 
 
 def _optimizer(optimizer, learning_rate, steps):
@@ -131,9 +138,14 @@ def _parameters(system, initial, bounds):
     return names, p0, parsed
 
 
-def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None, optimizer=None, steps=None,
-        learning_rate=0.02, shooting_segments=1, continuity_weight=100.0, dt=None, velocity_weight=1.0,
-        weights=None, gradient=AutoMode(max_forward=16), tol=1e-10, progress=False, devices=None) -> FitResult:
+def fit(
+    system: AbstractFrictionSystem | Template, initial: dict[str, float] | None = None,
+    data: Measurement | list[Measurement] | None = None, *, bounds: dict | None = None,
+    search: GlobalSearch | None = None, noise: float | None = None, optimizer=None, steps: int | None = None,
+    learning_rate: float = 0.02, shooting_segments: int | str = 1, continuity_weight: float = 100.0,
+    dt: float | None = None, velocity_weight: float = 1.0, weights=None, gradient=AutoMode(max_forward=16),
+    tol: float = 1e-10, progress: bool = False, devices=None,
+) -> FitResult:
     """Estimate parameters of a system from measured trajectories (nonlinear least squares).
 
     Args:
@@ -227,6 +239,44 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
     structure and record shapes reuse the compiled code.
     """
     started = time.perf_counter()
+    # 1. the arguments; 2. the least-squares problem; 3. the gradient mode
+    tpl, system, search, optimiser = _check_arguments(system, initial, data, search, optimizer, steps,
+                                                      learning_rate, continuity_weight, velocity_weight, tol,
+                                                      noise)
+    problem, guess, parsed, data, weights = _build(system, tpl, initial, bounds, search, data, weights, dt,
+                                                   shooting_segments, velocity_weight, continuity_weight)
+    mode = _gradient_mode(gradient, optimiser.kind, problem.n_params + problem.state0.shape[0])
+    # 4. the global search, if any; 5. the local optimiser from its best point (or the guess)
+    u, search_report, evaluations = _global_phase(problem, parsed, search, devices)
+    u, history, taken, message, at_u = _local_phase(u, problem, optimiser, mode, tol, progress)
+    evaluations += taken + 1
+    if taken == 0 and not math.isfinite(history[0]):
+        raise ValueError(f"initial: the loss at the initial guess {guess} is not finite (the "
+                         f"simulation diverged: reduce dt or start closer)")
+    # 6. the report: standard errors, diagnostics, warnings
+    return report(problem, data, u, at_u, history, taken, message, started, optimiser.label, mode, noise,
+                  search_report, evaluations, velocity_weight, weights)
+
+class _Optimiser(NamedTuple):
+    """The local optimiser: ``kind`` (``"optax"`` or ``"least_squares"``), the object, the
+    label the report shows and the maximum number of steps."""
+
+    kind: str
+    obj: Any
+    label: str
+    steps: int
+
+
+def _check_arguments(
+    system, initial, data, search, optimizer, steps, learning_rate, continuity_weight, velocity_weight, tol,
+    noise,
+) -> tuple[Template | None, AbstractFrictionSystem, GlobalSearch | None, _Optimiser]:
+    """Stage 1: the arguments checked (ValueError naming the argument).
+
+    Returns ``(template or None, system, search or None, optimiser)``: a global search is the
+    default without ``initial``, and the default optimiser ``"lm"`` after a global search,
+    else ``"adam"``.
+    """
     tpl = system if isinstance(system, Template) else None
     system = tpl.system if tpl is not None else system
     if not isinstance(system, AbstractFrictionSystem):
@@ -250,13 +300,22 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
     check_real("velocity_weight", velocity_weight, nonnegative=True)
     check_real("tol", tol, nonnegative=True)
     check_real("noise", noise, positive=True)
+    return tpl, system, search, _Optimiser(kind, opt, label, steps)
 
+
+def _build(system, tpl, initial, bounds, search, data, weights, dt, shooting_segments, velocity_weight,
+           continuity_weight) -> tuple[Problem, dict, list, list, list]:
+    """Stage 2: the least-squares problem (see :func:`~.setup.build_problem`).
+
+    Checks the parameters, bounds, records, ``dt`` and ``shooting_segments``; the fitted
+    leaves of ``system`` become arrays at the initial guess, so that fits from other guesses
+    or boxes reuse the compiled programs (a Python float is part of the program's identity)
+    and no fitted term is left out as a literal zero. Returns ``(problem, initial guess
+    {path: value}, parsed bounds, records, weights)``.
+    """
     names, p0, parsed = _parameters(system, initial, bounds)
     if search is not None:
         check_search_boxes(names, parsed)
-    # a concrete check of the guess; the fitted leaves become arrays, so that fits from other
-    # guesses or boxes reuse the compiled programs (a Python float is part of the program's
-    # identity) and no fitted term is left out as a literal zero
     system = set_parameters(system, {n: jnp.asarray(p, dtype=float) for n, p in zip(names, p0)})
     data, weights = check_data(data, system.n_dof, weights)
     if dt is None and tpl is not None:
@@ -273,41 +332,57 @@ def fit(system, initial=None, data=None, *, bounds=None, search=None, noise=None
                 from None
     problem = build_problem(system, names, p0, parsed, data, weights, segments=segments, dt=dt,
                             velocity_weight=velocity_weight, continuity_weight=continuity_weight)
-    n_vars = problem.n_params + problem.state0.shape[0]
+    return problem, dict(zip(names, p0)), parsed, data, weights
+
+
+def _gradient_mode(gradient, kind, n_vars) -> str:
+    """Stage 3: ``"forward"`` or ``"reverse"`` for ``n_vars`` free variables; a least-squares
+    optimizer always takes the forward-mode Jacobian (ValueError if ``gradient`` asks for
+    reverse)."""
     mode_obj = as_gradient_mode(gradient)
     if kind == "least_squares":
         if isinstance(mode_obj, ReverseMode):
             raise ValueError("gradient: a least-squares optimizer needs the forward-mode Jacobian; use 'auto' or "
                              "'forward'")
         mode_obj = ForwardMode()
-    mode = "forward" if isinstance(mode_obj.resolve(n_vars), ForwardMode) else "reverse"
+    return "forward" if isinstance(mode_obj.resolve(n_vars), ForwardMode) else "reverse"
 
-    # global phase, then the local optimiser
-    u, search_report, evaluations = jnp.zeros(n_vars, dtype=problem.p0.dtype), None, 0
-    if search is not None:
-        u, search_report, evaluations = global_phase(problem, parsed, search, devices)
+
+def _global_phase(problem, parsed, search, devices) -> tuple[Array, Any, int]:
+    """Stage 4: the global search, if any (:func:`~.search.global_phase`).
+
+    Returns ``(u, search report or None, misfit evaluations)``; without a search ``u = 0``,
+    the initial guess.
+    """
+    if search is None:
+        return jnp.zeros(problem.n_params + problem.state0.shape[0], dtype=problem.p0.dtype), None, 0
+    return global_phase(problem, parsed, search, devices)
+
+
+def _local_phase(u, problem, optimiser, mode, tol, progress) -> tuple[Array, list[float], int, str, Any]:
+    """Stage 5: the local optimiser from ``u`` (optax or optimistix), with the progress bar.
+
+    Returns ``(u, loss history, steps taken, message, the least-squares solver's state at u or
+    None)``.
+    """
     tqdm_bar, at_u = None, None
     if progress:
         from tqdm.auto import tqdm
 
-        tqdm_bar = tqdm(total=steps, desc=f"fit ({label})", leave=False)
+        tqdm_bar = tqdm(total=optimiser.steps, desc=f"fit ({optimiser.label})", leave=False)
 
-    def bar(value):
+    def bar(value: float) -> None:
         if tqdm_bar is not None:
             tqdm_bar.update(1)
             tqdm_bar.set_postfix(loss=f"{value:.4g}")
 
     try:
-        if kind == "optax":
-            u, history, taken, message = run_optax(u, problem, opt, steps, mode, tol, bar)
+        if optimiser.kind == "optax":
+            u, history, taken, message = run_optax(u, problem, optimiser.obj, optimiser.steps, mode, tol, bar)
         else:
-            u, history, taken, message, at_u = run_least_squares(u, problem, opt, steps, tol, bar)
+            u, history, taken, message, at_u = run_least_squares(u, problem, optimiser.obj, optimiser.steps, tol,
+                                                                 bar)
     finally:
         if tqdm_bar is not None:
             tqdm_bar.close()
-    evaluations += taken + 1
-    if taken == 0 and not math.isfinite(history[0]):
-        raise ValueError(f"initial: the loss at the initial guess {dict(zip(names, p0))} is not finite (the "
-                         f"simulation diverged: reduce dt or start closer)")
-    return report(problem, data, u, at_u, history, taken, message, started, label, mode, noise, search_report,
-                   evaluations, velocity_weight, weights)
+    return u, history, taken, message, at_u

@@ -10,10 +10,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..._checks import check_real
+
+if TYPE_CHECKING:
+    from jax.typing import ArrayLike
+
+    from ..._integrate.trajectory import Trajectory
 
 #: Relative tolerance on the spacing of measurement times (text files round them).
 UNIFORM_RTOL = 1e-4
@@ -135,8 +141,9 @@ class Measurement:
         return int(self.t.shape[0])
 
     @classmethod
-    def from_trajectory(cls, trajectory, noise=0.0, velocity_noise=None, seed=0, with_velocity=False,
-                        known_y0=False, dofs=None, name="synthetic"):
+    def from_trajectory(cls, trajectory: Trajectory, noise: float = 0.0, velocity_noise: float | None = None,
+                        seed: int = 0, with_velocity: bool = False, known_y0=False, dofs=None,
+                        name="synthetic") -> Measurement:
         """Synthetic measurement from a simulated :class:`~jaxfriction.Trajectory`.
 
         Args:
@@ -176,7 +183,7 @@ class Measurement:
                     out[kind if single else f"{kind}{d}"] = values[:, j]
         return out
 
-    def to_csv(self, path):
+    def to_csv(self, path: str | Path) -> None:
         """Write ``t`` and the measured columns (:meth:`columns`) with a header line (17
         significant digits, lossless)."""
         cols = self.columns()
@@ -184,7 +191,7 @@ class Measurement:
                    header=",".join(["t", *cols]), comments="", fmt="%.17g")
 
 
-def load_measurement(path, y0=None):
+def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measurement:
     """Read a measured trajectory from a CSV file with a header line.
 
     Format: optional ``#`` comment lines and blank lines, then a header naming the columns:

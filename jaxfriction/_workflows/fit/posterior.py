@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+from typing import TYPE_CHECKING, Any
 
 import equinox as eqx
 import jax
@@ -30,6 +31,10 @@ import numpy as np
 from ..._checks import check_int, check_real
 from .problem import _stacked, _to_natural
 from .result import FitResult
+
+if TYPE_CHECKING:
+    from arviz import InferenceData
+    from jax import Array
 
 _MAX_FORWARD = 16  # the gradient in forward mode up to this many variables (as fit's AutoMode), else reverse
 _EXTRA = "sample_posterior needs the optional extra: pip install jaxfriction[bayes]"
@@ -88,7 +93,7 @@ def _rss_forward(y, problem, box):
 
 @_rss_forward.def_fwd
 def _rss_forward_fwd(perturbed, y, problem, box):
-    def f(x):
+    def f(x) -> tuple[Array, Array]:
         r = _residuals_at(x, problem, box)
         return r, r
 
@@ -105,7 +110,7 @@ def _rss_forward_bwd(grad, ct, perturbed, y, problem, box):
 def _jacobian(y, problem, box):
     """Stacked residuals at ``y`` and their Jacobian ``d r / d y`` (forward mode)."""
 
-    def f(x):
+    def f(x) -> tuple[Array, Array]:
         r = _residuals_at(x, problem, box)
         return r, r
 
@@ -135,11 +140,11 @@ def _programs():
 
     # the chains move in z = (x - center) / scale (an affine map, constant Jacobian)
     @eqx.filter_jit
-    def warmup(problem, box, noise, center, scale, positions, keys, n_steps):
-        def logdensity(z):
+    def warmup(problem, box, noise, center, scale, positions, keys, n_steps) -> tuple[Any, Array, Array]:
+        def logdensity(z) -> Array:
             return _log_density(center + scale * z, problem, box, noise)
 
-        def one(key, position):
+        def one(key, position) -> tuple[Any, Array, Array]:
             adaptation = blackjax.window_adaptation(
                 blackjax.nuts, logdensity, adaptation_info_fn=get_filter_adapt_info_fn())
             (state, parameters), _ = adaptation.run(key, position, n_steps)
@@ -148,14 +153,15 @@ def _programs():
         return jax.vmap(one)(keys, positions)
 
     @eqx.filter_jit
-    def sample(problem, box, noise, center, scale, states, step_size, inverse_mass, keys):
-        def logdensity(z):
+    def sample(problem, box, noise, center, scale, states, step_size, inverse_mass,
+               keys) -> tuple[Any, tuple]:
+        def logdensity(z) -> Array:
             return _log_density(center + scale * z, problem, box, noise)
 
-        def one(keys, state, eps, imm):
+        def one(keys, state, eps, imm) -> tuple[Any, tuple]:
             kernel = blackjax.nuts(logdensity, eps, imm)
 
-            def step(state, k):
+            def step(state, k) -> tuple[Any, tuple]:
                 state, info = kernel.step(k, state)
                 trace = (center + scale * state.position, state.logdensity, info.is_divergent,
                          info.acceptance_rate, info.num_integration_steps, info.num_trajectory_expansions,
@@ -202,8 +208,9 @@ def _parse_box(bounds, problem):
     return tuple(box)
 
 
-def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise=None, bounds=None,
-                     progress=False):
+def sample_posterior(result: FitResult, *, draws: int = 1000, warmup: int = 1000, chains: int = 4,
+                     seed: int = 0, noise: float | None = None, bounds: dict | None = None,
+                     progress: bool = False) -> InferenceData:
     """Posterior samples of a fit's parameters by the No-U-Turn sampler (blackjax).
 
     The posterior of the fitted variables given the records, sampled from the residuals that
@@ -284,6 +291,34 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
     2017); rank-normalized R-hat and ESS, Vehtari, Gelman, Simpson, Carpenter & Buerkner,
     Bayesian Analysis 16 (2021) 667-718, as ArviZ computes them.
     """
+    draws, warmup, chains, noise, box = _check_arguments(result, draws, warmup, chains, seed, noise, bounds)
+    az = _import_extra()
+    warmup_program, sample_program = _programs()
+    started = time.perf_counter()
+    problem = result.problem
+    y0, center, scale = _whitening(result, box, noise)
+    trace, step_size = _run_chains(warmup_program, sample_program, problem, box, noise, center, scale, seed,
+                                   chains, warmup, draws, progress)
+    posterior, sample_stats = _samples(trace, step_size, problem, box, noise, y0.shape[0], chains, draws)
+    attrs = {
+        "sampler": "blackjax NUTS",
+        "warmup": warmup,
+        "seed": int(seed),
+        "noise": "sampled" if noise is None else noise,
+        "sampling_time": time.perf_counter() - started,
+    }
+    return az.from_dict(posterior=posterior, sample_stats=sample_stats, dims={"initial_states": ["state"]},
+                        attrs=attrs)
+
+
+def _check_arguments(result, draws, warmup, chains, seed, noise, bounds) -> tuple[int, int, int, float | None,
+                                                                                   tuple]:
+    """Stage 1: the arguments checked (ValueError naming the argument).
+
+    Returns ``(draws, warmup, chains, noise as a float or None, box)``, ``box`` the per
+    parameter ``(lo, hi)`` of ``bounds`` or None (:func:`_parse_box`), each containing the
+    estimate.
+    """
     if not isinstance(result, FitResult):
         raise ValueError(f"result must be a FitResult of jaxfriction.fit, got {type(result).__name__}")
     if result.problem is None or result.u is None:
@@ -302,18 +337,30 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
         if box[i] is not None and not box[i][0] < result.params[name] < box[i][1]:
             raise ValueError(f"bounds[{name!r}] = {box[i]} must contain the estimate {result.params[name]!r} "
                              f"(the chains start there)")
+    return draws, warmup, chains, noise, box
+
+
+def _import_extra():
+    """Stage 2: ArviZ (returned) and blackjax, or ImportError naming the ``bayes`` extra."""
     try:
         import arviz as az
         import blackjax  # noqa: F401
     except ImportError as error:
         raise ImportError(_EXTRA) from error
-    warmup_program, sample_program = _programs()
-    started = time.perf_counter()
+    return az
 
-    # whitening: the chains move in z = (x - x0) / scale, x0 the optimum, scale the Gauss-Newton
-    # standard deviations of x (at most 1: y is a relative, log or logit variable). The
-    # posterior is then near unit scale, as the warmup assumes (it starts from the identity
-    # metric and regularises the adapted variances towards 1e-3)
+
+def _whitening(result, box, noise) -> tuple[np.ndarray, Array, Array]:
+    """Stage 3: where the chains start and their scale.
+
+    The chains move in ``z = (x - x0) / scale``, ``x0`` the optimum (``y``, with the logit of
+    a boxed parameter's place in its box, then ``log sigma`` when sampled), ``scale`` the
+    Gauss-Newton standard deviations of ``x`` (at most 1: ``y`` is a relative, log or logit
+    variable; the Laplace variance ``1 / (2 n_residuals)`` for ``log sigma``). The posterior is
+    then near unit scale, as the warmup assumes (it starts from the identity metric and
+    regularises the adapted variances towards 1e-3). Returns ``(y0, center, scale)``.
+    """
+    problem = result.problem
     dtype = problem.p0.dtype
     y0 = np.asarray(result.u, dtype=float).copy()
     for i, b in enumerate(box):
@@ -332,10 +379,22 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
         x0 = np.append(x0, math.log(sigma_hat))
         var = np.append(var, 0.5 / r.shape[0])  # the Laplace variance of log sigma
     scale = np.where(np.isfinite(var) & (var > 0), np.sqrt(np.abs(var)), 1.0).clip(np.finfo(dtype).tiny, 1.0)
+    return y0, jnp.asarray(x0, dtype=dtype), jnp.asarray(scale, dtype=dtype)
+
+
+def _run_chains(warmup_program, sample_program, problem, box, noise, center, scale, seed, chains, warmup,
+                draws, progress) -> tuple[tuple[np.ndarray, ...], Array]:
+    """Stage 4: the NUTS chains, in parallel: window adaptation over ``warmup`` steps, then
+    ``draws`` samples (in chunks of 1/20 when the progress bar shows).
+
+    The chains start at the optimum jittered by 0.1 scaled units. Returns the trace
+    ``(position, lp, diverging, acceptance, n_steps, depth, energy)``, each ``(chains, draws,
+    ...)``, and the adapted step size per chain.
+    """
+    dtype = problem.p0.dtype
     key = jax.random.PRNGKey(int(seed))
     k_jitter, k_warmup, k_sample = jax.random.split(key, 3)
-    positions = 0.1 * jax.random.normal(k_jitter, (chains, x0.shape[0]), dtype=dtype)
-    center, scale = jnp.asarray(x0, dtype=dtype), jnp.asarray(scale, dtype=dtype)
+    positions = 0.1 * jax.random.normal(k_jitter, (chains, center.shape[0]), dtype=dtype)
     noise_arg = None if noise is None else jnp.asarray(noise, dtype=dtype)
     bar = None
     if progress:
@@ -360,10 +419,14 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
     finally:
         if bar is not None:
             bar.close()
-    position, lp, diverging, acceptance, n_steps, depth, energy = (
-        np.concatenate([o[k] for o in out], axis=1) for k in range(7))
+    return tuple(np.concatenate([o[k] for o in out], axis=1) for k in range(7)), step_size
 
-    n_params, n_u = problem.n_params, y0.shape[0]
+
+def _samples(trace, step_size, problem, box, noise, n_u, chains, draws) -> tuple[dict, dict]:
+    """Stage 5: the trace in natural units: ``(posterior, sample_stats)`` as ArviZ takes them."""
+    position, lp, diverging, acceptance, n_steps, depth, energy = trace
+    dtype = problem.p0.dtype
+    n_params = problem.n_params
     flat = jnp.asarray(position[..., :n_u].reshape(-1, n_u), dtype=dtype)
     theta = np.asarray(_natural_batch(flat, problem, box), dtype=float).reshape(chains, draws, n_u)
     posterior = {name: theta[..., i] for i, name in enumerate(problem.names)}
@@ -380,12 +443,4 @@ def sample_posterior(result, *, draws=1000, warmup=1000, chains=4, seed=0, noise
         "energy": energy,
         "lp": lp,
     }
-    attrs = {
-        "sampler": "blackjax NUTS",
-        "warmup": warmup,
-        "seed": int(seed),
-        "noise": "sampled" if noise is None else noise,
-        "sampling_time": time.perf_counter() - started,
-    }
-    return az.from_dict(posterior=posterior, sample_stats=sample_stats, dims={"initial_states": ["state"]},
-                        attrs=attrs)
+    return posterior, sample_stats

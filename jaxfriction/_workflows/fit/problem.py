@@ -10,12 +10,14 @@ least-squares solver) that record the loss history.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax import Array
 
 from ..._integrate.rk4 import rk4_scan
 from ..._integrate.simulate import simulate
@@ -35,11 +37,11 @@ class Record(eqx.Module):
     n_sub: int = eqx.field(static=True)  # RK4 steps per sample interval
 
     @property
-    def n_segments(self):
+    def n_segments(self) -> int:
         return len(self.i_bounds) - 1
 
     @property
-    def n_free_states(self):
+    def n_free_states(self) -> int:
         return self.n_segments - (self.y0 is not None)
 
 
@@ -59,7 +61,7 @@ class Problem(eqx.Module):
     continuity_weight: jax.Array
 
     @property
-    def n_params(self):
+    def n_params(self) -> int:
         return len(self.names)
 
 
@@ -80,7 +82,7 @@ def _to_natural(u, problem):
     return jnp.concatenate([jnp.stack(out), states])
 
 
-def to_unconstrained(params, problem):
+def to_unconstrained(params, problem: Problem) -> Array:
     """The inverse of the parameter transforms: ``u`` ``(..., p)`` of natural parameter
     values ``(..., p)`` (NumPy; the segment states are not included)."""
     params = np.asarray(params, dtype=float)
@@ -162,7 +164,7 @@ def _loss_plain(u, problem):
 def _residuals_jacobian(u, problem):
     """Stacked residuals at ``u`` and their Jacobian ``d r / d u`` (forward mode, batched JVP)."""
 
-    def f(x):
+    def f(x) -> tuple[Array, Array]:
         r = _stacked(_to_natural(x, problem), problem)
         return r, r
 
@@ -171,7 +173,7 @@ def _residuals_jacobian(u, problem):
 
 
 @eqx.filter_jit
-def forward_value_and_grad(u, problem):
+def forward_value_and_grad(u: Array, problem: Problem) -> tuple[Array, Array, Array, Array]:
     r, jac = _residuals_jacobian(u, problem)
     return jnp.sum(r * r) / problem.n_data, 2.0 * (r @ jac) / problem.n_data, r, jac
 
@@ -198,7 +200,7 @@ def _loss_forward_bwd(grad, ct, perturbed, u, problem):
 
 
 @eqx.filter_jit
-def natural_and_slope(u, problem):
+def natural_and_slope(u: Array, problem: Problem) -> tuple[Array, Array]:
     """``theta = T(u)`` and the diagonal ``d theta / d u`` (the transforms are elementwise)."""
     return jax.jvp(lambda x: _to_natural(x, problem), (u,), (jnp.ones_like(u),))
 
@@ -217,7 +219,7 @@ def _optax_step(u, state, problem, opt, mode):
     """
     loss = _loss(mode)
 
-    def f(x):
+    def f(x) -> Array:
         return loss(x, problem)
 
     if optax.tree.get(state, "value") is not None and optax.tree.get(state, "grad") is not None:
@@ -244,7 +246,8 @@ def _stalled(history, tol):
     return len(history) > 5 and abs(history[-6] - history[-1]) <= tol * abs(history[-1])
 
 
-def run_optax(u, problem, opt, steps, mode, tol, bar):
+def run_optax(u: Array, problem: Problem, opt, steps: int, mode: str, tol: float,
+              bar) -> tuple[Array, list[float], int, str]:
     """Any optax ``GradientTransformation`` on the loss; the loss is recorded at every iterate.
 
     Returns ``(u, history, steps taken, message)``; a non-finite loss or gradient stops the
@@ -327,7 +330,8 @@ def _gauss_newton_done(at_u, tol):
     return predicted <= tol * float(np.sum(r * r))
 
 
-def run_least_squares(u, problem, solver, steps, tol, bar):
+def run_least_squares(u: Array, problem: Problem, solver, steps: int, tol: float,
+                      bar) -> tuple[Array, list[float], int, str, Any]:
     """An optimistix least-squares solver (``optx.LevenbergMarquardt``, ``optx.GaussNewton``,
     ``optx.Dogleg``, ...) stepped here to record the loss at every accepted iterate.
 

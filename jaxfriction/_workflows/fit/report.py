@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
@@ -14,6 +15,9 @@ from ..._paths import set_parameters
 from . import diagnostics
 from .problem import _stacked, forward_value_and_grad, natural_and_slope
 from .result import FitResult, FitWarning
+
+if TYPE_CHECKING:
+    from .problem import Problem
 
 
 def _zero_sensitivity_reasons(names, zero, theta, problem):
@@ -40,8 +44,8 @@ def _zero_sensitivity_reasons(names, zero, theta, problem):
     return reasons
 
 
-def report(problem, data, u, at_u, history, taken, message, started, label, mode, noise, search_report, evaluations,
-            velocity_weight, weights):
+def report(problem: Problem, data, u, at_u, history, taken: int, message: str, started: float, label: str,
+           mode: str, noise, search_report, evaluations: int, velocity_weight, weights) -> FitResult:
     """The :class:`FitResult` at the optimiser's end point ``u``."""
     names, p, n_data = problem.names, problem.n_params, problem.n_data
     theta, slope = (np.asarray(x, dtype=float) for x in natural_and_slope(u, problem))

@@ -17,14 +17,20 @@ compiled program advances all of them at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from ..._checks import check_int
 from ..sweep.engine import run_sweep
 from .problem import _ls_fn, _stacked, _to_natural, to_unconstrained
+
+if TYPE_CHECKING:
+    from .problem import Problem
 
 
 class GlobalSearch(eqx.Module):
@@ -59,7 +65,7 @@ class GlobalSearch(eqx.Module):
             raise ValueError(f"GlobalSearch design must be 'sobol' or 'halton', got {self.design!r}")
 
 
-def design_points(boxes, search):
+def design_points(boxes, search: GlobalSearch) -> np.ndarray:
     """``(candidates, p)`` natural parameter values of the design over ``boxes``.
 
     Args:
@@ -99,7 +105,7 @@ class _DesignLane(eqx.Module):
         return {"loss": jnp.sum(r * r) / self.problem.n_data}
 
 
-def evaluate_design(problem, points, search, devices=None):
+def evaluate_design(problem: Problem, points: np.ndarray, search: GlobalSearch, devices=None) -> np.ndarray:
     """Misfit ``(candidates,)`` at every design point (NaN where the simulation failed)."""
     grid = {name: points[:, i] for i, name in enumerate(problem.names)}
     ds = run_sweep(_DesignLane(problem), grid, samples=True, chunk_size=search.chunk_size, devices=devices,
@@ -108,7 +114,7 @@ def evaluate_design(problem, points, search, devices=None):
     return np.where(np.asarray(ds["status"].values) == 0, loss, np.nan)
 
 
-def pick_starts(points, loss, k):
+def pick_starts(points: np.ndarray, loss: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` design points of lowest finite misfit (a low-discrepancy design
     has no duplicates to skip)."""
     order = [i for i in np.argsort(loss) if np.isfinite(loss[i])]
@@ -119,7 +125,7 @@ def pick_starts(points, loss, k):
 def _refine(u0s, problem, solver, steps):
     import optimistix as optx
 
-    def one(u0):
+    def one(u0) -> tuple[Array, Array, Array]:
         sol = optx.least_squares(_ls_fn, solver, u0, args=problem, has_aux=True, max_steps=steps, throw=False)
         r = _stacked(_to_natural(sol.value, problem), problem)
         return sol.value, jnp.sum(r * r) / problem.n_data, sol.stats["num_steps"]
@@ -127,7 +133,8 @@ def _refine(u0s, problem, solver, steps):
     return jax.vmap(one)(u0s)
 
 
-def refine_starts(problem, starts, search):
+def refine_starts(problem: Problem, starts: np.ndarray,
+                  search: GlobalSearch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Levenberg-Marquardt from every start at once.
 
     Args:
@@ -150,7 +157,7 @@ def refine_starts(problem, starts, search):
     return np.asarray(u), np.where(np.isfinite(loss), loss, np.nan), np.asarray(steps)
 
 
-def distinct_optima(params, loss, rtol=1e-2):
+def distinct_optima(params: np.ndarray, loss: np.ndarray, rtol: float = 1e-2) -> list[dict]:
     """Group refined end points into distinct local optima.
 
     Two end points are the same optimum when every parameter agrees to ``rtol`` (relative to
@@ -171,7 +178,7 @@ def distinct_optima(params, loss, rtol=1e-2):
     return optima
 
 
-def check_search_boxes(names, parsed):
+def check_search_boxes(names: tuple[str, ...], parsed: list) -> None:
     """Every parameter of a global search needs a finite box (ValueError naming ``bounds``)."""
     open_ = [n for n, (kind, _, _) in zip(names, parsed) if kind != "interval"]
     if open_:
@@ -179,7 +186,7 @@ def check_search_boxes(names, parsed):
                          f"{open_} have none")
 
 
-def global_phase(problem, parsed, search, devices):
+def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices) -> tuple[Array, dict, int]:
     """The global phase of a fit: design, batched misfit, parallel refinement.
 
     Args:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .measurement import Measurement
 
 #: Samples a segment keeps at least, so that its start state is determined by its own data.
 MIN_SEGMENT_SAMPLES = 20
 
 
-def dominant_period(t, x):
+def dominant_period(t: np.ndarray, x: np.ndarray) -> float | None:
     """The period of a record's dominant oscillation from its autocorrelation (time units).
 
     The record is detrended (least-squares line); the period is the lag of the largest
@@ -36,7 +41,7 @@ def dominant_period(t, x):
     return float(lag * (t[1] - t[0]))
 
 
-def auto_segments(m):
+def auto_segments(m: Measurement) -> int:
     """Shooting segments of a :class:`~jaxfriction.Measurement`: one per period of its
     dominant oscillation (:func:`dominant_period` of its first measured column), at most one
     per ``MIN_SEGMENT_SAMPLES`` samples, and 1 for a record shorter than two periods or

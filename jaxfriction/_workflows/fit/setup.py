@@ -8,6 +8,7 @@ everything else from a simulation at the initial guess).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
@@ -17,11 +18,14 @@ from ..._integrate.simulate import simulate
 from .measurement import Measurement
 from .problem import Problem, Record
 
+if TYPE_CHECKING:
+    from ..._systems.base import AbstractFrictionSystem
+
 #: Samples per segment at least (multiple shooting), and per free variable in the data.
 MIN_SEGMENT_INTERVALS = 2
 
 
-def parse_bounds(name, spec, p0=None):
+def parse_bounds(name: str, spec, p0: float | None = None) -> tuple[str, float, float]:
     """``(kind, lo, hi)`` of one parameter: ``"free"``, ``"lower"``, ``"upper"`` or ``"interval"``.
 
     Args:
@@ -62,7 +66,7 @@ def parse_bounds(name, spec, p0=None):
     return "interval", float(lo), float(hi)
 
 
-def box_centre(lo, hi):
+def box_centre(lo: float, hi: float) -> float:
     """The centre of a finite interval: geometric for ``lo > 0`` (the design is log-scaled
     there), arithmetic otherwise."""
     return math.sqrt(lo * hi) if lo > 0 else 0.5 * (lo + hi)
@@ -140,7 +144,7 @@ def _first_state(system, m):
     return _with_measured(np.concatenate([np.zeros(2 * n), np.asarray(system.initial_internal(), dtype=float)]), m, 0, n)
 
 
-def check_data(data, n_dof, weights):
+def check_data(data, n_dof: int, weights) -> tuple[list[Measurement], list[float]]:
     """The records as a list, with one weight each (ValueError naming ``data`` / ``weights``)."""
     if isinstance(data, Measurement):
         data = [data]
@@ -158,7 +162,9 @@ def check_data(data, n_dof, weights):
     return list(data), weights
 
 
-def build_problem(system, names, p0, parsed, data, weights, *, segments, dt, velocity_weight, continuity_weight):
+def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: list[float], parsed: list,
+                  data: list[Measurement], weights: list[float], *, segments: list[int], dt: float | None,
+                  velocity_weight: float, continuity_weight: float) -> Problem:
     """The :class:`Problem` of a fit.
 
     Args:

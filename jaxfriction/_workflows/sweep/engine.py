@@ -18,6 +18,8 @@ filesystem). After a barrier every process assembles, and returns, the full data
 chunk files; process 0 alone writes ``result.nc``.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
@@ -83,7 +85,7 @@ def _manifest(axes, samples, chunk_size, tag):
     return {"grid_sha256": digest.hexdigest(), "samples": bool(samples), "chunk_size": int(chunk_size), "tag": tag}
 
 
-def chunk_owner(index, process_count):
+def chunk_owner(index: int, process_count: int) -> int:
     """The process that computes chunk ``index`` in a sweep over ``process_count`` processes.
 
     Round robin (``index % process_count``) rather than contiguous blocks: neighbouring chunks
@@ -121,7 +123,7 @@ class _FolderLock:
     def __init__(self, folder):
         self.folder, self.fd, self.fallback = folder, None, None
 
-    def acquire(self, blocking):
+    def acquire(self, blocking: bool) -> bool:
         """Take the lock; False if ``blocking`` is False and another process holds it."""
         try:
             import fcntl
@@ -146,7 +148,7 @@ class _FolderLock:
         except filelock.Timeout:
             return False
 
-    def release(self):
+    def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)  # closing the descriptor releases the flock
             self.fd = None
@@ -381,14 +383,14 @@ class _Chunks:
         self.chunk, self.count, self.manifest, self.folder = chunk, -(-total // chunk), manifest, None
         self.padded = {k: np.concatenate([v, np.full(self.count * chunk - total, v[-1])]) for k, v in lanes.items()}
 
-    def points(self, i):
+    def points(self, i: int) -> dict:
         """Chunk ``i``'s lane values, ``{name: (chunk,) array}``."""
         return {k: jnp.asarray(v[i * self.chunk : (i + 1) * self.chunk]) for k, v in self.padded.items()}
 
-    def file(self, i):
+    def file(self, i: int) -> Path | None:
         return None if self.folder is None else self.folder / f"chunk_{i:06d}.npz"
 
-    def identity(self, i):
+    def identity(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """``(lane range, digest)`` that chunk file ``i`` must carry."""
         digest = hashlib.sha256(json.dumps(self.manifest, sort_keys=True).encode())
         for k, v in self.padded.items():
@@ -396,7 +398,7 @@ class _Chunks:
             digest.update(np.ascontiguousarray(v[i * self.chunk : (i + 1) * self.chunk]).tobytes())
         return np.array([i * self.chunk, (i + 1) * self.chunk]), np.array(digest.hexdigest())
 
-    def save(self, i, out):
+    def save(self, i: int, out: dict) -> None:
         """Write chunk ``i``'s outputs atomically (a uniquely named temporary file, renamed)."""
         file = self.file(i)
         tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
@@ -404,7 +406,7 @@ class _Chunks:
         np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest, _VALUES: np.array(_values_digest(out))})
         os.replace(tmp, file)
 
-    def load(self, i):
+    def load(self, i: int) -> dict:
         """Chunk ``i``'s outputs from its file, checked against its identity.
 
         Raises:
@@ -453,7 +455,7 @@ def _compute(fn, chunks, mine, devices, progress):
     start = time.perf_counter()
     desc = "sweep" if process_count == 1 else f"sweep [process {process_index}/{process_count}]"
 
-    def finish(i, result):
+    def finish(i: int, result) -> None:
         """Fetch chunk ``i``'s result (the device may still be computing it) and save it."""
         if not isinstance(result, dict):
             raise ValueError(f"fn must return a dict name -> per-lane output, got {type(result).__name__}")
@@ -512,7 +514,7 @@ def _dataset(ordered, axes, samples, total, dims, attrs, output_dims, coords):
         finite = np.all([np.isfinite(v).reshape(shape + (-1,)).all(axis=-1) for v in data.values()], axis=0)
         data["status"] = np.where(finite, STATUS_OK, STATUS_NONFINITE).astype(np.int8)
 
-    def var_dims(k, v):
+    def var_dims(k, v) -> tuple[str, ...]:
         n = v.ndim - len(shape)
         return dims + (tuple(output_dims(k, n)) if output_dims else tuple(f"{k}_dim{i}" for i in range(n)))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import functools
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax
@@ -48,6 +49,10 @@ from ..._paths import get_parameter, set_parameters
 from ..gradient import ForwardMode
 from .lane import Window, lane_result
 
+if TYPE_CHECKING:
+    from ..._systems.base import AbstractFrictionSystem
+    from .lane import Lane
+
 #: Observables computed from the window's two end points (on a two-point Trajectory).
 END_POINT = (window_dissipation, final_position, window_energy_residual)
 #: Observables accumulated in the kernel over every saved point.
@@ -76,14 +81,14 @@ class FusedLanes(eqx.Module):
         dynamic, static = eqx.partition(lane.system, eqx.is_array)
         leaves, treedef = jax.tree.flatten(dynamic)
 
-        def make_system(shared, p):
+        def make_system(shared, p) -> AbstractFrictionSystem:
             template = eqx.combine(jax.tree.unflatten(treedef, list(shared[: len(leaves)])), static)
             system = set_parameters(template, {name: p[i] for i, name in enumerate(names)})
             return system if lane.derive is None else lane.derive(system)
 
         return make_system, leaves + [lane.measure.y0]
 
-    def plan(self):
+    def plan(self) -> WindowPlan:
         window, solver = self.lane.measure, self.lane.measure.solver
         n_pre, h_pre = 0, 0.0
         if window.t_measure > 0:
@@ -91,7 +96,7 @@ class FusedLanes(eqx.Module):
         n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
         return WindowPlan(n_pre=n_pre, h_pre=h_pre, t_measure=window.t_measure, n_saves=n_saves, every=every, h=h)
 
-    def build(self, names):
+    def build(self, names) -> tuple:
         """The kernel for lanes whose values are ``names`` (raises Unsupported)."""
         lane, window = self.lane, self.lane.measure
         observables = {fn.fn for _, fn in window.observables}
@@ -139,7 +144,7 @@ class FusedLanes(eqx.Module):
         win = unstable_step_status(win, plan.h, (band_rate, out.get("rate")))
         status = combine_status(status, win)
 
-        def end_points(y_a, y_b, p):
+        def end_points(y_a, y_b, p) -> dict:
             traj = Trajectory(ts=ts, ys=jnp.stack([y_a, y_b]), system=make_system(p), status=status)
             return {name: jnp.asarray(fn.fn(traj)) for name, fn in window.observables if fn.fn in END_POINT}
 
@@ -167,7 +172,7 @@ class FusedLanes(eqx.Module):
         return lane_result(constraints_hold(system), status, outputs, grads)
 
 
-def fused_support(lane, paths, triton=False):
+def fused_support(lane: Lane, paths: list[str], triton: bool = False) -> str | None:
     """Why the fused kernel cannot run ``lane`` (a sweep's ``Lane`` over the grid ``paths``),
     or None when it can.
 

@@ -51,7 +51,7 @@ class VmapKernel(AbstractKernel):
     """The XLA path: one lane program, ``jax.vmap``-ed over a chunk's lanes and sharded over
     the devices. Runs every system, solver, observable and gradient mode on every backend."""
 
-    def program(self, lane, paths, devices, *, dry=False):
+    def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         return lane, "vmap", "asked for (VmapKernel)"
 
 
@@ -93,7 +93,7 @@ class FusedKernel(AbstractKernel):
     def _interpret(self, devices):
         return devices[0].platform != "gpu" if self.interpret is None else self.interpret
 
-    def why_not(self, lane, paths, devices):
+    def why_not(self, lane, paths: list[str], devices: list) -> str | None:
         """The first reason of :func:`~jaxfriction._workflows.sweep.fused.fused_support`
         (solver, observables, gradient mode, carried size, component-wise tracing; on a GPU
         also Triton lowering), or None."""
@@ -101,7 +101,7 @@ class FusedKernel(AbstractKernel):
 
         return fused_support(lane, paths, triton=not self._interpret(devices))
 
-    def program(self, lane, paths, devices, *, dry=False):
+    def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         from .fused import FusedLanes
 
         interpret, platform = self._interpret(devices), devices[0].platform
@@ -122,7 +122,7 @@ class AutoKernel(AbstractKernel):
     its reason are logged (logger ``"jaxfriction"``: a warning when a GPU sweep falls back,
     debug otherwise) and kept in the dataset's ``kernel`` and ``kernel_reason`` attributes."""
 
-    def program(self, lane, paths, devices, *, dry=False):
+    def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         platform = devices[0].platform
         if platform != "gpu":
             reason = f"the devices are {platform}; the fused kernel runs on GPUs"

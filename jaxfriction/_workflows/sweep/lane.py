@@ -29,7 +29,6 @@ from ..._exact.solver import EventDriven
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
 from ..._integrate.solvers import RK4, Diffrax
-from ..._integrate.trajectory import Trajectory
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_NONFINITE,
@@ -37,6 +36,7 @@ from ..._integrate.status import (
     STATUS_OK,
     combine_status,
 )
+from ..._integrate.trajectory import Trajectory
 from ..._paths import get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..gradient import ReverseMode
@@ -137,7 +137,7 @@ class Lane(eqx.Module):
     gradient_of: tuple = eqx.field(static=True)
     derive: object = eqx.field(static=True)
 
-    def lane_system(self, values: dict):
+    def lane_system(self, values: dict) -> AbstractFrictionSystem:
         """The template with ``values`` (path -> value) set and ``derive`` applied."""
         system = set_parameters(self.system, values)
         return system if self.derive is None else self.derive(system)
@@ -148,7 +148,7 @@ class Lane(eqx.Module):
         varied = {p: point[p] if p in point else jnp.asarray(get_parameter(self.system, p), dtype=float) for p in wrt}
         kind = None if mode is None else "reverse" if isinstance(mode, ReverseMode) else "forward"
 
-        def run(values):
+        def run(values) -> tuple:
             system = self.lane_system({**fixed, **values})
             outputs, status = self.measure(system, kind)
             return {k: outputs[k] for k in self.gradient_of}, (outputs, status, constraints_hold(system))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Callable
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -26,7 +28,7 @@ _CACHE: collections.OrderedDict = collections.OrderedDict()
 _CACHE_SIZE = 16
 
 
-def lane_devices(devices=None):
+def lane_devices(devices: list | None = None) -> list:
     """The devices a batch is sharded over: ``devices``, or all local devices.
 
     On CPU, split the host into one device per core before JAX starts computing, e.g.
@@ -50,7 +52,7 @@ def _signature(tree):
     return treedef, tuple((np.shape(x), str(getattr(x, "dtype", type(x).__name__))) for x in leaves)
 
 
-def compiled_batch(fn, points, devices):
+def compiled_batch(fn, points: dict, devices: list) -> tuple[Callable, float]:
     """``(run, compile_seconds)``: ``run(points) -> fn``'s outputs with a leading lane axis.
 
     Args:
@@ -79,7 +81,7 @@ def compiled_batch(fn, points, devices):
     replicated = NamedSharding(Mesh(np.array(devices), ("lanes",)), PartitionSpec())
     options = CPU_COMPILER_OPTIONS if devices[0].platform == "cpu" else None
 
-    def batch(dynamic, pts):
+    def batch(dynamic, pts) -> Any:
         lane = eqx.combine(dynamic, static)
         if getattr(lane, "batched", False):  # a whole chunk at once (the fused kernel), each device its share
             mesh = Mesh(np.array(devices), ("lanes",))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
@@ -46,6 +47,10 @@ from .identity import ByCode, function_digest, sweep_digest
 from .kernels import as_kernel
 from .lane import Lane, ScalarObservable, Window, grads_of
 from .sharding import lane_devices
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from jax.typing import ArrayLike
 
 
 def _unpack(system):
@@ -130,7 +135,7 @@ class SweepPlan:
                                             else math.nan)
         return ds
 
-    def run(self):
+    def run(self) -> xr.Dataset:
         """Run the sweep on the engine (chunked, sharded, saved and resumable with ``out_dir``).
 
         Returns:
@@ -166,9 +171,13 @@ def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples,
                      engine=dict(chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress, tag=tag))
 
 
-def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt=None, y0=None, solver=None,
-          saveat=None, observables=None, wrt=(), gradient="auto", gradient_of="dissipation", derive=None,
-          samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True, kernel="auto"):
+def sweep(
+    system: AbstractFrictionSystem | Template, grid: dict, *, t1: float | None = None, window=None,
+    cycles: float | None = None, frequency: float | None = None, dt: float | None = None,
+    y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
+    gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
+    out_dir=None, progress: bool = True, kernel="auto",
+) -> xr.Dataset:
     """Run a system over a grid of parameter values and measure a final window of every run.
 
     ``sweep(...)`` is ``plan_sweep(...).run()``: :func:`plan_sweep` checks the arguments and
@@ -247,10 +256,13 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
                       devices=devices, out_dir=out_dir, progress=progress, kernel=kernel).run()
 
 
-def plan_sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt=None, y0=None, solver=None,
-               saveat=None, observables=None, wrt=(), gradient="auto", gradient_of="dissipation", derive=None,
-               samples=False, chunk_size=1024, devices=None, out_dir=None, progress=True,
-               kernel="auto") -> SweepPlan:
+def plan_sweep(
+    system: AbstractFrictionSystem | Template, grid: dict, *, t1: float | None = None, window=None,
+    cycles: float | None = None, frequency: float | None = None, dt: float | None = None,
+    y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
+    gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
+    out_dir=None, progress: bool = True, kernel="auto",
+) -> SweepPlan:
     """What :func:`sweep` would run, checked and built, without running it.
 
     Every argument as in :func:`sweep`. Use it to see which kernel a sweep takes and why, how
@@ -306,7 +318,7 @@ def plan_sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=Non
                       dt=None if dt is None else float(dt),
                       observables=tuple((k, ByCode(f)) for k, f in observables.items()))
 
-    def check_memory():  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
+    def check_memory() -> None:  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
         if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:
             saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
             check_saved_size(saves * min(chunk_size, _lane_count(grid, samples)), system.state_size,
@@ -334,8 +346,9 @@ def plan_sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=Non
                  settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
 
 
-def sensitivity_map(observable, system, grid, wrt, *, gradient="auto", samples=False, chunk_size=1024,
-                    devices=None, out_dir=None, progress=True):
+def sensitivity_map(observable, system: AbstractFrictionSystem | Template, grid: dict, wrt, *,
+                    gradient="auto", samples: bool = False, chunk_size: int = 1024, devices=None,
+                    out_dir=None, progress: bool = True) -> xr.Dataset:
     """Gradients of a scalar ``observable(system)`` over a grid of parameter values.
 
     The same lanes, engine and dataset as :func:`sweep`, for an observable that runs its
