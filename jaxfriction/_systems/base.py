@@ -75,7 +75,11 @@ class AbstractFrictionSystem(eqx.Module):
     """Base of every system: a ``vector_field(t, y, args)`` that diffrax accepts.
 
     A final subclass sets ``n_dof`` (and ``n_internal`` if its contacts carry internal
-    variables), declares its parameters as fields (their paths, ``"law.mu"``,
+    variables) in one way: a class attribute (``n_dof = 1``) when the count is fixed, a
+    read-only ``@property`` returning an ``int`` when it follows from the system's fields (the
+    chain's ``n``; a dynamic law's ``n_state`` per contact, which
+    :class:`~jaxfriction.AbstractContactSystem` derives itself). Either is a Python ``int``
+    known before tracing, never a field (a field would become a leaf, and a path). It declares its parameters as fields (their paths, ``"law.mu"``,
     ``"stiffness"``, are the names every workflow uses), returns their valid ranges from
     ``constraints()``, and implements :meth:`rates`, :meth:`mechanical_energy`,
     :meth:`friction_force`, :meth:`slip_velocity` and :meth:`f_eq`. Systems of lumped masses
