@@ -260,20 +260,15 @@ if __name__ == "__main__":
     if args.compile_child:
         compile_child(*args.compile_child)
         sys.exit(0)
-    if args.compile_only:
-        rows = compile_rows(args.cli_repeats)
-        print_compile_rows(rows)
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump({**machine, "compile": rows}, fh, indent=1)
-        sys.exit(0)
-    if args.cli_only:
-        cli = cli_rows(args.cli_repeats)
-        print_cli_rows(cli)
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump({**machine, "cli": cli}, fh, indent=1)
-        sys.exit(0)
+    for only, key, measure, show in ((args.compile_only, "compile", compile_rows, print_compile_rows),
+                                     (args.cli_only, "cli", cli_rows, print_cli_rows)):
+        if only:  # one part alone
+            rows = measure(args.cli_repeats)
+            show(rows)
+            if args.json:
+                with open(args.json, "w") as fh:
+                    json.dump({**machine, key: rows}, fh, indent=1)
+            sys.exit(0)
     side = int(round(args.batch ** 0.5))
     grid = {"law.mu": np.linspace(0.05, 1.0, side), "force.amplitude": np.linspace(0.05, 2.0, side)}
     tpl = jf.template("oscillator")

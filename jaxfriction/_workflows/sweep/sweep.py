@@ -173,7 +173,7 @@ def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples,
 
 def sweep(
     system: AbstractFrictionSystem | Template, grid: dict, *, t1: float | None = None, window=None,
-    cycles: float | None = None, frequency: float | None = None, dt: float | None = None,
+    cycles: int | None = None, frequency: str | None = None, dt: float | None = None,
     y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
     gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
     out_dir=None, progress: bool = True, kernel="auto",
@@ -258,7 +258,7 @@ def sweep(
 
 def plan_sweep(
     system: AbstractFrictionSystem | Template, grid: dict, *, t1: float | None = None, window=None,
-    cycles: float | None = None, frequency: float | None = None, dt: float | None = None,
+    cycles: int | None = None, frequency: str | None = None, dt: float | None = None,
     y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
     gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
     out_dir=None, progress: bool = True, kernel="auto",
