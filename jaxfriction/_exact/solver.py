@@ -5,6 +5,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax.numpy as jnp
 
+from .._checks import check_int, check_real
 from .._integrate.solvers import AbstractSolver
 
 
@@ -33,6 +34,12 @@ class EventDriven(AbstractSolver):
     dtmax: float = 0.1
     max_steps: int = eqx.field(default=100_000, static=True)
     adjoint: object = None
+
+    def __check_init__(self):
+        check_int("max_events", self.max_events, minimum=1)
+        check_int("max_steps", self.max_steps, minimum=1)
+        for name in ("rtol", "atol", "dtmax"):
+            check_real(name, getattr(self, name), positive=True)
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         del dt, args

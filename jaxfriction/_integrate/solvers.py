@@ -15,7 +15,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._checks import check_real, check_time_span
+from .._checks import check_int, check_real, check_time_span
 from .grid import check_rounding, fixed_grid
 from .rk4 import rk4_legs, rk4_scan
 from .saveat import SaveAt
@@ -216,6 +216,7 @@ class Diffrax(AbstractSolver):
             raise ValueError(f"solver must be a diffrax solver, got {self.solver!r}")
         check_real("rtol", self.rtol, positive=True)
         check_real("atol", self.atol, positive=True)
+        check_int("max_steps", self.max_steps, minimum=1)
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         from .diffrax_solvers import diffrax_solve, is_adaptive
