@@ -7,7 +7,8 @@ The rule (checked by :func:`~jaxfriction.simulate` for fixed-step solvers,
 :func:`~jaxfriction.sweep` and :func:`~jaxfriction.quake_response`, before anything runs):
 
 - at least :data:`STEPS_PER_PERIOD` (20) steps per period ``2 pi / |omega|`` of every
-  :class:`~jaxfriction.Harmonic` drive of the system (a swept ``omega``: its largest value);
+  :class:`~jaxfriction.Harmonic` drive of the system and, in a sweep, of the template's
+  ``frequency`` path (a swept ``omega``: its largest value);
 - a step no longer than the sample interval of every :class:`~jaxfriction.GroundMotion`
   (at least one step per record sample);
 - a step no longer than the run (and, in a sweep, than its measured window).
@@ -46,7 +47,16 @@ def _drives(tree, prefix=""):
             yield from _drives(item, f"{prefix}[{i}]")
 
 
-def check_step_resolution(system, dt, *, span=None, window=None, swept=None, option="dt"):
+def _value(system, path):
+    from .._paths import get_parameter
+
+    try:
+        return get_parameter(system, path)
+    except ValueError:
+        return None
+
+
+def check_step_resolution(system, dt, *, span=None, window=None, swept=None, frequency=None, option="dt"):
     """Raise ``ValueError`` naming ``option`` unless the fixed step ``dt`` resolves the
     forcing and records of ``system`` (see the module docstring).
 
@@ -56,6 +66,8 @@ def check_step_resolution(system, dt, *, span=None, window=None, swept=None, opt
         span: the run length (the step used is at most this).
         window: a measured window (a sweep's): ``dt`` must not be longer.
         swept: ``{path: values}`` of a sweep's grid, for a swept ``omega``.
+        frequency: the path of a further forcing frequency (rad per time unit), e.g. a
+            template's ``frequency`` that is no Harmonic drive (a chain's ``omega``).
         option: how the message names the step (``"dt"``, ``"--dt"``).
     """
     if dt is None or not is_concrete(dt):
@@ -67,24 +79,28 @@ def check_step_resolution(system, dt, *, span=None, window=None, swept=None, opt
                              f"resolves it")
     h = dt if span is None else min(dt, float(span))
     swept = swept or {}
+    frequencies = {} if frequency is None else {frequency: swept.get(frequency, _value(system, frequency))}
     for path, drive in _drives(system):
         if isinstance(drive, Harmonic):
-            name = f"{path}.omega"
-            values = swept.get(name, drive.omega)
-            if not is_concrete(values) or not is_concrete(drive.amplitude):
-                continue
-            if name not in swept and not np.any(np.asarray(drive.amplitude, dtype=float) != 0):
+            name = f"{path}.omega" if path else "omega"
+            if name not in swept and is_concrete(drive.amplitude) and \
+                    not np.any(np.asarray(drive.amplitude, dtype=float) != 0):
                 continue  # no forcing to resolve
-            try:
-                omega = float(np.nanmax(np.abs(np.asarray(values, dtype=float))))
-            except (TypeError, ValueError):  # a malformed grid: refused with its own message later
-                continue
-            if omega > 0 and h * STEPS_PER_PERIOD * omega > 2 * math.pi * (1 + 1e-9):
-                period = 2 * math.pi / omega
-                raise ValueError(f"{option} = {dt:g} does not resolve the forcing: {period / h:.3g} steps per period "
-                                 f"of {name} = {omega:g} (period {period:.4g}), at least {STEPS_PER_PERIOD} are "
-                                 f"needed: use {option} <= {period / STEPS_PER_PERIOD:.4g}")
-        elif is_concrete(drive.dt):
+            frequencies.setdefault(name, swept.get(name, drive.omega))
+    for name, values in frequencies.items():
+        if values is None or not is_concrete(values):
+            continue
+        try:
+            omega = float(np.nanmax(np.abs(np.asarray(values, dtype=float))))
+        except (TypeError, ValueError):  # a malformed grid: refused with its own message later
+            continue
+        if omega > 0 and h * STEPS_PER_PERIOD * omega > 2 * math.pi * (1 + 1e-9):
+            period = 2 * math.pi / omega
+            raise ValueError(f"{option} = {dt:g} does not resolve the forcing: {period / h:.3g} steps per period "
+                             f"of {name} = {omega:g} (period {period:.4g}), at least {STEPS_PER_PERIOD} are "
+                             f"needed: use {option} <= {period / STEPS_PER_PERIOD:.4g}")
+    for path, drive in _drives(system):
+        if isinstance(drive, GroundMotion) and is_concrete(drive.dt):
             sample = float(drive.dt)
             if h > sample * (1 + 1e-9):
                 record = f"the record {drive.name!r}" if drive.name else "the record" + (f" ({path})" if path else "")
