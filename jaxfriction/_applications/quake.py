@@ -194,7 +194,7 @@ def quake_response(motion, mu=0.3, *, eps=None, exact=False, method=None, dt=1e-
     check_real("dt", dt, positive=True)
     check_real("tail", tail, nonnegative=True)
     motion = as_floor_motion(motion)
-    check_step_resolution(motion, dt, span=motion.duration + tail)
+    check_step_resolution(motion, dt, run=motion.duration + tail)
     run_size(motion.duration + tail, dt, save_every, 9 if method == "griffin-spring" else 7)
     solver = {"moreau-jean": MoreauJean(), "na-eltawil": NaEltawil2D()}.get(method)
     if method == "griffin-spring":

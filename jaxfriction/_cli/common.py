@@ -119,8 +119,8 @@ def _load_toml(path):
 
 
 #: What a figure may be written as (matplotlib's formats; the extension chooses).
-FIGURE_FORMATS = ("eps", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "raw", "rgba", "svg", "svgz", "tif", "tiff",
-                  "webp")
+FIGURE_FORMATS = ("avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "raw", "rgba", "svg", "svgz", "tif",
+                  "tiff", "webp")
 
 
 def _check_writable(option, path):

@@ -11,10 +11,12 @@ The rule (checked by :func:`~jaxfriction.simulate` for fixed-step solvers,
   ``frequency`` path (a swept ``omega``: its largest value);
 - a step no longer than the sample interval of every :class:`~jaxfriction.GroundMotion`
   (at least one step per record sample);
-- a step no longer than the run (and, in a sweep, than its measured window).
+- in a sweep and a quake run, a step no longer than the run (and than a sweep's measured
+  window): such a ``dt`` is a mistaken argument (a window measured in one step).
 
 A step is refused with a ``ValueError`` naming ``dt``. (The fixed-step grids shorten the
-step to land on ``t1``, so the step used is ``min(dt, run)``; that is what is checked.)
+step to land on ``t1``, so the step :func:`~jaxfriction.simulate` uses is ``min(dt, t1 -
+t0)``; that is what it checks against the forcing and the records.)
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def _value(system, path):
         return None
 
 
-def check_step_resolution(system, dt, *, span=None, window=None, swept=None, frequency=None, option="dt"):
+def check_step_resolution(system, dt, *, span=None, run=None, window=None, swept=None, frequency=None, option="dt"):
     """Raise ``ValueError`` naming ``option`` unless the fixed step ``dt`` resolves the
     forcing and records of ``system`` (see the module docstring).
 
@@ -64,6 +66,7 @@ def check_step_resolution(system, dt, *, span=None, window=None, swept=None, fre
         system: a jaxfriction system.
         dt: the step bound.
         span: the run length (the step used is at most this).
+        run: the run length, when a ``dt`` longer than it is refused (a sweep's, a quake's).
         window: a measured window (a sweep's): ``dt`` must not be longer.
         swept: ``{path: values}`` of a sweep's grid, for a swept ``omega``.
         frequency: the path of a further forcing frequency (rad per time unit), e.g. a
@@ -73,10 +76,11 @@ def check_step_resolution(system, dt, *, span=None, window=None, swept=None, fre
     if dt is None or not is_concrete(dt):
         return
     dt = float(dt)
-    for length, what in ((span, "the run"), (window, "the measured window")):
+    for length, what in ((run, "the run"), (window, "the measured window")):
         if length is not None and dt > float(length) * (1 + 1e-12):
             raise ValueError(f"{option} = {dt:g} is longer than {what} ({float(length):g}): use a step that "
                              f"resolves it")
+    span = run if span is None else span
     h = dt if span is None else min(dt, float(span))
     swept = swept or {}
     frequencies = {} if frequency is None else {frequency: swept.get(frequency, _value(system, frequency))}

@@ -87,9 +87,9 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
         ValueError: ``t1 <= t0``, ``dt <= 0`` or missing for a fixed-step solver,
             non-finite inputs, ``y0`` of the wrong shape, a ``saveat`` the solver cannot
             honour or times ``SaveAt(ts=...)`` outside ``[t0, t1]``, ``saveat`` together with
-            ``save_every``, an unknown solver; for a fixed-step solver, a ``dt`` longer than the
-            run or than the sample interval of a ground-motion record, or fewer than 20 steps
-            per forcing period (:mod:`jaxfriction._integrate.resolution`).
+            ``save_every``, an unknown solver; for a fixed-step solver, a step ``min(dt, t1 -
+            t0)`` longer than the sample interval of a ground-motion record, or fewer than 20
+            steps per forcing period (:mod:`jaxfriction._integrate.resolution`).
 
     Works under ``jax.jit`` (with ``t0``, ``t1``, ``dt`` static), ``jax.vmap`` over
     systems and initial states, and forward- and reverse-mode differentiation.

@@ -293,7 +293,7 @@ def plan_sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=Non
         check_real("dt", dt, positive=True)
     solver = as_solver(solver)
     if dt is not None and _fixed_step(solver):
-        check_step_resolution(system, dt, span=t_end, window=t_end - t_measure, swept=grid,
+        check_step_resolution(system, dt, run=t_end, window=t_end - t_measure, swept=grid,
                               frequency=frequency if frequency is not None else tpl.frequency if tpl else None)
     saveat = SaveAt() if saveat is None else saveat
     observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
