@@ -247,7 +247,11 @@ def sweep(system, grid, *, t1=None, window=None, cycles=None, frequency=None, dt
         ValueError: naming the argument: an unknown path (with close matches), a swept
             frequency with ``cycles``, missing or invalid times, an unknown observable in
             ``gradient_of``, a bad gradient mode, solver, grid or kernel (a
-            :class:`~jaxfriction.FusedKernel` for a sweep it does not support, with the reason).
+            :class:`~jaxfriction.FusedKernel` for a sweep it does not support, with the reason),
+            a grid whose points and results would exceed 2 GiB, ``devices`` that is not a list
+            of devices or a count of them, and naming ``dt`` a fixed step longer than the run
+            or the window or with fewer than 20 steps per forcing period
+            (:mod:`jaxfriction._integrate.resolution`).
     """
     return plan_sweep(system, grid, t1=t1, window=window, cycles=cycles, frequency=frequency, dt=dt, y0=y0,
                       solver=solver, saveat=saveat, observables=observables, wrt=wrt, gradient=gradient,
