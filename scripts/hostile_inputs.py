@@ -323,7 +323,7 @@ case("sweep --param N = 10^12 on one axis", "error", "law.mu")(
 case("sweep --devices 1000", "warns", "--devices")(
     cli("sweep", "--devices", "1000", "--param", "law.mu=0.5", "--cycles", "2", *OUT))
 case("reproduce quinn-fig5 --figure a folder", "error", "--figure")(cli("reproduce", "quinn-fig5", "--figure", TMP))
-case("fit CSV with q1 for a 1-dof system, --y0 given", "error", "twodof.csv")(
+case("fit CSV with q1 for a 1-dof system, --y0 given", "error", "column")(
     lambda: ((TMP / "twodof.csv").write_text("t,q0,q1\n0,0,0\n0.1,0.01,0.02\n0.2,0.02,0.03\n0.3,0.03,0.03\n"),
              cli("fit", TMP / "twodof.csv", "--system", "oscillator", "--params", "law.mu", "--y0", "0,0")())[1])
 case("fit --params law.mu_x", "error", "law.mu_x")(lambda: (REC.to_csv(TMP / "r.csv"), cli(

@@ -118,7 +118,10 @@ def test_issue_25_rel_step_and_a_non_scalar_observable_are_refused_by_name():
         finite_difference_gradient(lambda s: s.law.mu**2, system, ["law.mu"], rel_step=0.0)
     with pytest.raises(ValueError, match="rel_step must be finite"):
         finite_difference_gradient(lambda s: s.law.mu**2, system, ["law.mu"], rel_step=float("nan"))
-    pair = lambda s: jnp.stack([s.law.mu, s.law.eps])  # noqa: E731
+
+    def pair(s):
+        return jnp.stack([s.law.mu, s.law.eps])
+
     with pytest.raises(ValueError, match=r"observable must return a scalar, got an array of shape \(2,\)"):
         sensitivity(pair, system, ["law.mu"])
     with pytest.raises(ValueError, match="observable must return a scalar"):

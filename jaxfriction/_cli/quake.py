@@ -15,14 +15,14 @@ _HINTS = {1: "use a smaller --dt or --scale", 5: "use a smaller --dt or a larger
 @click.argument("record_y", required=False)
 @click.option("--mu", default=0.3, show_default=True, help="Friction coefficient (>= 0; 0: no friction).")
 @click.option("--eps", default=None, type=float,
-              help="Quinn regularization width (m/s) [default: 2 mu g dt; 2 g dt for mu = 0].")
+              help="Quinn regularization width (m/s), --method quinn only [default: 2 mu g dt; 2 g dt for mu = 0].")
 @click.option("--method", type=click.Choice(["quinn", "moreau-jean", "griffin-spring", "na-eltawil"]), default=None,
               help="Friction model: Quinn's law with RK4 [default], exact Coulomb (vector Moreau-Jean), "
                    "Griffin's spring model (k_t = 40000 N/m) or paper 003's own algorithm (Na et al.).")
 @click.option("--exact", is_flag=True, help="Shorthand for --method moreau-jean.")
 @click.option("--scale", default=1.0, show_default=True, help="Scale factor on the record.")
 @click.option("--rotation", default=0.0, show_default=True, help="Rotate the components by this angle (degrees).")
-@click.option("--dt", default=1e-3, show_default=True, help="Time step (s).")
+@click.option("--dt", default=1e-3, show_default=True, help="Time step (s), at most the record's sample interval.")
 @click.option("--figure", default=None,
               help="Figure path [default: jaxfriction-out/quake-RECORD.png].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

@@ -32,8 +32,8 @@ import numpy as np
 from ..._checks import check_real
 from ..._exact.moreau_jean import MoreauJean
 from ..._integrate.grid import fixed_grid
-from ..._integrate.saveat import SaveAt
 from ..._integrate.resolution import check_step_resolution
+from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import _fixed_step, as_solver
 from ..._integrate.solvers import MAX_SAVED_BYTES, RK4, check_saved_size, fixed_step_grid
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
