@@ -174,6 +174,25 @@ def _modules(tree):
             yield from _modules(item)
 
 
+def check_tree_constraints(tree) -> None:
+    """Raise ``ValueError`` for the first concrete parameter out of range in any module of
+    ``tree`` (a system after :func:`~jaxfriction.set_parameters`, which does not check)."""
+    def walk(node, prefix):
+        if isinstance(node, eqx.Module):
+            for constraint in getattr(node, "constraints", lambda: ())():
+                try:
+                    constraint.check()
+                except ValueError as exc:
+                    raise ValueError(f"{prefix}: {exc}" if prefix else str(exc)) from None
+            for field in dataclasses.fields(node):
+                walk(getattr(node, field.name, None), f"{prefix}.{field.name}" if prefix else field.name)
+        elif isinstance(node, (list, tuple)):
+            for i, item in enumerate(node):
+                walk(item, f"{prefix}[{i}]")
+
+    walk(tree, "")
+
+
 def without_tangents(tree) -> Any:
     """``tree`` with ``jax.lax.stop_gradient`` on every array leaf (other leaves kept as they
     are): for checks that yield a status, whose derivatives nobody needs and whose tangents

@@ -163,6 +163,23 @@ def get_parameter(tree, path: str) -> Any:
     return jnp.asarray(value)[index] if index else value
 
 
+def _check_value(tree, path, steps, index, value):
+    """Refuse a value that is not a number (a string, None, a bool) and a concrete array for
+    a scalar parameter, naming the path (JAX would fail later with an internal message, or
+    not at all)."""
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{path!r} must be a number, got {value!r}")
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value)):
+        return
+    try:
+        shape = np.shape(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"{path!r} must be a number, got {value!r}") from None
+    leaf = _node(tree, steps)
+    if shape and not np.shape(leaf)[len(index):]:
+        raise ValueError(f"{path!r} is a scalar parameter, got an array of shape {shape}")
+
+
 def set_parameters(tree, values: dict) -> Any:
     """A copy of ``tree`` with the parameters ``{path: value}`` replaced (``equinox.tree_at``).
 
@@ -171,7 +188,8 @@ def set_parameters(tree, values: dict) -> Any:
     cannot both be given.
 
     Raises:
-        ValueError: naming an unknown path, or a leaf named twice.
+        ValueError: naming an unknown path, a leaf named twice, a value that is not a
+            number, or an array for a scalar parameter.
 
     Examples:
         >>> import jaxfriction as jf
@@ -188,6 +206,7 @@ def set_parameters(tree, values: dict) -> Any:
     nodes = {}
     for path, value in values.items():
         steps, index = _split(tree, path)
+        _check_value(tree, path, steps, index, value)
         entry = nodes.setdefault(steps, [])
         if (not index and entry) or (entry and entry[0][0] == ()) or index in [e[0] for e in entry]:
             raise ValueError(f"{path!r}: the leaf is named twice (whole and by element, or one element twice)")

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_int, check_real
+from ._checks import check_int, check_real, check_tree_constraints
 from ._forcing.drives import Constant, Harmonic
 from ._laws import (
     Awrejcewicz,
@@ -93,6 +93,7 @@ class Template:
         if not isinstance(self.system, AbstractFrictionSystem):
             raise ValueError(f"system must be a jaxfriction system, got {type(self.system).__name__}")
         check_real("dt", self.dt, positive=True)
+        check_tree_constraints(self.system)  # fixed values set by with_parameters are checked here
         if self.t1 is not None or self.cycles is not None or self.window is not None:
             check_times(self.system, self.t1, self.window, self.cycles, self.frequency)
         check_paths(self.system, self.grid, "grid")
@@ -421,12 +422,28 @@ def load_template(spec, *, dt=None, law=None) -> Template:
         obj = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"system {spec!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while it was loaded
+        raise ValueError(f"system {spec!r}: loading {module_name} raised {type(exc).__name__}: {exc}") from None
     if callable(obj) and not isinstance(obj, (Template, AbstractFrictionSystem)):
-        accepted = inspect.signature(obj).parameters
+        try:
+            accepted = inspect.signature(obj).parameters
+        except (TypeError, ValueError):
+            raise ValueError(f"system {spec!r}: {attr} is not a Template, a system or a function returning one "
+                             f"(got {type(obj).__name__} {obj!r})") from None
         unknown = [k for k in options if k not in accepted]
         if "law" in unknown:
             raise ValueError(f"law: {spec} takes no law argument")
-        obj = obj(**{k: v for k, v in options.items() if k in accepted})
+        given = {k: v for k, v in options.items() if k in accepted}
+        needed = [name for name, p in accepted.items() if p.default is p.empty and name not in given
+                  and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        if needed:
+            raise ValueError(f"system {spec!r}: a template function is called with dt and law only, but {attr} "
+                             f"needs {needed}")
+        try:
+            obj = obj(**given)
+        except Exception as exc:  # noqa: BLE001 - the user's function failed
+            raise ValueError(f"system {spec!r}: {attr}({', '.join(f'{k}={v!r}' for k, v in given.items())}) raised "
+                             f"{type(exc).__name__}: {exc}") from None
         options = {k: v for k, v in options.items() if k in unknown}
     if isinstance(obj, AbstractFrictionSystem):
         if dt is None:

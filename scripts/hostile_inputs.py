@@ -62,6 +62,8 @@ def classify(expect, word, fn):
         return "traceback", f"{type(exc).__name__}: {exc}"[:200]
     if expect == "error":
         return "silent", repr(out)[:200]
+    if expect == "warns":  # runs, and says so: the output names the word
+        return ("clear" if word.lower() in str(out).lower() else "silent"), str(out)[:200]
     if expect == "status":
         code = int(np.max(np.asarray(out)))
         return ("clear" if code == word else "silent" if code == 0 else "vague"), f"status {code}"
@@ -78,7 +80,7 @@ def cli(*args, word=None):
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise RuntimeError(f"traceback: {type(result.exception).__name__}: {result.exception}")
         if result.exit_code == 0:
-            return result.output[-200:]
+            return result.output
         if len(lines) != 1 or not lines[0].startswith("Error:"):
             raise RuntimeError("not one Error: line: " + result.output[-200:])
         raise ValueError(lines[0])
@@ -106,6 +108,17 @@ case("VectorQuinn d/dmu at mu = 0", "close")(lambda: (
     np.asarray((jf.vector_quinn(jnp.array([3e-3, -1e-3]), jnp.array([0.4, 0.9]), 2.0, 1e-9, 0.01)
                 - jf.vector_quinn(jnp.array([3e-3, -1e-3]), jnp.array([0.4, 0.9]), 2.0, 0.0, 0.01)) / 1e-9)))
 case("belt_limit_cycle(mu_s = mu_k)", "ok")(lambda: jf.belt_limit_cycle(0.2, 0.6, 0.6))
+case("SegalmanIwan(n_elements=0)", "error", "n_elements")(lambda: jf.SegalmanIwan(n_elements=0))
+case("SegalmanIwan(n_elements=-5)", "error", "n_elements")(lambda: jf.SegalmanIwan(n_elements=-5))
+case("SegalmanIwan(n_elements=2.5)", "error", "n_elements")(lambda: jf.SegalmanIwan(n_elements=2.5))
+case("SegalmanIwan(n_elements='10')", "error", "n_elements")(lambda: jf.SegalmanIwan(n_elements="10"))
+case("SegalmanIwan(chi='10')", "error", "chi")(lambda: jf.SegalmanIwan(chi="10"))
+case("SegalmanIwan(beta=[1, 2])", "error", "beta")(lambda: jf.SegalmanIwan(beta=[1.0, 2.0]))
+case("Oscillator(Quinn(mu=array))", "error", "law")(
+    lambda: jf.Oscillator(law=jf.Quinn(mu=jnp.array([0.5, 0.3]))))
+case("SpringSlider(Quinn(mu=list))", "error", "law")(lambda: jf.SpringSlider(law=jf.Quinn(mu=[0.5, 0.3])))
+case("Diffrax(max_steps=0)", "error", "max_steps")(lambda: jf.Diffrax(jf.ClassicRK4(), max_steps=0))
+case("EventDriven(max_steps=0)", "error", "max_steps")(lambda: jf.EventDriven(max_steps=0))
 
 # ---- simulate
 case("simulate dt=0", "error", "dt")(lambda: jf.simulate(OSC, jnp.zeros(2), 0.0, 1.0, 0.0))
@@ -119,6 +132,22 @@ case("simulate solver='euler'", "error", "solver")(
 case("simulate 6e10 saved steps", "error", "dt")(lambda: jf.simulate(OSC, jnp.zeros(2), 0.0, 60.0, 1e-9))
 case("simulate Moreau-Jean with Quinn's law", "error", "law")(
     lambda: jf.simulate(OSC, jnp.zeros(2), 0.0, 1.0, 0.01, solver=jf.MoreauJean()))
+case("simulate y0='0,0'", "error", "y0")(lambda: jf.simulate(OSC, "0,0", 0.0, 1.0, 0.01))
+case("simulate dt longer than the forcing period", "error", "dt")(
+    lambda: jf.simulate(OSC, jnp.array([1.0, 0.0]), 0.0, 20.0, 25.0))
+case("simulate 12.6 steps per forcing period", "error", "dt")(
+    lambda: jf.simulate(OSC, jnp.zeros(2), 0.0, 100.0, 1.0))
+case("simulate SaveAt(ts) beyond t1", "error", "saveat")(lambda: jf.simulate(
+    OSC, jnp.zeros(2), 0.0, 1.0, 0.01, solver=jf.Diffrax(__import__("diffrax").Tsit5()),
+    saveat=jf.SaveAt(ts=jnp.array([0.5, 2.0]))))
+case("simulate SaveAt(ts) before t0", "error", "saveat")(lambda: jf.simulate(
+    OSC, jnp.zeros(2), 0.0, 1.0, 0.01, solver=jf.Diffrax(__import__("diffrax").Tsit5()),
+    saveat=jf.SaveAt(ts=jnp.array([-1.0, 0.5]))))
+FLOOR = jf.GroundMotion(values=jnp.zeros((200, 2)).at[50, 0].set(3.0), dt=0.01, name="pulse")
+case("quake_response dt over the record's samples", "error", "dt")(
+    lambda: jf.quake_response(FLOOR, dt=0.05, method="na-eltawil", tail=0.5))
+case("quake_response eps with moreau-jean", "error", "eps")(
+    lambda: jf.quake_response(FLOOR, eps=0.1, method="moreau-jean", tail=0.5))
 
 # ---- paths and templates
 case("set_parameters unknown path", "error", "law.nu")(lambda: jf.set_parameters(OSC, {"law.nu": 1.0}))
@@ -127,6 +156,26 @@ case("set_parameters element twice", "error", "twice")(
                               {"law.mu[-1]": 1.0, "law.mu[1]": 2.0}))
 case("template('nope')", "error", "system")(lambda: jf.template("nope"))
 case("template(dt=-1)", "error", "dt")(lambda: jf.template("oscillator", dt=-1.0))
+case("set_parameters scalar as array", "error", "law.mu")(
+    lambda: jf.set_parameters(OSC, {"law.mu": jnp.array([0.5, 0.3])}))
+case("set_parameters string", "error", "law.mu")(lambda: jf.set_parameters(OSC, {"law.mu": "0.5"}))
+case("Template.with_parameters law.eps=-1", "error", "eps")(
+    lambda: jf.template("oscillator").with_parameters({"law.eps": -1.0}))
+for _name, _text in {"raises": "raise RuntimeError('boom')\n", "syntax": "def f(:\n",
+                     "needs": "def make(n, m):\n    return None\n"}.items():
+    (TMP / f"tpl_{_name}.py").write_text(_text)
+load_template = __import__("jaxfriction._templates", fromlist=["load_template"]).load_template
+case("load_template: module raises RuntimeError", "error", "tpl_raises.py")(
+    lambda: load_template(f"{TMP / 'tpl_raises.py'}:x"))
+case("load_template: module with SyntaxError", "error", "tpl_syntax.py")(
+    lambda: load_template(f"{TMP / 'tpl_syntax.py'}:x"))
+case("load_template: function needing arguments", "error", "tpl_needs.py")(
+    lambda: load_template(f"{TMP / 'tpl_needs.py'}:make"))
+case("load_template: a builtin", "error", "builtins:len")(lambda: load_template("builtins:len"))
+case("finite_difference_gradient(rel_step=0)", "error", "rel_step")(
+    lambda: jf.finite_difference_gradient(lambda s: s.law.mu ** 2, OSC, ["law.mu"], rel_step=0.0))
+case("sensitivity of a non-scalar observable", "error", "observable")(
+    lambda: jf.sensitivity(lambda s: jnp.stack([s.law.mu, s.law.eps]), OSC, ["law.mu"]))
 
 # ---- sweep
 SW = {"cycles": 2, "progress": False}
@@ -143,6 +192,14 @@ case("sweep wrt the frequency with cycles", "error", "wrt")(
     lambda: jf.sweep(jf.template("oscillator"), {"law.mu": [0.5]}, wrt=["force.omega"], **SW))
 case("sweep a negative mu lane", "status", 4)(
     lambda: jf.sweep(jf.template("oscillator"), {"law.mu": [-0.5]}, **SW)["status"].values)
+case("sweep devices=0", "error", "devices")(
+    lambda: jf.sweep(jf.template("oscillator"), {"law.mu": [0.5]}, devices=0, **SW))
+case("sweep 10^12 lanes", "error", "grid")(lambda: jf.sweep(
+    jf.template("oscillator"), {"law.mu": np.linspace(0, 1, 10**6), "force.amplitude": np.linspace(0, 1, 10**6)}, **SW))
+case("sweep dt longer than the run (t1 2, window 1, dt 5)", "error", "dt")(
+    lambda: jf.sweep(jf.template("oscillator"), {"law.mu": [0.5]}, t1=2.0, window=1.0, dt=5.0, progress=False))
+case("sweep 6 steps per period of a swept omega", "error", "dt")(
+    lambda: jf.sweep(jf.template("oscillator"), {"force.omega": [0.5, 100.0]}, t1=4.0, window=2.0, progress=False))
 case("sweep an RK4-unstable band", "status", 5)(
     lambda: jf.sweep(OSC, {"law.eps": [0.01 / 2.9]}, t1=5.0, dt=0.01, progress=False)["status"].values)
 
@@ -243,6 +300,32 @@ case("sweep TOML cycles = '50'", "error", "cycles")(lambda: cli("sweep", "--conf
 case("sweep TOML set string", "error", "law.mu")(
     lambda: cli("sweep", "--config", toml('[set]\n"law.mu" = "0.5"\n'), *OUT)())
 case("sweep TOML param = 3", "error", "param")(lambda: cli("sweep", "--config", toml("param = 3\n"), *OUT)())
+case("sweep --t1 2 --window 1 --dt 5", "error", "dt")(cli("sweep", "--t1", "2", "--window", "1", "--dt", "5", *OUT))
+case("sweep --system file raising RuntimeError", "error", "tpl_raises.py")(
+    cli("sweep", "--system", f"{TMP / 'tpl_raises.py'}:x", *OUT))
+case("sweep --system file with SyntaxError", "error", "tpl_syntax.py")(
+    cli("sweep", "--system", f"{TMP / 'tpl_syntax.py'}:x", *OUT))
+case("sweep --system function needing arguments", "error", "tpl_needs.py")(
+    cli("sweep", "--system", f"{TMP / 'tpl_needs.py'}:make", *OUT))
+case("sweep --system builtins:len", "error", "builtins:len")(cli("sweep", "--system", "builtins:len", *OUT))
+case("sweep --figure f.xyz", "error", "--figure")(cli("sweep", "--figure", TMP / "f.xyz", *OUT))
+case("sweep --figure an existing folder", "error", "--figure")(cli("sweep", "--figure", TMP, *OUT))
+case("sweep --config not UTF-8", "error", "bad.toml")(
+    lambda: ((TMP / "bad.toml").write_bytes(b'cycles = 2\nsystem = "\xff\xfe"\n'),
+             cli("sweep", "--config", TMP / "bad.toml", *OUT)())[1])
+case("sweep TOML precision = 'float16'", "error", "precision")(
+    lambda: cli("sweep", "--config", toml('precision = "float16"\n'), *OUT)())
+case("sweep --set law.eps=-1 (fixed, invalid)", "error", "eps")(cli("sweep", "--set", "law.eps=-1", *OUT))
+case("sweep 10^12 lanes", "error", "grid")(
+    cli("sweep", "--param", "law.mu=0:1:1000000", "--param", "force.amplitude=0:1:1000000", *OUT))
+case("sweep --param N = 10^12 on one axis", "error", "law.mu")(
+    cli("sweep", "--param", "law.mu=0:1:1000000000000", *OUT))
+case("sweep --devices 1000", "warns", "--devices")(
+    cli("sweep", "--devices", "1000", "--param", "law.mu=0.5", "--cycles", "2", *OUT))
+case("reproduce quinn-fig5 --figure a folder", "error", "--figure")(cli("reproduce", "quinn-fig5", "--figure", TMP))
+case("fit CSV with q1 for a 1-dof system, --y0 given", "error", "column")(
+    lambda: ((TMP / "twodof.csv").write_text("t,q0,q1\n0,0,0\n0.1,0.01,0.02\n0.2,0.02,0.03\n0.3,0.03,0.03\n"),
+             cli("fit", TMP / "twodof.csv", "--system", "oscillator", "--params", "law.mu", "--y0", "0,0")())[1])
 case("fit --params law.mu_x", "error", "law.mu_x")(lambda: (REC.to_csv(TMP / "r.csv"), cli(
     "fit", TMP / "r.csv", "--system", "oscillator", "--params", "law.mu_x")())[1])
 case("fit --y0 0", "error", "y0")(lambda: (REC.to_csv(TMP / "r.csv"), cli(
@@ -264,6 +347,12 @@ if DATA is not None and (DATA / "kobe.txt").exists():
                         f"{rows}\n")
         return cli("quake", path, "--dt", "2e-3", "--figure", TMP / "q.png")()
 
+    case("quake --dt 100", "error", "dt")(cli("quake", kobe, "--dt", "100", "--figure", TMP / "q.png"))
+    case("quake --method na-eltawil --dt 0.5", "error", "dt")(
+        cli("quake", kobe, "--method", "na-eltawil", "--dt", "0.5", "--figure", TMP / "q.png"))
+    case("quake --eps with --method moreau-jean", "error", "--eps")(
+        cli("quake", kobe, "--eps", "0.1", "--method", "moreau-jean", "--figure", TMP / "q.png"))
+    case("quake --figure q.xyz", "error", "--figure")(cli("quake", kobe, "--figure", TMP / "q.xyz"))
     case("quake one .AT2 component", "ok")(one_at2)
     case("quake --mu 0", "ok")(cli("quake", kobe, "--mu", "0", "--dt", "2e-3", "--figure", TMP / "q.png"))
 

@@ -258,3 +258,49 @@ def test_an_unusable_cache_folder_warns_and_runs_without_it(tmp_path, capsys):
         jax.config.update("jax_enable_compilation_cache", enabled)
     err = capsys.readouterr().err
     assert f"cache folder {blocker / 'cache'} (--cache-dir" in err and "without the compilation cache" in err
+
+
+def test_issue_25_inputs_refused_before_computing_with_one_error_line(tmp_path):
+    """Issue 25: a user's template file or function that fails, a figure that cannot be written,
+    a config that is not UTF-8, an invalid fixed value, a step that does not resolve the run,
+    an absurd grid and a precision the CLI does not have: one Error: line naming the culprit."""
+    (tmp_path / "raises.py").write_text("raise RuntimeError('boom')\n")
+    (tmp_path / "syntax.py").write_text("def f(:\n")
+    (tmp_path / "needs.py").write_text("def make(n, m):\n    return None\n")
+    (tmp_path / "latin1.toml").write_bytes(b'system = "\xff\xfe"\n')
+    (tmp_path / "f16.toml").write_text('precision = "float16"\n')
+    for args, word in [(["--system", f"{tmp_path / 'raises.py'}:x"], "raises.py"),
+                       (["--system", f"{tmp_path / 'syntax.py'}:x"], "syntax.py"),
+                       (["--system", f"{tmp_path / 'needs.py'}:make"], "needs ['n', 'm']"),
+                       (["--system", "builtins:len"], "builtins:len"),
+                       (["--figure", str(tmp_path / "f.xyz")], "--figure"),
+                       (["--figure", str(tmp_path)], "--figure"),
+                       (["--config", str(tmp_path / "latin1.toml")], "latin1.toml"),
+                       (["--config", str(tmp_path / "f16.toml")], "precision"),
+                       (["--set", "law.eps=-1"], "eps must be > 0"),
+                       (["--t1", "2", "--window", "1", "--dt", "5"], "dt"),
+                       (["--t1", "40", "--window", "20", "--dt", "1"], "steps per period"),
+                       (["--param", "law.mu=0:1:1000000", "--param", "force.amplitude=0:1:1000000"], "grid"),
+                       (["--param", "law.mu=0:1:1000000000000"], "law.mu")]:
+        result = sweep(tmp_path, *args)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 1, (args, result.output)
+        assert len(lines) == 1 and lines[0].startswith("Error:") and word in lines[0], (args, result.output)
+        assert not (tmp_path / "sweep" / "result.nc").exists(), args
+    result = CliRunner().invoke(main, ["reproduce", "quinn-fig5", "--figure", str(tmp_path)])
+    assert result.exit_code == 1 and result.output.startswith("Error: --figure"), result.output
+
+
+def test_issue_25_fit_blames_the_csv_column_not_y0(tmp_path):
+    data = tmp_path / "two.csv"
+    data.write_text("t,q0,q1\n0,0,0\n0.1,0.01,0.02\n0.2,0.02,0.03\n0.3,0.03,0.03\n")
+    result = CliRunner().invoke(main, ["fit", str(data), "--system", "oscillator", "--params", "law.mu",
+                                       "--y0", "0,0"])
+    assert result.exit_code == 1 and result.output.startswith("Error:"), result.output
+    assert "two.csv" in result.output and "degree of freedom 1" in result.output and "y0" not in result.output
+
+
+def test_issue_25_devices_beyond_the_cores_is_said(tmp_path):
+    result = sweep(tmp_path, "--devices", str(10 * (os.cpu_count() or 1)), "--param", "law.mu=0.5", "--cycles", "2")
+    assert result.exit_code == 0, result.output
+    assert "Warning: --devices" in result.output and "CPU cores" in result.output

@@ -159,3 +159,50 @@ def test_absurd_saved_sizes_are_refused_with_the_figures():
         jf.simulate(frictionless(), jnp.zeros(2), 0.0, 60.0, 1e-9)
     with pytest.raises(ValueError, match="window/saveat/chunk_size: a chunk of 1024 lanes"):
         jf.sweep(frictionless(), {"force.amplitude": np.linspace(0.1, 1.0, 2048)}, t1=1000.0, dt=1e-3, progress=False)
+
+
+def test_issue_25_a_step_that_does_not_resolve_the_run_the_forcing_or_the_record_is_refused():
+    forced = frictionless(0.3, 0.5)  # period 4 pi: at least 20 steps, dt <= 0.628
+    # a step longer than the run is shortened to it (the grid lands on t1): checked as that step
+    assert int(jf.simulate(forced, jnp.zeros(2), 0.0, 0.5, 5.0).status) == 0
+    with pytest.raises(ValueError, match="dt = 5 does not resolve the forcing: 2.51 steps per period"):
+        jf.simulate(forced, jnp.zeros(2), 0.0, 5.0, 5.0)
+    with pytest.raises(ValueError, match=r"dt = 1 does not resolve the forcing: 12.6 steps per period of force.omega"):
+        jf.simulate(forced, jnp.zeros(2), 0.0, 100.0, 1.0)
+    with pytest.raises(ValueError, match="does not resolve the forcing"):
+        jf.simulate(forced, jnp.zeros(2), 0.0, 100.0, 1.0, solver=jf.Diffrax(jf.ClassicRK4()))
+    assert int(jf.simulate(forced, jnp.zeros(2), 0.0, 100.0, 0.6).status) == 0
+    # an adaptive solver's dt is only its first step
+    assert int(jf.simulate(forced, jnp.zeros(2), 0.0, 10.0, 1.0, solver=diffrax.Tsit5()).status) == 0
+    # unforced (amplitude 0): nothing to resolve
+    assert int(jf.simulate(frictionless(0.0, 0.5), jnp.array([1.0, 0.0]), 0.0, 10.0, 1.0).status) == 0
+    ground = jf.GroundMotion(values=jnp.zeros((100, 2)), dt=0.01, name="zeros")
+    block = jf.BlockOnShakingFloor(law=jf.VectorQuinn(0.3, 0.05), ground=ground)
+    with pytest.raises(ValueError, match="dt = 0.02 is longer than the sample interval 0.01 s of the record 'zeros'"):
+        jf.simulate(block, jnp.zeros(4), 0.0, 1.0, 0.02)
+
+
+def test_issue_25_saveat_y0_max_steps_and_scalar_parameters_are_checked_by_name():
+    system = frictionless()
+    for ts in ([0.5, 2.0], [-1.0, 0.5]):
+        with pytest.raises(ValueError, match=r"saveat: SaveAt\(ts=...\) must lie in \[t0, t1\]"):
+            jf.simulate(system, jnp.zeros(2), 0.0, 1.0, 0.01, solver=diffrax.Tsit5(), saveat=jf.SaveAt(ts=jnp.array(ts)))
+    for y0 in ("0,0", None, ["a", "b"]):
+        with pytest.raises(ValueError, match="y0 must be an array of numbers"):
+            jf.simulate(system, y0, 0.0, 1.0, 0.01)
+    with pytest.raises(ValueError, match="max_steps must be an integer >= 1"):
+        jf.Diffrax(diffrax.Tsit5(), max_steps=0)
+    with pytest.raises(ValueError, match="max_steps must be an integer >= 1"):
+        jf.EventDriven(max_steps=0)
+    with pytest.raises(ValueError, match=r"law parameters must be scalars .* mu of shape \(2,\)"):
+        jf.Oscillator(law=jf.Quinn(mu=jnp.array([0.5, 0.3])))
+    with pytest.raises(ValueError, match="law parameters must be scalars"):
+        jf.SpringSlider(law=jf.Quinn(mu=[0.5, 0.3]))
+    with pytest.raises(ValueError, match=r"'law.mu' is a scalar parameter, got an array of shape \(2,\)"):
+        jf.set_parameters(system, {"law.mu": jnp.array([0.5, 0.3])})
+    for value in ("0.5", None, True):
+        with pytest.raises(ValueError, match="'law.mu' must be a number"):
+            jf.set_parameters(system, {"law.mu": value})
+    two = jf.TwoBlocksOnBelt(law=jf.Quinn(jnp.array([0.5, 0.25]), 0.02))  # arrays where they belong
+    assert float(jf.set_parameters(two, {"law.mu": jnp.array([0.4, 0.2])}).law.mu[1]) == 0.2
+    assert float(jf.set_parameters(two, {"law.mu[1]": 0.1}).law.mu[1]) == 0.1

@@ -189,3 +189,12 @@ def test_reproduce_iwan_cli(tmp_path):
     assert 1.4 < numbers["macroslip_force_measured"] < numbers["macroslip_force_quasistatic"] < 1.8
     bad = CliRunner().invoke(main, ["reproduce", "iwan", "--steps", "10"])
     assert bad.exit_code != 0 and "steps" in bad.output
+
+
+@pytest.mark.parametrize("options, word", [({"n_elements": 0}, "n_elements"), ({"n_elements": -5}, "n_elements"),
+                                           ({"n_elements": 2.5}, "n_elements"), ({"n_elements": "10"}, "n_elements"),
+                                           ({"chi": "10"}, "chi"), ({"F_S": -5.0}, "F_S"),
+                                           ({"beta": [0.1, 0.2]}, "beta")])
+def test_issue_25_segalman_iwan_refuses_bad_arguments_by_name(options, word):
+    with pytest.raises(ValueError, match=word):
+        jf.SegalmanIwan(**options)

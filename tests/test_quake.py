@@ -276,3 +276,31 @@ def test_unwritable_figure_is_refused_before_computing(record, tmp_path, monkeyp
 
     monkeypatch.setattr(app, "quake_response", no_run)
     one_error_line(quake(record, "--figure", blocker / "q.png"), "--figure", "not a writable location")
+
+
+# issue 25: a step that steps over the record, --eps where the method ignores it, a bad figure
+
+@pytest.mark.parametrize("args, words", [(["--dt", "100"], ["dt = 100", "longer than the run"]),
+                                         (["--dt", "0.05"], ["dt = 0.05", "sample interval 0.005"]),
+                                         (["--method", "na-eltawil", "--dt", "0.01"], ["dt = 0.01", "sample interval"]),
+                                         (["--eps", "0.1", "--method", "moreau-jean"], ["--eps", "moreau-jean"]),
+                                         (["--eps", "0.1", "--exact"], ["--eps", "moreau-jean"]),
+                                         (["--eps", "0.1", "--method", "griffin-spring"], ["--eps", "griffin-spring"])])
+def test_issue_25_unresolved_step_and_ignored_eps_are_refused(record, tmp_path, args, words):
+    one_error_line(quake(record, *args, "--figure", tmp_path / "q.png"), *words)
+    assert not (tmp_path / "q.png").exists()
+
+
+@pytest.mark.parametrize("name", ["q.xyz", "q", "."])
+def test_issue_25_a_figure_that_cannot_be_written_is_refused_first(record, tmp_path, name):
+    one_error_line(quake(record, "--figure", tmp_path / name if name != "." else tmp_path), "--figure")
+
+
+def test_issue_25_api_refuses_an_unresolved_step_and_an_unused_eps(record):
+    motion = jf.load_ground_motion(record)
+    with pytest.raises(ValueError, match="dt = 0.01 is longer than the sample interval"):
+        jf.quake_response(motion, dt=0.01, method="na-eltawil")
+    with pytest.raises(ValueError, match="eps: method 'moreau-jean' does not use it"):
+        jf.quake_response(motion, eps=0.1, exact=True)
+    with pytest.raises(ValueError, match="dt = 0.01 is longer than the sample interval"):
+        jf.fragility_sweep(motion, [0.3], [1.0], dt=0.01)

@@ -110,3 +110,19 @@ def test_an_observable_that_needs_concrete_times_runs_on_the_eager_path():
     out = jf.sensitivity(last_cycle, system, ["law.mu"])
     fd = jf.finite_difference_gradient(last_cycle, system, ["law.mu"])
     assert out["gradient"]["law.mu"] == pytest.approx(fd["law.mu"], rel=1e-5)
+
+
+def test_issue_25_rel_step_and_a_non_scalar_observable_are_refused_by_name():
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02))
+    with pytest.raises(ValueError, match="rel_step must be > 0"):
+        finite_difference_gradient(lambda s: s.law.mu**2, system, ["law.mu"], rel_step=0.0)
+    with pytest.raises(ValueError, match="rel_step must be finite"):
+        finite_difference_gradient(lambda s: s.law.mu**2, system, ["law.mu"], rel_step=float("nan"))
+
+    def pair(s):
+        return jnp.stack([s.law.mu, s.law.eps])
+
+    with pytest.raises(ValueError, match=r"observable must return a scalar, got an array of shape \(2,\)"):
+        sensitivity(pair, system, ["law.mu"])
+    with pytest.raises(ValueError, match="observable must return a scalar"):
+        finite_difference_gradient(pair, system, ["law.mu"])

@@ -279,3 +279,25 @@ def test_gradient_none_gives_no_gradients_as_the_cli_does():
     with pytest.raises(ValueError, match="gradient must be"):
         jf.sweep(SYSTEM, {"law.mu": [0.8]}, cycles=2, frequency="force.omega", dt=0.01, gradient="nothing",
                  progress=False)
+
+
+def test_issue_25_steps_that_do_not_resolve_the_run_devices_and_absurd_grids_are_refused():
+    tpl = jf.template("oscillator")
+    with pytest.raises(ValueError, match="dt = 5 is longer than the run"):
+        jf.sweep(tpl, {"law.mu": [0.5]}, t1=2.0, window=1.0, dt=5.0, progress=False)
+    with pytest.raises(ValueError, match="dt = 2 is longer than the measured window"):
+        jf.sweep(tpl, {"law.mu": [0.5]}, t1=40.0, window=1.0, dt=2.0, progress=False)
+    with pytest.raises(ValueError, match="12.6 steps per period of force.omega"):
+        jf.sweep(tpl, {"law.mu": [0.5]}, t1=40.0, window=20.0, dt=1.0, progress=False)
+    with pytest.raises(ValueError, match="force.omega = 100"):  # a swept frequency: its largest value
+        jf.sweep(tpl, {"force.omega": [0.5, 100.0]}, t1=4.0, window=2.0, progress=False)
+    for devices in (0, -1, 10**6, "cpu", [0]):
+        with pytest.raises(ValueError, match="devices"):
+            jf.sweep(tpl, {"law.mu": [0.5]}, cycles=2, devices=devices, progress=False)
+    big = np.linspace(0.0, 1.0, 10**6)
+    with pytest.raises(ValueError, match="grid: 1,000,000,000,000 lanes"):
+        jf.sweep(tpl, {"law.mu": big, "force.amplitude": big}, cycles=2, progress=False)
+    with pytest.raises(ValueError, match="law: eps must be > 0"):  # a fixed value is checked, not flagged
+        tpl.with_parameters({"law.eps": -1.0})
+    ds = jf.sweep(tpl, {"law.mu": [0.5]}, cycles=2, devices=1, progress=False)  # a count of devices
+    assert int(ds["status"].max()) == 0 and ds.attrs["devices"] == 1

@@ -20,6 +20,7 @@ from .._checks import check_real, is_concrete
 from .._exact.moreau_jean import MoreauJean
 from .._exact.na_eltawil import NaEltawil2D
 from .._forcing.ground_motion import GroundMotion, combine_components
+from .._integrate.resolution import check_step_resolution
 from .._integrate.saveat import SaveAt
 from .._integrate.simulate import simulate
 from .._integrate.solvers import MAX_SAVED_BYTES, fixed_step_grid
@@ -185,7 +186,8 @@ def quake_response(motion: GroundMotion, mu: float = 0.3, *, eps=None, exact: bo
 
     Raises:
         ValueError: bad values (named), an unknown ``method``, ``exact`` with another
-            method, and naming ``dt`` for a run beyond
+            method, ``eps`` with a method that does not use it, naming ``dt`` for a step
+            longer than the record's sample interval, and for a run beyond
             :data:`MAX_STEPS` steps or :data:`MAX_SAVED_BYTES` of saved trajectory
             (:func:`run_size`).
 
@@ -197,10 +199,14 @@ def quake_response(motion: GroundMotion, mu: float = 0.3, *, eps=None, exact: bo
     method = "moreau-jean" if exact else (method or "quinn")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if eps is not None and method != "quinn":
+        raise ValueError(f"eps: method {method!r} does not use it (Quinn's width is for method 'quinn' only), "
+                         f"got eps={eps!r}")
     check_real("mu", mu, nonnegative=True)
     check_real("dt", dt, positive=True)
     check_real("tail", tail, nonnegative=True)
     motion = as_floor_motion(motion)
+    check_step_resolution(motion, dt, run=motion.duration + tail)
     run_size(motion.duration + tail, dt, save_every, 9 if method == "griffin-spring" else 7)
     solver = {"moreau-jean": MoreauJean(), "na-eltawil": NaEltawil2D()}.get(method)
     if method == "griffin-spring":

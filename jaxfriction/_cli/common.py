@@ -9,6 +9,7 @@ options were parsed.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,10 @@ def _name_values(option, items, parse=float):
     return out
 
 
+#: The most values one swept axis may have (the whole grid is bounded by the library).
+MAX_AXIS = 10**8
+
+
 def _grid_axis(name, spec):
     """A swept axis from ``MIN:MAX:N`` (linspace), ``v1,v2,...`` or a TOML list/table value."""
     import numpy as np
@@ -78,6 +83,8 @@ def _grid_axis(name, spec):
             if set(spec) != {"min", "max", "n"} or not all(isinstance(spec[k], (int, float)) and not isinstance(
                     spec[k], bool) for k in spec) or not isinstance(spec["n"], int):
                 raise ValueError
+            if spec["n"] > MAX_AXIS:
+                raise ValueError(f"--param {name}: n = {spec['n']:,} values on one axis is more than {MAX_AXIS:,}")
             return np.linspace(float(spec["min"]), float(spec["max"]), int(spec["n"]))
         if isinstance(spec, (list, tuple)):
             if not spec or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
@@ -85,11 +92,15 @@ def _grid_axis(name, spec):
             return np.asarray(spec, dtype=float)
         if ":" in spec:
             lo, hi, n = spec.split(":")
+            if int(n) > MAX_AXIS:
+                raise ValueError(f"--param {name}: N = {int(n):,} values on one axis is more than {MAX_AXIS:,}")
             if int(n) < 1 or not float(hi) >= float(lo):
                 raise ValueError
             return np.linspace(float(lo), float(hi), int(n))
         return np.asarray([float(v) for v in spec.split(",")])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError) as exc:
+        if str(exc).startswith("--param"):
+            raise
         raise ValueError(f"--param {name}: give MIN:MAX:N with MIN <= MAX and N >= 1, v1,v2,..., a list of numbers "
                          f"or {{min, max, n}}, got {spec!r}") from None
 
@@ -102,8 +113,34 @@ def _load_toml(path):
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    except IsADirectoryError:
+        raise ValueError(f"--config {path}: is a folder, not a TOML file") from None
+
+
+#: What a figure may be written as (matplotlib's formats; the extension chooses).
+FIGURE_FORMATS = ("avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "raw", "rgba", "svg", "svgz", "tif",
+                  "tiff", "webp")
+
+
+def _check_writable(option, path):
+    """Refuse an output path that cannot be written, before any computation: a folder
+    (``--out``) that is a file, a ``--figure`` that is a folder or has no known image
+    extension, or a location under a file or an unwritable folder."""
+    target = Path(path)
+    folder = target if option == "--out" else target.parent
+    if option != "--out":
+        if target.is_dir():
+            raise ValueError(f"{option} {path}: is a folder; give a file name such as {target / 'figure.png'}")
+        suffix = target.suffix.lower().lstrip(".")
+        if suffix not in FIGURE_FORMATS:
+            raise ValueError(f"{option} {path}: unknown image format {target.suffix or '(no extension)'!r}; "
+                             f"use one of {', '.join('.' + f for f in FIGURE_FORMATS)}")
+    existing = next((p for p in [folder, *folder.parents] if p.exists()), Path("."))
+    if (option == "--out" and target.exists() and not target.is_dir()) or not existing.is_dir() or \
+            not os.access(existing, os.W_OK):
+        raise ValueError(f"{option} {path}: not a writable location")
 
 
 def _report(numbers, figure, as_json, plot, lines):

@@ -111,7 +111,12 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
                     y0 = [float(x) for x in y0.split(",")]
                 except ValueError:
                     raise ValueError(f"--y0 expects numbers Q0,...,V0,..., got {y0!r}") from None
-            record = load_measurement(data, y0=y0)
+            record = load_measurement(data)  # its columns first: a y0 is blamed only for itself
+            if record.max_dof >= tpl.system.n_dof:
+                raise ValueError(f"{data}: has a column for degree of freedom {record.max_dof} (counted from 0), but "
+                                 f"--system {system_name} has {tpl.system.n_dof}")
+            if y0 is not None:
+                record = load_measurement(data, y0=y0)
             options = dict(noise=noise, optimizer=optimizer, steps=steps, learning_rate=learning_rate,
                            shooting_segments=segments, progress=progress,
                            search=GlobalSearch(candidates=candidates, refine=refine) if global_search else None)

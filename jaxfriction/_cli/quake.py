@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import _fail, _report, main
-from .sweep import _check_writable
+from .common import _check_writable, _fail, _report, main
 
 #: What to try when a run comes back flagged, by status code.
 _HINTS = {1: "use a smaller --dt or --scale", 5: "use a smaller --dt or a larger --eps"}
@@ -16,15 +15,15 @@ _HINTS = {1: "use a smaller --dt or --scale", 5: "use a smaller --dt or a larger
 @click.argument("record_y", required=False)
 @click.option("--mu", default=0.3, show_default=True, help="Friction coefficient (>= 0; 0: no friction).")
 @click.option("--eps", default=None, type=float,
-              help="Quinn regularization width (m/s) [default: 2 mu g dt; 2 g dt for mu = 0].")
+              help="Quinn regularization width (m/s), --method quinn only [default: 2 mu g dt; 2 g dt for mu = 0].")
 @click.option("--method", type=click.Choice(["quinn", "moreau-jean", "griffin-spring", "na-eltawil"]), default=None,
               help="Friction model: Quinn's law with RK4 [default], exact Coulomb (vector Moreau-Jean), "
                    "Griffin's spring model (k_t = 40000 N/m) or paper 003's own algorithm (Na et al.).")
 @click.option("--exact", is_flag=True, help="Shorthand for --method moreau-jean.")
 @click.option("--scale", default=1.0, show_default=True, help="Scale factor on the record.")
 @click.option("--rotation", default=0.0, show_default=True, help="Rotate the components by this angle (degrees).")
-@click.option("--dt", default=1e-3, show_default=True, help="Time step (s).")
-@click.option("--figure", default=None, type=click.Path(dir_okay=False),
+@click.option("--dt", default=1e-3, show_default=True, help="Time step (s), at most the record's sample interval.")
+@click.option("--figure", default=None,
               help="Figure path [default: jaxfriction-out/quake-RECORD.png].")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def quake(record, record_y, mu, eps, method, exact, scale, rotation, dt, figure, as_json) -> None:
@@ -56,6 +55,9 @@ def quake(record, record_y, mu, eps, method, exact, scale, rotation, dt, figure,
                 raise ValueError(f"--exact means --method moreau-jean, got --method {method}")
             if eps is not None and (method or "quinn") == "quinn" and not exact:
                 check_real("--eps", eps, positive=True)
+            elif eps is not None:
+                raise ValueError(f"--eps: --method {'moreau-jean' if exact else method} does not use it (Quinn's "
+                                 f"width is for --method quinn only)")
             if figure is not None:
                 _check_writable("--figure", figure)
             paths = [find_record(record)] + ([find_record(record_y)] if record_y is not None else [])

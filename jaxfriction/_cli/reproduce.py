@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import _fail, _report, main
+from .common import _check_writable, _fail, _report, main
 
 
 @main.group()
@@ -17,8 +17,7 @@ def reproduce() -> None:
 @click.option("--t1", default=50.0, show_default=True, help="End time.")
 @click.option("--eps-factor", default=1.0, show_default=True,
               help="eps = factor * dt; 1 reproduces the paper's -0.750090, 2 is the printed '2 dt'.")
-@click.option("--figure", default="jaxfriction-out/quinn-fig5.png", show_default=True,
-              type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/quinn-fig5.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig5_command(dt, t1, eps_factor, figure, as_json) -> None:
     """Quinn 2004 Fig. 5: unforced oscillator from (2.75, 0) with three laws."""
@@ -29,6 +28,7 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, trajectories = quinn_fig5(dt=dt, t1=t1, eps_factor=eps_factor)
         except ValueError as exc:
             _fail(exc)
@@ -42,8 +42,7 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json) -> None:
 @reproduce.command("quinn-fig7", short_help="Quinn 2004 Fig 7: dissipation error vs RK4 step, exact event-driven reference")
 @click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.1 ... 0.001].")
 @click.option("--cycles", default=50, show_default=True, help="Cycles; D is measured in the last.")
-@click.option("--figure", default="jaxfriction-out/quinn-fig7.png", show_default=True,
-              type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/quinn-fig7.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig7_command(dts, cycles, figure, as_json) -> None:
     """Quinn 2004 Fig. 7: dissipation error vs RK4 step against the exact event-driven solution."""
@@ -55,6 +54,7 @@ def quinn_fig7_command(dts, cycles, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers = quinn_fig7(dts=dts or DTS, cycles=cycles)
         except ValueError as exc:
             _fail(exc)
@@ -67,8 +67,7 @@ def quinn_fig7_command(dts, cycles, figure, as_json) -> None:
 
 @reproduce.command("quinn-fig9", short_help="Quinn 2004 Fig 9: n = 32 Burridge-Knopoff chain, D vs RK4 step")
 @click.option("--dt", "dts", multiple=True, type=float, help="RK4 step (repeatable) [default: 0.01 ... 1e-4].")
-@click.option("--figure", default="jaxfriction-out/quinn-fig9.png", show_default=True,
-              type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/quinn-fig9.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig9_command(dts, figure, as_json) -> None:
     """Quinn 2004 Fig. 9: n = 32 chain, dissipation vs RK4 step for three laws, Moreau-Jean D0."""
@@ -80,6 +79,7 @@ def quinn_fig9_command(dts, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers = quinn_fig9(dts=dts or DTS)
         except ValueError as exc:
             _fail(exc)
@@ -93,8 +93,7 @@ def quinn_fig9_command(dts, figure, as_json) -> None:
 @reproduce.command("quinn-fig11", short_help="Quinn 2004 Fig 11: two blocks on a belt (coupled contacts) vs Moreau-Jean")
 @click.option("--dt", default=1e-3, show_default=True, help="RK4 step (Moreau-Jean uses dt/10).")
 @click.option("--t1", default=50.0, show_default=True, help="End time.")
-@click.option("--figure", default="jaxfriction-out/quinn-fig11.png", show_default=True,
-              type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/quinn-fig11.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def quinn_fig11_command(dt, t1, figure, as_json) -> None:
     """Quinn 2004 Fig. 11: two blocks on a belt (coupled contacts) vs exact Moreau-Jean."""
@@ -105,6 +104,7 @@ def quinn_fig11_command(dt, t1, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, trajectories = quinn_fig11(dt=dt, t1=t1)
         except ValueError as exc:
             _fail(exc)
@@ -118,7 +118,7 @@ def quinn_fig11_command(dt, t1, figure, as_json) -> None:
 @reproduce.command("na2d", short_help="Paper 003 Fig 2: 2-D block, four friction models on one transition")
 @click.option("--dt", default=2e-4, show_default=True, help="Step of the four models (paper: 0.2 ms).")
 @click.option("--t1", default=3.0, show_default=True, help="End time (s).")
-@click.option("--figure", default="jaxfriction-out/na2d.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/na2d.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def na2d_command(dt, t1, figure, as_json) -> None:
     """Paper 003 Fig. 2: Quinn, Griffin's spring, Na et al. and Moreau-Jean against exact Coulomb."""
@@ -129,6 +129,7 @@ def na2d_command(dt, t1, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, trajectories = na2d(dt=dt, t1=t1)
         except ValueError as exc:
             _fail(exc)
@@ -146,7 +147,7 @@ def na2d_command(dt, t1, figure, as_json) -> None:
 @click.option("--n-velocities", default=24, show_default=True, help="Steady-state velocities per sign (1e-5 .. 0.3 m/s).")
 @click.option("--amplitude", default=2e-6, show_default=True, help="Presliding displacement amplitude (m).")
 @click.option("--period", default=10.0, show_default=True, help="Presliding period (s).")
-@click.option("--figure", default="jaxfriction-out/lugre.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/lugre.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def lugre_command(n_velocities, amplitude, period, figure, as_json) -> None:
     """LuGre (Canudas de Wit et al. 1995): steady states against the closed-form Stribeck curve, presliding loop."""
@@ -157,6 +158,7 @@ def lugre_command(n_velocities, amplitude, period, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, data = lugre(n_velocities=n_velocities, amplitude=amplitude, period=period)
         except ValueError as exc:
             _fail(exc)
@@ -175,7 +177,7 @@ def lugre_command(n_velocities, amplitude, period, figure, as_json) -> None:
 @click.option("--steps", default=2000, show_default=True, help="RK4 steps per forcing period.")
 @click.option("--cycles", default=3, show_default=True, help="Forcing periods simulated (the last is measured).")
 @click.option("--n-elements", default=256, show_default=True, help="Elements of the joint's quadrature.")
-@click.option("--figure", default="jaxfriction-out/iwan.png", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/iwan.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json) -> None:
     """Segalman's power law D ~ F^(3 + chi) and the macroslip transition of a jointed oscillator."""
@@ -186,6 +188,7 @@ def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json) -> No
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, curves = iwan(n_amplitudes=n_amplitudes, steps=steps, cycles=cycles, n_elements=n_elements)
         except ValueError as exc:
             _fail(exc)
@@ -205,8 +208,7 @@ def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json) -> No
               help="k / k_c of a simulated stability point (repeatable) [default: 0.8 ... 1.25].")
 @click.option("--evolution", "evolutions", multiple=True, type=click.Choice(["aging", "slip"]),
               help="State evolution law (repeatable) [default: both].")
-@click.option("--figure", default="jaxfriction-out/rate-state.png", show_default=True,
-              type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/rate-state.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def rate_state_command(e, ratios, evolutions, figure, as_json) -> None:
     """Rate-and-state friction (aging and slip laws) on a spring-slider: velocity-step transients
@@ -219,6 +221,7 @@ def rate_state_command(e, ratios, evolutions, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, data = rate_state(e=e, ratios=ratios or RATIOS, evolutions=evolutions or ("aging", "slip"))
         except ValueError as exc:
             _fail(exc)
@@ -237,8 +240,7 @@ def rate_state_command(e, ratios, evolutions, figure, as_json) -> None:
 @click.option("--n-params", default=100, show_default=True, help="omega_dr values in the bifurcation diagram.")
 @click.option("--omega-range", nargs=2, type=float, default=(0.02, 0.40), show_default=True, metavar="MIN MAX")
 @click.option("--dt", default=1e-3, show_default=True, help="RK4 step (paper: 1e-3).")
-@click.option("--figure", default="jaxfriction-out/awrejcewicz.png", show_default=True,
-              type=click.Path(dir_okay=False))
+@click.option("--figure", default="jaxfriction-out/awrejcewicz.png", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 def awrejcewicz_command(n_params, omega_range, dt, figure, as_json) -> None:
     """Paper 002 Figs. 3-5: disc on a driving disc, phase portraits, bifurcation, Lyapunov exponent."""
@@ -249,6 +251,7 @@ def awrejcewicz_command(n_params, omega_range, dt, figure, as_json) -> None:
 
     with jax.enable_x64(True):
         try:
+            _check_writable("--figure", figure)
             numbers, data = awrejcewicz(n_params=n_params, omega_range=tuple(omega_range), dt=dt)
         except ValueError as exc:
             _fail(exc)

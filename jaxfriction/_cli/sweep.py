@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .common import PRECISIONS, _fail, _grid_axis, _load_toml, _name_values, main
+from .common import PRECISIONS, _check_writable, _fail, _grid_axis, _load_toml, _name_values, main
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -32,6 +32,8 @@ def _check_config(cfg, path):
         types, what = SWEEP_KEYS[key]
         if isinstance(value, bool) or not isinstance(value, types):
             raise ValueError(f"{path}: {key} must be {what}, got {value!r}")
+    if "precision" in cfg and cfg["precision"] not in PRECISIONS.choices:
+        raise ValueError(f"{path}: precision must be one of {list(PRECISIONS.choices)}, got {cfg['precision']!r}")
     for name, value in cfg.get("set", {}).items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{path}: set.{name} must be a number, got {value!r}")
@@ -47,12 +49,20 @@ def _use_devices(n):
 
     if n is not None and n < 1:
         raise ValueError(f"--devices must be >= 1, got {n}")
-    wanted = n or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    wanted = n or cores
+    if wanted > cores:
+        click.echo(f"Warning: --devices {wanted} is more than the {cores} CPU cores: the devices share them "
+                   f"(no faster than --devices {cores})", err=True)
     try:
         jax.config.update("jax_num_cpu_devices", wanted)
     except RuntimeError:  # the backend is already running (e.g. called in-process); use what is there
         pass
-    return jax.local_devices()[:wanted]
+    devices = jax.local_devices()[:wanted]
+    if n is not None and len(devices) < wanted:
+        click.echo(f"Warning: --devices {wanted}: JAX is already running with {len(devices)} device"
+                   f"{'' if len(devices) == 1 else 's'}; the sweep runs on those", err=True)
+    return devices
 
 
 def _paths(text):
@@ -68,16 +78,6 @@ def _numbers(option, values):
         except (TypeError, ValueError):
             raise ValueError(f"{option} {name}: {value!r} is not a number") from None
     return out
-
-
-def _check_writable(option, path):
-    """Refuse an output path that cannot be written, before any computation."""
-    target = Path(path)
-    folder = target if option == "--out" else target.parent
-    existing = next((p for p in [folder, *folder.parents] if p.exists()), Path("."))
-    if (option == "--out" and target.exists() and not target.is_dir()) or not existing.is_dir() or \
-            not os.access(existing, os.W_OK):
-        raise ValueError(f"{option} {path}: not a writable location")
 
 
 @main.command()

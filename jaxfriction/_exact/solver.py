@@ -8,6 +8,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jax import Array
 
+from .._checks import check_int, check_real
 from .._integrate.solvers import AbstractSolver
 
 if TYPE_CHECKING:
@@ -40,6 +41,12 @@ class EventDriven(AbstractSolver):
     dtmax: float = 0.1
     max_steps: int = eqx.field(default=100_000, static=True)
     adjoint: object = None
+
+    def __check_init__(self) -> None:
+        check_int("max_events", self.max_events, minimum=1)
+        check_int("max_steps", self.max_steps, minimum=1)
+        for name in ("rtol", "atol", "dtmax"):
+            check_real(name, getattr(self, name), positive=True)
 
     def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from .._checks import check_time_span
+import numpy as np
+
+from .._checks import check_time_span, is_concrete
 from .._systems.base import AbstractFrictionSystem
+from .resolution import check_step_resolution
 from .saveat import SaveAt
 from .solvers import RK4, AbstractSolver, Diffrax
 from .trajectory import Trajectory
@@ -30,8 +33,18 @@ def as_solver(solver) -> AbstractSolver:
                      f"or a diffrax solver, got {solver!r}")
 
 
-def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *,
-             solver=None, saveat: SaveAt | None = None, save_every=_UNSET, args=None) -> Trajectory:
+def _fixed_step(solver) -> bool:
+    """True for solvers that step with ``dt`` (not adaptive diffrax solvers, not event-driven)."""
+    from .._exact.solver import EventDriven
+    from .diffrax_solvers import is_adaptive
+
+    if isinstance(solver, EventDriven):
+        return False
+    return not (isinstance(solver, Diffrax) and is_adaptive(solver.solver))
+
+
+def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *, solver=None,
+             saveat: SaveAt | None = None, save_every=_UNSET, args=None) -> Trajectory:
     """Integrate ``system`` from ``(t0, y0)`` to ``t1``.
 
     Solvers (objects; :mod:`jaxfriction._integrate.solvers`):
@@ -73,7 +86,10 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
     Raises:
         ValueError: ``t1 <= t0``, ``dt <= 0`` or missing for a fixed-step solver,
             non-finite inputs, ``y0`` of the wrong shape, a ``saveat`` the solver cannot
-            honour, ``saveat`` together with ``save_every``, an unknown solver.
+            honour or times ``SaveAt(ts=...)`` outside ``[t0, t1]``, ``saveat`` together with
+            ``save_every``, an unknown solver; for a fixed-step solver, a step ``min(dt, t1 -
+            t0)`` longer than the sample interval of a ground-motion record, or fewer than 20
+            steps per forcing period (:mod:`jaxfriction._integrate.resolution`).
 
     Works under ``jax.jit`` (with ``t0``, ``t1``, ``dt`` static), ``jax.vmap`` over
     systems and initial states, and forward- and reverse-mode differentiation.
@@ -101,6 +117,13 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
         raise ValueError(f"saveat must be a jaxfriction.SaveAt, got {saveat!r}")
     solver = as_solver(solver)
     check_time_span(t0, t1, dt)
+    if _fixed_step(solver):
+        check_step_resolution(system, dt, span=float(t1) - float(t0) if is_concrete((t0, t1)) else None)
+    if saveat.ts is not None and is_concrete(saveat.ts) and is_concrete((t0, t1)):
+        ts = np.asarray(saveat.ts, dtype=float)
+        if ts.size and not (ts.min() >= float(t0) and ts.max() <= float(t1)):
+            raise ValueError(f"saveat: SaveAt(ts=...) must lie in [t0, t1] = [{t0}, {t1}], got times from "
+                             f"{ts.min():g} to {ts.max():g}")
     y0 = system.as_state(y0)
     ts, ys, status = solver.integrate(system, y0, t0, t1, dt, saveat, args)
     return Trajectory(ts=ts, ys=ys, system=system, status=status)

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import check_real, check_time_span
+from .._checks import check_int, check_real, check_time_span
 from .grid import check_rounding, fixed_grid
 from .rk4 import rk4_legs, rk4_scan
 from .saveat import SaveAt
@@ -274,6 +274,7 @@ class Diffrax(AbstractSolver):
             if not is_adaptive(self.solver):
                 raise ValueError(f"stepsize_controller needs an adaptive solver; {type(self.solver).__name__} "
                                  f"has no error estimate and steps through the step-aligned grid of dt")
+        check_int("max_steps", self.max_steps, minimum=1)
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         import diffrax

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, nonnegative, positive
+from .._checks import Constraint, check_int, check_real, is_concrete, nonnegative, positive
 from .dynamic import AbstractDynamicLaw
 
 
@@ -179,6 +180,11 @@ class SegalmanIwan(AbstractDynamicLaw):
     smoothing: float = eqx.field(default=0.0, static=True)
 
     def __check_init__(self):
+        check_int("n_elements", self.n_elements, minimum=1)
+        for name in ("F_S", "K_T", "chi", "beta"):  # before constraints() computes chi + 1
+            check_real(name, getattr(self, name))
+            if is_concrete(getattr(self, name)) and np.ndim(getattr(self, name)):
+                raise ValueError(f"{name} must be a scalar, got shape {np.shape(getattr(self, name))}")
         _check_smoothing(self.smoothing)
 
     def constraints(self) -> tuple[Constraint, ...]:

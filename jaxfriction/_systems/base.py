@@ -143,8 +143,15 @@ class AbstractFrictionSystem(eqx.Module):
         Raises:
             ValueError: naming ``y0`` for a wrong shape or non-finite values.
         """
-        if is_concrete(y0) and not np.all(np.isfinite(np.asarray(y0, dtype=float))):
-            raise ValueError(f"y0 must be finite, got {y0}")
+        if is_concrete(y0):
+            try:
+                if isinstance(y0, (str, bytes)) or y0 is None:
+                    raise TypeError
+                finite = np.all(np.isfinite(np.asarray(y0, dtype=float)))
+            except (TypeError, ValueError):
+                raise ValueError(f"y0 must be an array of numbers, got {y0!r}") from None
+            if not finite:
+                raise ValueError(f"y0 must be finite, got {y0}")
         y0 = jnp.asarray(y0)
         n, m = self.n_dof, self.n_internal
         sizes = sorted({2 * n, 2 * n + m, self.state_size})

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, check_real, is_static_zero, nonnegative, positive
+from .._checks import Constraint, check_real, is_concrete, is_static_zero, nonnegative, positive
 from .._forcing.drives import AbstractDrive, Constant, Harmonic
 from .._laws.awrejcewicz import Awrejcewicz
 from .._laws.base import AbstractFrictionLaw
@@ -33,6 +35,29 @@ def check_law(law, vector: bool, dynamic: bool = False) -> None:
     if law.vector != vector:
         kind = "a vector (tangential-plane) law such as VectorQuinn" if vector else "a scalar law such as Quinn"
         raise ValueError(f"law must be {kind} for this system, got {type(law).__name__}")
+
+
+def check_one_contact_law(law, n_internal=0):
+    """Raise ValueError naming ``law`` unless its force at one contact is a scalar (an array
+    of parameters, ``Quinn(mu=[0.5, 0.3])``, is for systems with several contacts)."""
+    if not is_concrete(law):
+        return
+    scalar = jax.ShapeDtypeStruct((), jnp.result_type(float))
+    try:
+        if isinstance(law, AbstractDynamicLaw):
+            out = jax.eval_shape(law.force, scalar, jax.ShapeDtypeStruct((n_internal,), scalar.dtype), scalar)
+        else:
+            out = jax.eval_shape(law, scalar, scalar, scalar)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"law parameters must be scalars for a system with one contact: {exc}") from None
+    except Exception:  # noqa: BLE001 - a law that cannot be traced alone; its own call will say why
+        return
+    if jnp.shape(out) != ():
+        shapes = {f.name: np.shape(getattr(law, f.name)) for f in dataclasses.fields(law)
+                  if isinstance(getattr(law, f.name), (list, tuple, np.ndarray, jax.Array))
+                  and np.ndim(getattr(law, f.name))}
+        raise ValueError(f"law parameters must be scalars for a system with one contact, got {type(law).__name__} "
+                         f"with {', '.join(f'{k} of shape {v}' for k, v in shapes.items()) or 'array parameters'}")
 
 
 class Oscillator(LawStateMixin, AbstractFrictionSystem):
@@ -100,6 +125,7 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):
 
     def __check_init__(self):
         check_law(self.law, vector=False, dynamic=True)
+        check_one_contact_law(self.law, self.n_internal)
         for name in ("force", "surface"):
             if not isinstance(getattr(self, name), AbstractDrive):
                 raise ValueError(f"{name} must be a jaxfriction drive (Constant, Harmonic, ...), "

@@ -14,7 +14,7 @@ from .._laws.dynamic import AbstractDynamicLaw, friction_power
 from .._laws.rate_state import RateState
 from .base import AbstractFrictionSystem, Rates
 from .law_state import LawStateMixin
-from .oscillator import check_law
+from .oscillator import check_law, check_one_contact_law
 
 
 class SpringSlider(LawStateMixin, AbstractFrictionSystem):
@@ -86,6 +86,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
 
     def __check_init__(self):
         check_law(self.law, vector=False, dynamic=True)
+        check_one_contact_law(self.law, self.n_internal)
         if not isinstance(self.load, AbstractDrive):
             raise ValueError(f"load must be a jaxfriction drive (Constant, Step, Harmonic, ...), got {self.load!r}")
 

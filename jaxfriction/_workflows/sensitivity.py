@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from .._checks import check_real
 from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
 from .._templates import Template
 from .gradient import as_gradient_mode
@@ -38,10 +39,22 @@ def _resolve(system, params):
     return system, names, {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
 
 
+def _scalar_value(value):
+    """``value`` as a 0-d array; a ValueError naming ``observable`` for anything else."""
+    try:
+        value = jnp.asarray(value)
+    except TypeError:
+        raise ValueError(f"observable must return a scalar, got {type(value).__name__}") from None
+    if value.shape != ():
+        raise ValueError(f"observable must return a scalar, got an array of shape {value.shape}; reduce it (e.g. "
+                         f"the value at the last time, or a maximum)")
+    return value
+
+
 @eqx.filter_jit
 def _value_and_jacobian(observable, system, p0, mode):
     def f(values) -> tuple[dict[str, Array], None]:
-        return {"value": jnp.asarray(observable(set_parameters(system, values)))}, None
+        return {"value": _scalar_value(observable(set_parameters(system, values)))}, None
 
     out, jac, _ = mode.value_and_jacobian(f, p0)
     return out, jac
@@ -74,7 +87,8 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
             ``smoothing``), invisible to AD; the warning gives the finite-difference slope.
 
     Raises:
-        ValueError: unknown or non-scalar paths, or a bad gradient mode.
+        ValueError: unknown or non-scalar paths, a bad gradient mode, or an observable
+            whose value is not a scalar.
     """
     system, names, p0 = _resolve(system, params)
     bad = [n for n in names if p0[n].shape != ()]
@@ -86,6 +100,10 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
     system = set_parameters(system, p0)
     try:
         out, jac = _value_and_jacobian(ByCode(observable), system, p0, mode)
+    except ValueError as exc:
+        if str(exc).startswith("observable must return a scalar"):
+            raise ValueError(str(exc)) from None
+        out, jac = _value_and_jacobian.__wrapped__(observable, system, p0, mode)
     except Exception:  # noqa: BLE001
         # an observable that needs concrete values inside (Python control flow on values,
         # dissipation_per_cycle without n_cycles) runs on the eager path, where the time grid
@@ -120,13 +138,15 @@ def finite_difference_gradient(observable: Callable, system: AbstractFrictionSys
         Dict path -> float.
 
     Raises:
-        ValueError: unknown or non-scalar paths.
+        ValueError: unknown or non-scalar paths, ``rel_step`` not a finite number > 0, an
+            observable whose value is not a scalar.
     """
+    check_real("rel_step", rel_step, positive=True)
     system, names, p0 = _resolve(system, params)
     out = {}
     for name in names:
         h = rel_step * max(abs(float(p0[name])), 1.0)
-        plus = observable(set_parameters(system, {name: p0[name] + h}))
-        minus = observable(set_parameters(system, {name: p0[name] - h}))
+        plus = _scalar_value(observable(set_parameters(system, {name: p0[name] + h})))
+        minus = _scalar_value(observable(set_parameters(system, {name: p0[name] - h})))
         out[name] = float((plus - minus) / (2 * h))
     return out

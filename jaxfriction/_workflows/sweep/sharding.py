@@ -38,12 +38,25 @@ def lane_devices(devices: list | None = None) -> list:
     Returns:
         A list of devices.
 
+    ``devices`` may also be a count ``n``: the first ``n`` local devices.
+
     Raises:
-        ValueError: an empty list.
+        ValueError: an empty list, a count < 1 or beyond the local devices, anything else.
     """
-    devices = list(jax.local_devices() if devices is None else devices)
+    if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
+        available = jax.local_devices()
+        if not 1 <= devices <= len(available):
+            raise ValueError(f"devices: a count must be between 1 and the {len(available)} local devices, got "
+                             f"{devices}")
+        return available[:devices]
+    try:
+        devices = list(jax.local_devices() if devices is None else devices)
+    except TypeError:
+        raise ValueError(f"devices must be a list of JAX devices, a count or None, got {devices!r}") from None
     if not devices:
         raise ValueError("devices must name at least one device")
+    if not all(isinstance(d, jax.Device) for d in devices):
+        raise ValueError(f"devices must be a list of JAX devices, a count or None, got {devices!r}")
     return devices
 
 

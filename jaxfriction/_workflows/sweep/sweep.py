@@ -33,9 +33,10 @@ import numpy as np
 from ..._checks import check_real
 from ..._exact.moreau_jean import MoreauJean
 from ..._integrate.grid import fixed_grid
+from ..._integrate.resolution import check_step_resolution
 from ..._integrate.saveat import SaveAt
-from ..._integrate.simulate import as_solver
-from ..._integrate.solvers import RK4, check_saved_size, fixed_step_grid
+from ..._integrate.simulate import _fixed_step, as_solver
+from ..._integrate.solvers import MAX_SAVED_BYTES, RK4, check_saved_size, fixed_step_grid
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._observables.window import WINDOW_OBSERVABLES
 from ..._paths import check_paths, get_parameter, parameter_paths
@@ -63,7 +64,7 @@ def _unpack(system):
 
 def _lane_count(grid, samples):
     sizes = [np.size(v) for v in grid.values()]
-    return sizes[0] if samples else int(np.prod(sizes))
+    return sizes[0] if samples else math.prod(sizes)
 
 
 def _scalar_parameters(system, exclude):
@@ -161,13 +162,20 @@ def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples,
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
     lane = Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else ByCode(derive))
+    n_lanes = _lane_count(grid, samples)
+    per_lane = 8 * (len(paths) + 1 + len(getattr(measure, "observables", ("value",))) * (1 + len(wrt)))
+    if n_lanes * per_lane > MAX_SAVED_BYTES:  # the grid's points and results are held in memory
+        raise ValueError(f"grid: {n_lanes:,} lanes would hold {n_lanes * per_lane / 1024**3:,.1f} GiB of points and "
+                         f"results (more than {MAX_SAVED_BYTES / 1024**3:.0f} GiB): use fewer values per axis")
+    if devices is not None:
+        devices = lane_devices(devices)
     program, kernel_name, kernel_reason = kernel.program(lane, paths, lane_devices(devices))
     if kernel_name == "vmap" and check_memory is not None:
         check_memory()
     tag = sweep_digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
                                 "dtype": str(jnp.asarray(0.0).dtype)})
     return SweepPlan(program=program, kernel=kernel_name, kernel_reason=kernel_reason, lane=lane, grid=grid,
-                     samples=samples, n_lanes=_lane_count(grid, samples), attrs=attrs, steps_per_lane=steps_per_lane,
+                     samples=samples, n_lanes=n_lanes, attrs=attrs, steps_per_lane=steps_per_lane,
                      engine=dict(chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress, tag=tag))
 
 
@@ -248,7 +256,11 @@ def sweep(
         ValueError: naming the argument: an unknown path (with close matches), a swept
             frequency with ``cycles``, missing or invalid times, an unknown observable in
             ``gradient_of``, a bad gradient mode, solver, grid or kernel (a
-            :class:`~jaxfriction.FusedKernel` for a sweep it does not support, with the reason).
+            :class:`~jaxfriction.FusedKernel` for a sweep it does not support, with the reason),
+            a grid whose points and results would exceed 2 GiB, ``devices`` that is not a list
+            of devices or a count of them, and naming ``dt`` a fixed step longer than the run
+            or the window or with fewer than 20 steps per forcing period
+            (:mod:`jaxfriction._integrate.resolution`).
     """
     return plan_sweep(system, grid, t1=t1, window=window, cycles=cycles, frequency=frequency, dt=dt, y0=y0,
                       solver=solver, saveat=saveat, observables=observables, wrt=wrt, gradient=gradient,
@@ -296,6 +308,9 @@ def plan_sweep(
     if dt is not None:
         check_real("dt", dt, positive=True)
     solver = as_solver(solver)
+    if dt is not None and _fixed_step(solver):
+        check_step_resolution(system, dt, run=t_end, window=t_end - t_measure, swept=grid,
+                              frequency=frequency if frequency is not None else tpl.frequency if tpl else None)
     saveat = SaveAt() if saveat is None else saveat
     observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
     if not observables or not all(callable(f) for f in observables.values()):
