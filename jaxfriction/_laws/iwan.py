@@ -49,6 +49,20 @@ def jenkins_rate(v, z, stiffness, slip_force, smoothing=0.0):
     return jnp.where(v * z > 0, v * gate, v + 0.0 * z)
 
 
+def switch_rate(v, stiffness, slip_force):
+    """The step rule of parallel Jenkins elements (1/time), ``(...)``: ``sum_i k_i |v| / sum_i
+    phi_i``, the rate at which one step's slip loads the joint's springs relative to its
+    slip force. With the exact switch the state Jacobian is zero (``z' = v`` or 0), so
+    nothing at a saved state shows the step's overshoot past a slip limit, ``O(k_i |v|
+    h)`` per element; RK4 runs with ``h sum_i k_i |v| / sum_i phi_i > 2.785`` (an overshoot
+    of more than about three times the joint's slip force per step) get
+    ``STATUS_UNSTABLE_STEP``. Zero where every slip force is 0 (the joint is a free slider).
+    """
+    total = jnp.sum(slip_force)
+    ok = total > 0
+    return jnp.where(ok, jnp.sum(stiffness) * jnp.abs(v) / jnp.where(ok, total, 1.0), 0.0)
+
+
 def _check_smoothing(smoothing):
     if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or not 0.0 <= smoothing < float("inf"):
         raise ValueError(f"smoothing must be a finite Python float >= 0, got {smoothing!r}")
@@ -66,7 +80,8 @@ class Iwan(AbstractDynamicLaw):
     2)`` (the virgin curve ``F_v`` scaled by 2 about the turning point).
 
     The springs store ``sum_i k_i z_i^2 / 2``; the sliders dissipate ``sum_i k_i z_i (v -
-    z_i')`` >= 0. The slip forces are forces (N) and do not scale with the ``normal``
+    z_i')`` >= 0. Step rule (:meth:`max_state_rate`, :func:`switch_rate`): RK4 runs with
+    ``h sum_i k_i |v| / sum_i phi_i > 2.785`` get ``STATUS_UNSTABLE_STEP``. The slip forces are forces (N) and do not scale with the ``normal``
     argument (joint models are identified at their preload).
 
     Args:
@@ -108,6 +123,10 @@ class Iwan(AbstractDynamicLaw):
 
     def bound(self, v, normal):
         return jnp.sum(self.slip_force) + 0.0 * v
+
+    def max_state_rate(self, v, z, normal):
+        """:func:`switch_rate`, or the state Jacobian's diagonal (the smoothing ramp) if larger."""
+        return jnp.maximum(switch_rate(v, self.stiffness, self.slip_force), super().max_state_rate(v, z, normal))
 
 
 class SegalmanIwan(AbstractDynamicLaw):
@@ -234,3 +253,8 @@ class SegalmanIwan(AbstractDynamicLaw):
 
     def bound(self, v, normal):
         return self.F_S + 0.0 * v
+
+    def max_state_rate(self, v, z, normal):
+        """``K_T |v| / F_S`` (:func:`switch_rate` of the elements), or the state Jacobian's
+        diagonal (the smoothing ramp) if larger."""
+        return jnp.maximum(switch_rate(v, self.K_T, self.F_S), super().max_state_rate(v, z, normal))

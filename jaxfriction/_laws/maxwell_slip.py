@@ -39,7 +39,14 @@ class MaxwellSlip(AbstractDynamicLaw):
     plus viscous friction when the fractions sum to 1; under a monotonic displacement from rest
     at constant speed ``v`` the virgin curve is ``F(x) = sum_i min(k_i x, alpha_i g(v)) +
     sigma2 v``, piecewise linear with breakpoints ``x_i = alpha_i g(v) / k_i`` (the presliding
-    hysteresis with non-local memory of the paper's Sec. III). The springs store ``sum_i k_i
+    hysteresis with non-local memory of the paper's Sec. III).
+
+    Step rule (:meth:`max_state_rate`): a slipping element's force relaxes at ``C / (alpha_i
+    g(v))``, and the exact switch hides it at the saved states (a state inside the limit is
+    sticking), so the bound ``max_i C / (alpha_i g(v))`` is taken whatever the elements do:
+    fixed-step RK4 runs with ``h C / (min_i alpha_i g(v)) > 2.785`` get
+    ``STATUS_UNSTABLE_STEP``; a large ``C`` needs an implicit solver
+    (``jf.Diffrax(diffrax.Kvaerno5())``). The springs store ``sum_i k_i
     z_i^2 / 2``; the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2``.
 
     Args:
@@ -49,7 +56,10 @@ class MaxwellSlip(AbstractDynamicLaw):
         C: attraction parameter > 0 (N/s).
         sigma2: viscous coefficient >= 0 (N s/m).
         mu_c: Coulomb coefficient > 0 (``F_c = mu_c N``).
-        mu_s: static coefficient >= 0 (``F_s = mu_s N``).
+        mu_s: static coefficient > 0 (``F_s = mu_s N``): with ``mu_s = 0`` the Stribeck level
+            ``g(0) = 0``, so the slip limit ``alpha_i g(v)`` and the attraction time
+            ``alpha_i g / C`` vanish at rest and the attraction rate ``C / (alpha_i g)`` is
+            unbounded (an RK4 step is always too long there).
         v_s: Stribeck velocity > 0 (m/s).
         delta: Stribeck exponent > 0.
 
@@ -78,7 +88,7 @@ class MaxwellSlip(AbstractDynamicLaw):
 
     def constraints(self):
         return (positive("stiffness", self.stiffness), positive("alpha", self.alpha), positive("C", self.C),
-                nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), nonnegative("mu_s", self.mu_s),
+                nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), positive("mu_s", self.mu_s),
                 positive("v_s", self.v_s), positive("delta", self.delta))
 
     def steady_level(self, v, normal):
@@ -92,6 +102,13 @@ class MaxwellSlip(AbstractDynamicLaw):
         slipping = (jnp.abs(spring) >= limit) & (v * z > 0)
         attraction = jnp.sign(v) * safe_divide(self.C, self.stiffness) * (1.0 - safe_divide(jnp.abs(spring), limit))
         return jnp.where(slipping, attraction, v + 0.0 * z)
+
+    def max_state_rate(self, v, z, normal):
+        """``max_i C / (alpha_i g(v))``, the attraction rate of a slipping element (whether it
+        slips or not), or the state Jacobian's diagonal if larger (1/time)."""
+        limit = self.alpha * self.steady_level(jnp.asarray(v)[..., None], jnp.asarray(normal)[..., None])
+        attraction = jnp.max(safe_divide(self.C + 0.0 * limit, limit), axis=-1)
+        return jnp.maximum(attraction, super().max_state_rate(v, z, normal))
 
     def force(self, v, z, normal):
         return -(jnp.sum(self.stiffness * z, axis=-1) + self.sigma2 * v)
