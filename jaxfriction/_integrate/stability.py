@@ -14,6 +14,13 @@ from .._systems.oscillator import Oscillator
 #: ``z = -2.785293563...``).
 RK4_STABILITY_LIMIT = 2.785293563405282
 
+#: A run with a dynamic law is flagged once ``h`` times the fastest rate at a saved state
+#: passes this (not RK4's 2.785: the rule sees the saved states only, a run's fast mode
+#: peaks between them, and RK4 near its stability limit is stable but follows the slow
+#: dynamics it slaves badly: ``scripts/step_honesty.py`` found rate-and-state lanes 60x off
+#: at ``h rate = 2``).
+DYNAMIC_STEP_LIMIT = 1.0
+
 
 def stick_band_rate(system):
     """Largest relaxation rate of a contact inside its stick band (1/time), or None.
@@ -86,8 +93,12 @@ def internal_state_rate(system, ts, ys):
       viscous damping (rate-and-state: ``N a / (m |v|)`` in slip, far larger near rest;
       LuGre: ``(sigma1 + sigma2) / m``).
 
-    The rule sees the saved states only (a run that saves its end points alone, e.g. a
-    sweep's transient, is judged at those).
+    The run is flagged once ``h`` times it passes :data:`DYNAMIC_STEP_LIMIT` (1), so the
+    value returned is that rate times ``RK4_STABILITY_LIMIT / DYNAMIC_STEP_LIMIT``, for the
+    common test ``h rate <= RK4_STABILITY_LIMIT`` of
+    :func:`~jaxfriction._integrate.solvers.unstable_step_status`. The rule sees the saved
+    states only (a run that saves its end points alone, e.g. a sweep's transient, is judged
+    at those).
 
     Args:
         system: a system; those whose ``law`` is not dynamic (or that have no internal
@@ -119,4 +130,4 @@ def internal_state_rate(system, ts, ys):
         slope = jax.jvp(accelerations, (u,), (jnp.ones_like(u),))[1]
         return jnp.maximum(law_rate, jnp.max(-slope))
 
-    return jnp.max(jax.vmap(one)(ts, ys))
+    return jnp.max(jax.vmap(one)(ts, ys)) * (RK4_STABILITY_LIMIT / DYNAMIC_STEP_LIMIT)

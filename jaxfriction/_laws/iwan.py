@@ -49,18 +49,24 @@ def jenkins_rate(v, z, stiffness, slip_force, smoothing=0.0):
     return jnp.where(v * z > 0, v * gate, v + 0.0 * z)
 
 
+#: A run with an exact stick/slip switch is flagged once one step's slip loads the springs by
+#: more than this fraction of their slip force (:func:`switch_rate`).
+SWITCH_OVERSHOOT = 0.1
+
+
 def switch_rate(v, stiffness, slip_force):
-    """The step rule of parallel Jenkins elements (1/time), ``(...)``: ``sum_i k_i |v| / sum_i
-    phi_i``, the rate at which one step's slip loads the joint's springs relative to its
-    slip force. With the exact switch the state Jacobian is zero (``z' = v`` or 0), so
-    nothing at a saved state shows the step's overshoot past a slip limit, ``O(k_i |v|
-    h)`` per element; RK4 runs with ``h sum_i k_i |v| / sum_i phi_i > 2.785`` (an overshoot
-    of more than about three times the joint's slip force per step) get
-    ``STATUS_UNSTABLE_STEP``. Zero where every slip force is 0 (the joint is a free slider).
+    """The step rule of parallel elements with an exact stick/slip switch (1/time), ``(...)``:
+    ``sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)``. With the exact switch the state
+    Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
+    overshoot past a slip limit, ``O(k_i |v| h)`` per element, a first-order error; runs
+    with ``h sum_i k_i |v| / sum_i phi_i > 0.1`` (one step's slip loads the springs by more
+    than a tenth of the joint's slip force) get ``STATUS_UNSTABLE_STEP``. Zero where every
+    slip force is 0 (the joint is a free slider).
     """
-    total = jnp.sum(slip_force)
+    total = jnp.sum(jnp.atleast_1d(slip_force), axis=-1)
     ok = total > 0
-    return jnp.where(ok, jnp.sum(stiffness) * jnp.abs(v) / jnp.where(ok, total, 1.0), 0.0)
+    rate = jnp.sum(jnp.atleast_1d(stiffness), axis=-1) * jnp.abs(v) / jnp.where(ok, total, 1.0)
+    return jnp.where(ok, rate / SWITCH_OVERSHOOT, 0.0)
 
 
 def _check_smoothing(smoothing):
@@ -81,7 +87,7 @@ class Iwan(AbstractDynamicLaw):
 
     The springs store ``sum_i k_i z_i^2 / 2``; the sliders dissipate ``sum_i k_i z_i (v -
     z_i')`` >= 0. Step rule (:meth:`max_state_rate`, :func:`switch_rate`): RK4 runs with
-    ``h sum_i k_i |v| / sum_i phi_i > 2.785`` get ``STATUS_UNSTABLE_STEP``. The slip forces are forces (N) and do not scale with the ``normal``
+    ``h sum_i k_i |v| / sum_i phi_i > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``. The slip forces are forces (N) and do not scale with the ``normal``
     argument (joint models are identified at their preload).
 
     Args:

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from .._checks import nonnegative, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw
+from .iwan import switch_rate
 from .lugre import stribeck_force
 
 
@@ -43,9 +44,11 @@ class MaxwellSlip(AbstractDynamicLaw):
 
     Step rule (:meth:`max_state_rate`): a slipping element's force relaxes at ``C / (alpha_i
     g(v))``, and the exact switch hides it at the saved states (a state inside the limit is
-    sticking), so the bound ``max_i C / (alpha_i g(v))`` is taken whatever the elements do:
-    fixed-step RK4 runs with ``h C / (min_i alpha_i g(v)) > 2.785`` get
-    ``STATUS_UNSTABLE_STEP``; a large ``C`` needs an implicit solver
+    sticking), so the bound ``max_i C / (alpha_i g(v))`` is taken whatever the elements do,
+    with the switch's rate ``sum_i k_i |v| / (0.1 sum_i alpha_i g(v))``
+    (:func:`~jaxfriction._laws.iwan.switch_rate`): fixed-step RK4 runs with ``h C / (min_i
+    alpha_i g(v)) > 1`` or ``h sum_i k_i |v| / sum_i alpha_i g(v) > 0.1`` at a saved state
+    get ``STATUS_UNSTABLE_STEP``; a large ``C`` needs an implicit solver
     (``jf.Diffrax(diffrax.Kvaerno5())``). The springs store ``sum_i k_i
     z_i^2 / 2``; the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2``.
 
@@ -104,11 +107,14 @@ class MaxwellSlip(AbstractDynamicLaw):
         return jnp.where(slipping, attraction, v + 0.0 * z)
 
     def max_state_rate(self, v, z, normal):
-        """``max_i C / (alpha_i g(v))``, the attraction rate of a slipping element (whether it
-        slips or not), or the state Jacobian's diagonal if larger (1/time)."""
+        """The largest of ``max_i C / (alpha_i g(v))``, the attraction rate of a slipping
+        element (whether it slips or not), the switch's rate
+        (:func:`~jaxfriction._laws.iwan.switch_rate` with the limits ``alpha_i g(v)``) and
+        the state Jacobian's diagonal (1/time)."""
         limit = self.alpha * self.steady_level(jnp.asarray(v)[..., None], jnp.asarray(normal)[..., None])
         attraction = jnp.max(safe_divide(self.C + 0.0 * limit, limit), axis=-1)
-        return jnp.maximum(attraction, super().max_state_rate(v, z, normal))
+        switch = switch_rate(v, self.stiffness, limit)
+        return jnp.maximum(jnp.maximum(attraction, switch), super().max_state_rate(v, z, normal))
 
     def force(self, v, z, normal):
         return -(jnp.sum(self.stiffness * z, axis=-1) + self.sigma2 * v)
