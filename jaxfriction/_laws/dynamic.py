@@ -122,9 +122,9 @@ class AbstractDynamicLaw(eqx.Module):
     def max_state_rate(self, v, z, normal):
         """Fastest rate of the internal states at slip velocity ``v`` and state ``z`` (1/time), ``(...)``.
 
-        Fixed-step RK4 is stable only while ``h`` times this rate stays below 2.785, and
-        follows the slow dynamics well below that; runs where ``h`` times it passes
-        ``DYNAMIC_STEP_LIMIT`` (1) at a saved state get ``STATUS_UNSTABLE_STEP`` (``jaxfriction._integrate.stability.internal_state_rate``
+        Fixed-step RK4 is stable only while ``h`` times this rate stays below
+        ``RK4_STABILITY_LIMIT`` (2.785); runs where it passes that at a saved state get
+        ``STATUS_UNSTABLE_STEP`` (``jaxfriction._integrate.stability.internal_state_rate``
         takes it at every saved state, with the slip-rate stiffness of the contact). The
         default is ``|d z_i'/d z_i|`` by one ``jax.jvp`` of :meth:`state_rate` along ``z``
         with all-ones tangents: the diagonal of the state Jacobian for laws whose states

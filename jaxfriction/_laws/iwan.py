@@ -52,12 +52,16 @@ def jenkins_rate(v, z, stiffness, slip_force, smoothing=0.0):
 #: A run with an exact stick/slip switch is flagged once one step's slip loads the springs by
 #: more than this fraction of their slip force (:func:`switch_rate`).
 SWITCH_OVERSHOOT = 0.1
+#: RK4's stability limit on the real axis (``jaxfriction._integrate.stability``, not imported:
+#: the laws come before the integrators), the bound every rate is held to.
+_RK4_LIMIT = 2.785293563405282
 
 
 def switch_rate(v, stiffness, slip_force):
     """The step rule of parallel elements with an exact stick/slip switch (1/time), ``(...)``:
-    ``sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)``. With the exact switch the state
-    Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
+    ``2.785 sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)`` (so that the rule ``h rate
+    <= 2.785`` is ``h sum_i k_i |v| / sum_i phi_i <= SWITCH_OVERSHOOT``). With the exact
+    switch the state Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
     overshoot past a slip limit, ``O(k_i |v| h)`` per element, a first-order error; runs
     with ``h sum_i k_i |v| / sum_i phi_i > 0.1`` (one step's slip loads the springs by more
     than a tenth of the joint's slip force) get ``STATUS_UNSTABLE_STEP``. Zero where every
@@ -66,7 +70,7 @@ def switch_rate(v, stiffness, slip_force):
     total = jnp.sum(jnp.atleast_1d(slip_force), axis=-1)
     ok = total > 0
     rate = jnp.sum(jnp.atleast_1d(stiffness), axis=-1) * jnp.abs(v) / jnp.where(ok, total, 1.0)
-    return jnp.where(ok, rate / SWITCH_OVERSHOOT, 0.0)
+    return jnp.where(ok, rate * (_RK4_LIMIT / SWITCH_OVERSHOOT), 0.0)
 
 
 def _check_smoothing(smoothing):
@@ -87,8 +91,9 @@ class Iwan(AbstractDynamicLaw):
 
     The springs store ``sum_i k_i z_i^2 / 2``; the sliders dissipate ``sum_i k_i z_i (v -
     z_i')`` >= 0. Step rule (:meth:`max_state_rate`, :func:`switch_rate`): RK4 runs with
-    ``h sum_i k_i |v| / sum_i phi_i > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``. The slip forces are forces (N) and do not scale with the ``normal``
-    argument (joint models are identified at their preload).
+    ``h sum_i k_i |v| / sum_i phi_i > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``.
+    The slip forces are forces (N) and do not scale with the ``normal`` argument (joint models
+    are identified at their preload).
 
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
@@ -132,7 +137,8 @@ class Iwan(AbstractDynamicLaw):
 
     def max_state_rate(self, v, z, normal):
         """:func:`switch_rate`, or the state Jacobian's diagonal (the smoothing ramp) if larger."""
-        return jnp.maximum(switch_rate(v, self.stiffness, self.slip_force), super().max_state_rate(v, z, normal))
+        switch = switch_rate(v, self.stiffness, self.slip_force)
+        return jnp.maximum(switch, super().max_state_rate(v, z, normal))
 
 
 class SegalmanIwan(AbstractDynamicLaw):

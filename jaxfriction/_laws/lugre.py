@@ -52,7 +52,7 @@ class LuGre(AbstractDynamicLaw):
     ``z`` is ``sigma0 |v| / g(v)`` and the coupled mass-bristle frequency ``sqrt(sigma0 / m)``,
     so use small steps or an implicit solver (``diffrax.Kvaerno5()``). Step rule
     (:meth:`~jaxfriction.AbstractDynamicLaw.max_state_rate`): fixed-step RK4 runs with
-    ``h sigma0 |v| / g(v) > 1`` at a saved state, or ``h`` times the slip-rate stiffness
+    ``h sigma0 |v| / g(v) > 2.785`` at a saved state, or ``h`` times the slip-rate stiffness
     ``(sigma1 + sigma2) / m`` past 1, get ``STATUS_UNSTABLE_STEP``.
 
     With ``N = 0`` (``g = 0``) the bristle law is undefined; the rate then falls back to ``z' =

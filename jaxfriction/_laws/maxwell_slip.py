@@ -44,13 +44,12 @@ class MaxwellSlip(AbstractDynamicLaw):
 
     Step rule (:meth:`max_state_rate`): a slipping element's force relaxes at ``C / (alpha_i
     g(v))``, and the exact switch hides it at the saved states (a state inside the limit is
-    sticking), so the bound ``max_i C / (alpha_i g(v))`` is taken whatever the elements do,
-    with the switch's rate ``sum_i k_i |v| / (0.1 sum_i alpha_i g(v))``
+    sticking), so the bound ``max_i C / (alpha_i g_min)`` (``g_min = N min(mu_s, mu_c)``, the
+    curve's lowest level) is taken whatever the elements do, with the switch's rate
     (:func:`~jaxfriction._laws.iwan.switch_rate`): fixed-step RK4 runs with ``h C / (min_i
-    alpha_i g(v)) > 1`` or ``h sum_i k_i |v| / sum_i alpha_i g(v) > 0.1`` at a saved state
-    get ``STATUS_UNSTABLE_STEP``; a large ``C`` needs an implicit solver
-    (``jf.Diffrax(diffrax.Kvaerno5())``). The springs store ``sum_i k_i
-    z_i^2 / 2``; the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2``.
+    alpha_i g_min) > 2.785`` or ``h sum_i k_i |v| / sum_i alpha_i g_min > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``; a large ``C`` needs an implicit
+    solver (``jf.Diffrax(diffrax.Kvaerno5())``). The springs store ``sum_i k_i z_i^2 / 2``;
+    the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2``.
 
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
@@ -107,11 +106,15 @@ class MaxwellSlip(AbstractDynamicLaw):
         return jnp.where(slipping, attraction, v + 0.0 * z)
 
     def max_state_rate(self, v, z, normal):
-        """The largest of ``max_i C / (alpha_i g(v))``, the attraction rate of a slipping
+        """The largest of ``max_i C / (alpha_i g_min)``, the attraction rate of a slipping
         element (whether it slips or not), the switch's rate
-        (:func:`~jaxfriction._laws.iwan.switch_rate` with the limits ``alpha_i g(v)``) and
-        the state Jacobian's diagonal (1/time)."""
-        limit = self.alpha * self.steady_level(jnp.asarray(v)[..., None], jnp.asarray(normal)[..., None])
+        (:func:`~jaxfriction._laws.iwan.switch_rate` with the limits ``alpha_i g_min``) and
+        the state Jacobian's diagonal (1/time). ``g_min = N min(mu_s, mu_c)``, the lowest
+        level of the Stribeck curve: the limits a step crosses are those of every slip speed
+        it passes through, down to rest (``g(v)`` at the saved speed alone let a lane with
+        ``mu_s = 0.15``, ``mu_c = 1`` through 7 % off)."""
+        normal = jnp.asarray(normal)[..., None]
+        limit = self.alpha * normal * jnp.minimum(self.mu_s, self.mu_c)
         attraction = jnp.max(safe_divide(self.C + 0.0 * limit, limit), axis=-1)
         switch = switch_rate(v, self.stiffness, limit)
         return jnp.maximum(jnp.maximum(attraction, switch), super().max_state_rate(v, z, normal))
