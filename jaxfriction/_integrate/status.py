@@ -26,8 +26,13 @@ STATUS_INVALID_PARAMETER = 4
 #: Fixed-step RK4 is unstable inside a contact's stick band (``h * rate > 2.785``, see
 #: :func:`~jaxfriction.stick_band_rate`): the trajectory stays bounded by the law's clip,
 #: but it chatters in stick and its derivatives grow without bound. Also: the step is too
-#: long for a dynamic law's internal states (LuGre's bristles at speed), where the run
-#: itself goes wrong.
+#: long for a dynamic law's fastest rate at a saved state (``h * rate > 2.785``, or ``h``
+#: times the slip-rate stiffness ``-dv'/dv`` past 1.5: LuGre's
+#: bristles at speed, Maxwell-slip's attraction ``C / (alpha g)``, the stick/slip switch of
+#: Iwan and Maxwell-slip elements, rate-and-state's slip-rate stiffness near rest; see
+#: :meth:`~jaxfriction.AbstractDynamicLaw.max_state_rate`), where the run itself goes
+#: wrong. The system is stiff for this step: use a smaller ``dt`` or an implicit solver,
+#: ``jf.Diffrax(diffrax.Kvaerno5())``, whose runs are never flagged 5.
 STATUS_UNSTABLE_STEP = 5
 #: A requested gradient is NaN or infinite although the run itself is fine.
 STATUS_NONFINITE_GRADIENT = 6

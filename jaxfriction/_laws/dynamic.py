@@ -121,6 +121,24 @@ class AbstractDynamicLaw(eqx.Module):
         when the law has no bound of its own (rate-and-state)."""
         return None
 
+    def max_state_rate(self, v, z, normal):
+        """Fastest rate of the internal states at slip velocity ``v`` and state ``z`` (1/time), ``(...)``.
+
+        Fixed-step RK4 is stable only while ``h`` times this rate stays below
+        ``RK4_STABILITY_LIMIT`` (2.785); runs where it passes that at a saved state get
+        ``STATUS_UNSTABLE_STEP`` (``jaxfriction._integrate.stability.internal_state_rate``
+        takes it at every saved state, with the slip-rate stiffness of the contact). The
+        default is ``|d z_i'/d z_i|`` by one ``jax.jvp`` of :meth:`state_rate` along ``z``
+        with all-ones tangents: the diagonal of the state Jacobian for laws whose states
+        each relax on their own (every law of the library); a law with coupled states, or
+        with a rate that the state at one instant does not show (an exact stick/slip
+        switch), overrides it with a bound (:class:`~jaxfriction.MaxwellSlip`,
+        :class:`~jaxfriction.Iwan`).
+        """
+        z = jnp.asarray(z)
+        dz = jax.jvp(lambda s: self.state_rate(v, s, normal), (z,), (jnp.ones_like(z),))[1]
+        return jnp.max(jnp.abs(dz), axis=-1)
+
 
 def friction_power(law: AbstractDynamicLaw, v: ArrayLike, z: Array,
                    normal: ArrayLike) -> tuple[Array, Array, Array]:

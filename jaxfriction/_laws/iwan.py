@@ -53,6 +53,30 @@ def jenkins_rate(v: ArrayLike, z: Array, stiffness: ArrayLike, slip_force: Array
     return jnp.where(v * z > 0, v * gate, v + 0.0 * z)
 
 
+#: A run with an exact stick/slip switch is flagged once one step's slip loads the springs by
+#: more than this fraction of their slip force (:func:`switch_rate`).
+SWITCH_OVERSHOOT = 0.1
+#: RK4's stability limit on the real axis (``jaxfriction._integrate.stability``, not imported:
+#: the laws come before the integrators), the bound every rate is held to.
+_RK4_LIMIT = 2.785293563405282
+
+
+def switch_rate(v, stiffness, slip_force):
+    """The step rule of parallel elements with an exact stick/slip switch (1/time), ``(...)``:
+    ``2.785 sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)`` (so that the rule ``h rate
+    <= 2.785`` is ``h sum_i k_i |v| / sum_i phi_i <= SWITCH_OVERSHOOT``). With the exact
+    switch the state Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
+    overshoot past a slip limit, ``O(k_i |v| h)`` per element, a first-order error; runs
+    with ``h sum_i k_i |v| / sum_i phi_i > 0.1`` (one step's slip loads the springs by more
+    than a tenth of the joint's slip force) get ``STATUS_UNSTABLE_STEP``. Zero where every
+    slip force is 0 (the joint is a free slider).
+    """
+    total = jnp.sum(jnp.atleast_1d(slip_force), axis=-1)
+    ok = total > 0
+    rate = jnp.sum(jnp.atleast_1d(stiffness), axis=-1) * jnp.abs(v) / jnp.where(ok, total, 1.0)
+    return jnp.where(ok, rate * (_RK4_LIMIT / SWITCH_OVERSHOOT), 0.0)
+
+
 def _check_smoothing(smoothing):
     if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or not 0.0 <= smoothing < float("inf"):
         raise ValueError(f"smoothing must be a finite Python float >= 0, got {smoothing!r}")
@@ -70,8 +94,10 @@ class Iwan(AbstractDynamicLaw):
     2)`` (the virgin curve ``F_v`` scaled by 2 about the turning point).
 
     The springs store ``sum_i k_i z_i^2 / 2``; the sliders dissipate ``sum_i k_i z_i (v -
-    z_i')`` >= 0. The slip forces are forces (N) and do not scale with the ``normal``
-    argument (joint models are identified at their preload).
+    z_i')`` >= 0. Step rule (:meth:`max_state_rate`, :func:`switch_rate`): RK4 runs with
+    ``h sum_i k_i |v| / sum_i phi_i > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``.
+    The slip forces are forces (N) and do not scale with the ``normal`` argument (joint models
+    are identified at their preload).
 
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
@@ -112,6 +138,11 @@ class Iwan(AbstractDynamicLaw):
 
     def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return jnp.sum(self.slip_force) + 0.0 * v
+
+    def max_state_rate(self, v, z, normal):
+        """:func:`switch_rate`, or the state Jacobian's diagonal (the smoothing ramp) if larger."""
+        switch = switch_rate(v, self.stiffness, self.slip_force)
+        return jnp.maximum(switch, super().max_state_rate(v, z, normal))
 
 
 class SegalmanIwan(AbstractDynamicLaw):
@@ -243,3 +274,8 @@ class SegalmanIwan(AbstractDynamicLaw):
 
     def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
         return self.F_S + 0.0 * v
+
+    def max_state_rate(self, v, z, normal):
+        """``K_T |v| / F_S`` (:func:`switch_rate` of the elements), or the state Jacobian's
+        diagonal (the smoothing ramp) if larger."""
+        return jnp.maximum(switch_rate(v, self.K_T, self.F_S), super().max_state_rate(v, z, normal))

@@ -53,7 +53,10 @@ class LuGre(AbstractDynamicLaw):
     (Barabanov & Ortega 2000, IEEE TAC 45(4):830, give the passivity condition); the energy
     balance stays exact either way. The bristles are stiff: the relaxation rate of
     ``z`` is ``sigma0 |v| / g(v)`` and the coupled mass-bristle frequency ``sqrt(sigma0 / m)``,
-    so use small steps or an implicit solver (``diffrax.Kvaerno5()``).
+    so use small steps or an implicit solver (``diffrax.Kvaerno5()``). Step rule
+    (:meth:`~jaxfriction.AbstractDynamicLaw.max_state_rate`): fixed-step RK4 runs with
+    ``h sigma0 |v| / g(v) > 2.785`` at a saved state, or ``h`` times the slip-rate stiffness
+    ``(sigma1 + sigma2) / m`` past 1, get ``STATUS_UNSTABLE_STEP``.
 
     With ``N = 0`` (``g = 0``) the bristle law is undefined; the rate then falls back to ``z' =
     v`` (finite).
@@ -63,7 +66,10 @@ class LuGre(AbstractDynamicLaw):
         sigma1: bristle damping >= 0 (N s/m; paper sqrt(1e5)).
         sigma2: viscous coefficient >= 0 (N s/m; paper 0.4).
         mu_c: Coulomb coefficient > 0 (``F_c = mu_c N``; paper F_c = 1 N).
-        mu_s: static coefficient >= 0 (``F_s = mu_s N``; paper F_s = 1.5 N).
+        mu_s: static coefficient > 0 (``F_s = mu_s N``; paper F_s = 1.5 N): with ``mu_s = 0``
+            the level ``g(v)`` vanishes at rest, so the bristle rate ``sigma0 |v| / g(v)``
+            grows without bound as ``v -> 0`` (``~ sigma0 v_s^delta / (F_c |v|^(delta - 1))``)
+            and no step is stable there.
         v_s: Stribeck velocity > 0 (m/s; paper 0.001).
         delta: Stribeck exponent > 0 (paper 2).
         v_d: velocity scale of the micro-damping's decay > 0 (m/s), or None (constant).
@@ -85,7 +91,7 @@ class LuGre(AbstractDynamicLaw):
 
     def constraints(self) -> tuple[Constraint, ...]:
         out = (positive("sigma0", self.sigma0), nonnegative("sigma1", self.sigma1),
-               nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), nonnegative("mu_s", self.mu_s),
+               nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), positive("mu_s", self.mu_s),
                positive("v_s", self.v_s), positive("delta", self.delta))
         return out if self.v_d is None else (*out, positive("v_d", self.v_d))
 

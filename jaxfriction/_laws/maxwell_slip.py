@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 from .._checks import Constraint, nonnegative, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw
+from .iwan import switch_rate
 from .lugre import stribeck_force
 
 
@@ -41,8 +42,16 @@ class MaxwellSlip(AbstractDynamicLaw):
     plus viscous friction when the fractions sum to 1; under a monotonic displacement from rest
     at constant speed ``v`` the virgin curve is ``F(x) = sum_i min(k_i x, alpha_i g(v)) +
     sigma2 v``, piecewise linear with breakpoints ``x_i = alpha_i g(v) / k_i`` (the presliding
-    hysteresis with non-local memory of the paper's Sec. III). The springs store ``sum_i k_i
-    z_i^2 / 2``; the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2``.
+    hysteresis with non-local memory of the paper's Sec. III).
+
+    Step rule (:meth:`max_state_rate`): a slipping element's force relaxes at ``C / (alpha_i
+    g(v))``, and the exact switch hides it at the saved states (a state inside the limit is
+    sticking), so the bound ``max_i C / (alpha_i g_min)`` (``g_min = N min(mu_s, mu_c)``, the
+    curve's lowest level) is taken whatever the elements do, with the switch's rate
+    (:func:`~jaxfriction._laws.iwan.switch_rate`): fixed-step RK4 runs with ``h C / (min_i
+    alpha_i g_min) > 2.785`` or ``h sum_i k_i |v| / sum_i alpha_i g_min > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``; a large ``C`` needs an implicit
+    solver (``jf.Diffrax(diffrax.Kvaerno5())``). The springs store ``sum_i k_i z_i^2 / 2``;
+    the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2``.
 
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
@@ -51,7 +60,10 @@ class MaxwellSlip(AbstractDynamicLaw):
         C: attraction parameter > 0 (N/s).
         sigma2: viscous coefficient >= 0 (N s/m).
         mu_c: Coulomb coefficient > 0 (``F_c = mu_c N``).
-        mu_s: static coefficient >= 0 (``F_s = mu_s N``).
+        mu_s: static coefficient > 0 (``F_s = mu_s N``): with ``mu_s = 0`` the Stribeck level
+            ``g(0) = 0``, so the slip limit ``alpha_i g(v)`` and the attraction time
+            ``alpha_i g / C`` vanish at rest and the attraction rate ``C / (alpha_i g)`` is
+            unbounded (an RK4 step is always too long there).
         v_s: Stribeck velocity > 0 (m/s).
         delta: Stribeck exponent > 0.
 
@@ -80,7 +92,7 @@ class MaxwellSlip(AbstractDynamicLaw):
 
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("stiffness", self.stiffness), positive("alpha", self.alpha), positive("C", self.C),
-                nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), nonnegative("mu_s", self.mu_s),
+                nonnegative("sigma2", self.sigma2), positive("mu_c", self.mu_c), positive("mu_s", self.mu_s),
                 positive("v_s", self.v_s), positive("delta", self.delta))
 
     def steady_level(self, v: ArrayLike, normal: ArrayLike) -> Array:
@@ -94,6 +106,20 @@ class MaxwellSlip(AbstractDynamicLaw):
         slipping = (jnp.abs(spring) >= limit) & (v * z > 0)
         attraction = jnp.sign(v) * safe_divide(self.C, self.stiffness) * (1.0 - safe_divide(jnp.abs(spring), limit))
         return jnp.where(slipping, attraction, v + 0.0 * z)
+
+    def max_state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """The largest of ``max_i C / (alpha_i g_min)``, the attraction rate of a slipping
+        element (whether it slips or not), the switch's rate
+        (:func:`~jaxfriction._laws.iwan.switch_rate` with the limits ``alpha_i g_min``) and
+        the state Jacobian's diagonal (1/time). ``g_min = N min(mu_s, mu_c)``, the lowest
+        level of the Stribeck curve: the limits a step crosses are those of every slip speed
+        it passes through, down to rest (``g(v)`` at the saved speed alone let a lane with
+        ``mu_s = 0.15``, ``mu_c = 1`` through 7 % off)."""
+        normal = jnp.asarray(normal)[..., None]
+        limit = self.alpha * normal * jnp.minimum(self.mu_s, self.mu_c)
+        attraction = jnp.max(safe_divide(self.C + 0.0 * limit, limit), axis=-1)
+        switch = switch_rate(v, self.stiffness, limit)
+        return jnp.maximum(jnp.maximum(attraction, switch), super().max_state_rate(v, z, normal))
 
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -(jnp.sum(self.stiffness * z, axis=-1) + self.sigma2 * v)
