@@ -160,37 +160,32 @@ def check_constraints(module: eqx.Module) -> None:
         constraint.check()
 
 
-def _modules(tree):
-    """Every equinox module inside ``tree`` (fields, tuples, lists and dicts are searched)."""
+def named_modules(tree, prefix: str = ""):
+    """``(path, module)`` for every equinox module inside ``tree``, the tree itself first
+    (path ``""``); fields, tuples, lists and dicts are searched, and paths are written as
+    leaf paths are (``"law"``, ``"contacts[1].law"``)."""
     if isinstance(tree, eqx.Module):
-        yield tree
+        yield prefix, tree
         for field in dataclasses.fields(tree):
-            yield from _modules(getattr(tree, field.name, None))
+            yield from named_modules(getattr(tree, field.name, None), f"{prefix}.{field.name}" if prefix else field.name)
     elif isinstance(tree, (list, tuple)):
-        for item in tree:
-            yield from _modules(item)
+        for i, item in enumerate(tree):
+            yield from named_modules(item, f"{prefix}[{i}]")
     elif isinstance(tree, dict):
-        for item in tree.values():
-            yield from _modules(item)
+        for key, item in tree.items():
+            yield from named_modules(item, f"{prefix}[{key!r}]")
 
 
 def check_tree_constraints(tree) -> None:
     """Raise ``ValueError`` for the first concrete parameter out of range in any module of
-    ``tree`` (a system after :func:`~jaxfriction.set_parameters`, which does not check)."""
-    def walk(node, prefix):
-        if isinstance(node, eqx.Module):
-            for constraint in getattr(node, "constraints", lambda: ())():
-                try:
-                    constraint.check()
-                except ValueError as exc:
-                    raise ValueError(f"{prefix}: {exc}" if prefix else str(exc)) from None
-            for field in dataclasses.fields(node):
-                walk(getattr(node, field.name, None), f"{prefix}.{field.name}" if prefix else field.name)
-        elif isinstance(node, (list, tuple)):
-            for i, item in enumerate(node):
-                walk(item, f"{prefix}[{i}]")
-
-    walk(tree, "")
+    ``tree`` (a system after :func:`~jaxfriction.set_parameters`, which does not check),
+    naming the module's path."""
+    for path, module in named_modules(tree):
+        for constraint in getattr(module, "constraints", lambda: ())():
+            try:
+                constraint.check()
+            except ValueError as exc:
+                raise ValueError(f"{path}: {exc}" if path else str(exc)) from None
 
 
 def without_tangents(tree) -> Any:
@@ -212,7 +207,7 @@ def constraints_hold(tree) -> Array:
     """
     tree = without_tangents(tree)
     ok = jnp.asarray(True)
-    for module in _modules(tree):
+    for _, module in named_modules(tree):
         for constraint in getattr(module, "constraints", lambda: ())():
             ok = ok & constraint.holds()
     return ok

@@ -21,13 +21,11 @@ t0)``; that is what it checks against the forcing and the records.)
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
-import equinox as eqx
 import numpy as np
 
-from .._checks import is_concrete
+from .._checks import is_concrete, named_modules
 from .._forcing.drives import Harmonic
 from .._forcing.ground_motion import GroundMotion
 
@@ -37,16 +35,9 @@ from .._forcing.ground_motion import GroundMotion
 STEPS_PER_PERIOD = 20
 
 
-def _drives(tree, prefix=""):
+def _drives(tree):
     """``(path, module)`` for every Harmonic and GroundMotion inside ``tree``."""
-    if isinstance(tree, (Harmonic, GroundMotion)):
-        yield prefix, tree
-    elif isinstance(tree, eqx.Module):
-        for field in dataclasses.fields(tree):
-            yield from _drives(getattr(tree, field.name, None), f"{prefix}.{field.name}" if prefix else field.name)
-    elif isinstance(tree, (list, tuple)):
-        for i, item in enumerate(tree):
-            yield from _drives(item, f"{prefix}[{i}]")
+    return [(path, m) for path, m in named_modules(tree) if isinstance(m, (Harmonic, GroundMotion))]
 
 
 def _value(system, path):
@@ -84,7 +75,8 @@ def check_step_resolution(system, dt, *, span=None, run=None, window=None, swept
     h = dt if span is None else min(dt, float(span))
     swept = swept or {}
     frequencies = {} if frequency is None else {frequency: swept.get(frequency, _value(system, frequency))}
-    for path, drive in _drives(system):
+    drives = _drives(system)
+    for path, drive in drives:
         if isinstance(drive, Harmonic):
             name = f"{path}.omega" if path else "omega"
             if name not in swept and is_concrete(drive.amplitude) and \
@@ -103,7 +95,7 @@ def check_step_resolution(system, dt, *, span=None, run=None, window=None, swept
             raise ValueError(f"{option} = {dt:g} does not resolve the forcing: {period / h:.3g} steps per period "
                              f"of {name} = {omega:g} (period {period:.4g}), at least {STEPS_PER_PERIOD} are "
                              f"needed: use {option} <= {period / STEPS_PER_PERIOD:.4g}")
-    for path, drive in _drives(system):
+    for path, drive in drives:
         if isinstance(drive, GroundMotion) and is_concrete(drive.dt):
             sample = float(drive.dt)
             if h > sample * (1 + 1e-9):

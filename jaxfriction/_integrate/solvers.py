@@ -191,7 +191,7 @@ class RK4(AbstractSolver):
         n_saves, every, h = fixed_step_grid(t_measure, t_end, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ys = rk4_legs(system.vector_field, y0, [(0.0, h_pre, 1, n_pre), (t_measure, h, n_saves, every)], args)
-        pre = rk4_status(system, jnp.asarray([0.0, 0.0 + (1 * n_pre) * h_pre]), ys[:2], h_pre)
+        pre = rk4_status(system, jnp.asarray([0.0, n_pre * h_pre]), ys[:2], h_pre)
         ts = t_measure + jnp.arange(n_saves + 1) * every * h
         return combine_status(pre, rk4_status(system, ts, ys[1:], h)), ts, ys[1:]
 

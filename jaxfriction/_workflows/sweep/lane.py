@@ -93,16 +93,16 @@ class Window(eqx.Module):
             status, ts, ys = solver.transient_and_window(system, self.y0, self.t_measure, self.t_end, self.dt,
                                                          self.saveat)
             win = Trajectory(ts=ts, ys=ys, system=system, status=status)
-            return {name: jnp.asarray(fn(win)) for name, fn in self.observables}, status
-        transient = dataclasses.replace(solver, checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) \
-            else solver
-        state, status = self.y0, STATUS_OK
-        if self.t_measure > 0:
-            pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
-            state, status = pre.ys[-1], pre.status
-        win = simulate(system, state, self.t_measure, self.t_end, self.dt, solver=solver, saveat=self.saveat)
-        outputs = {name: jnp.asarray(fn(win)) for name, fn in self.observables}
-        return outputs, combine_status(status, win.status)
+        else:
+            transient = dataclasses.replace(solver, checkpoint=True) if kind == "reverse" and isinstance(solver, RK4) \
+                else solver
+            state, status = self.y0, STATUS_OK
+            if self.t_measure > 0:
+                pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
+                state, status = pre.ys[-1], pre.status
+            win = simulate(system, state, self.t_measure, self.t_end, self.dt, solver=solver, saveat=self.saveat)
+            status = combine_status(status, win.status)
+        return {name: jnp.asarray(fn(win)) for name, fn in self.observables}, status
 
 
 class ScalarObservable(eqx.Module):

@@ -330,8 +330,8 @@ def plan_sweep(
     y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
 
     measure = Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
-                      dt=None if dt is None else float(dt),
-                      observables=tuple((k, ByCode(f)) for k, f in observables.items()))
+                     dt=None if dt is None else float(dt),
+                     observables=tuple((k, ByCode(f)) for k, f in observables.items()))
 
     def check_memory() -> None:  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
         if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:
