@@ -21,16 +21,12 @@ chunk files; process 0 alone writes ``result.nc``.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
 
-import filelock
 import jax
-import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 from jax.experimental import multihost_utils
@@ -38,28 +34,9 @@ from tqdm.auto import tqdm
 
 from ..._checks import check_int
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK
+from .chunks import Chunks
+from .folder import SHARED_FILE_TIMEOUT, wait_for, open_folder
 from .sharding import compiled_batch
-
-#: Names of the identity entries every chunk file carries (see ``run_sweep``): its lane range,
-#: the digest of its lanes' values and the manifest, and the digest of its results.
-_LANES, _DIGEST, _VALUES = "__chunk_lanes__", "__chunk_digest__", "__chunk_values__"
-
-
-def _values_digest(out):
-    """sha256 of a chunk's results: every output's name, dtype, shape and bytes."""
-    digest = hashlib.sha256()
-    for k in sorted(out):
-        v = np.ascontiguousarray(out[k])
-        digest.update(f"{k}|{v.dtype.str}|{v.shape}".encode())
-        digest.update(v.tobytes())
-    return digest.hexdigest()
-#: The lock file a sweep holds in its ``out_dir`` where the folder itself cannot be locked.
-LOCK_NAME = ".sweep.lock"
-
-SHARED_FILE_TIMEOUT = 60.0
-"""Seconds a process waits for a file written by another process to appear in ``out_dir``
-(a shared filesystem may show a new file to other hosts with a delay)."""
-
 
 def _lanes(grid, samples):
     if not grid:
@@ -95,140 +72,12 @@ def chunk_owner(index: int, process_count: int) -> int:
     return index % process_count
 
 
-def _read_manifest(path, manifest):
-    """0: no manifest yet; 1: the same sweep; 2: another sweep; 3: not a readable manifest."""
-    if not path.exists():
-        return 0
-    try:
-        return 1 if json.loads(path.read_text()) == manifest else 2
-    except (OSError, ValueError):
-        return 3
-
-
-def _refuse_other_sweep(state, folder, manifest, devices):
-    """Raise for a manifest of :func:`_read_manifest` state 2 (another sweep) or 3 (unreadable)."""
-    if state == 2:
-        raise ValueError(f"out_dir {folder} holds a sweep with other arguments (grid, samples, tag, or chunk_size "
-                         f"{manifest['chunk_size']} after rounding to {len(devices)} devices); use another folder")
-    if state == 3:
-        raise ValueError(f"out_dir {folder} holds an unreadable manifest.json; use another folder")
-
-
-class _FolderLock:
-    """An exclusive lock on the folder itself (``flock`` on its descriptor): nothing is left in
-    the folder after the sweep. Where the folder cannot be locked (no ``fcntl``, as on Windows,
-    or a filesystem that refuses ``flock`` on a folder), the lock file :data:`LOCK_NAME`
-    (the ``filelock`` package) stands in."""
-
-    def __init__(self, folder):
-        self.folder, self.fd, self.fallback = folder, None, None
-
-    def acquire(self, blocking: bool) -> bool:
-        """Take the lock; False if ``blocking`` is False and another process holds it."""
-        try:
-            import fcntl
-        except ImportError:
-            fcntl = None
-        if fcntl is not None and self.fallback is None:
-            fd = os.open(self.folder, os.O_RDONLY)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-                self.fd = fd
-                return True
-            except BlockingIOError:
-                os.close(fd)
-                return False
-            except OSError:  # e.g. a network filesystem: use a lock file
-                os.close(fd)
-        if self.fallback is None:
-            self.fallback = filelock.FileLock(self.folder / LOCK_NAME)
-        try:
-            self.fallback.acquire(timeout=-1 if blocking else 0)
-            return True
-        except filelock.Timeout:
-            return False
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor releases the flock
-            self.fd = None
-        elif self.fallback is not None:
-            self.fallback.release()
-
-
-def _acquire(folder, progress):
-    """Hold ``folder``'s sweep lock (:class:`_FolderLock`): a second sweep into the same folder
-    waits until the first finishes, then resumes from its chunks. The operating system
-    releases the lock of a process that is killed, so a crash never leaves the folder locked."""
-    lock = _FolderLock(folder)
-    if not lock.acquire(blocking=False):
-        if progress:
-            print(f"waiting for the sweep that is writing {folder} to finish ...", file=sys.stderr, flush=True)
-        lock.acquire(blocking=True)
-    return lock
-
-
-def _write_atomic(path, text):
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def _wait_for(path, timeout):
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _check_processes(folder, manifest, devices):
-    """Multi-process set-up: validate arguments across processes, write the manifest once.
-
-    Every step ends in a collective, so all processes reach the same verdict and raise together
-    rather than leaving the others waiting at a barrier.
-    """
-    count, index = jax.process_count(), jax.process_index()
-    per_process = np.bincount([d.process_index for d in jax.devices()], minlength=count)
-    if np.any(per_process != per_process[0]):
-        raise ValueError(f"every process needs the same number of local devices for the sweep's barriers; "
-                         f"got {per_process.tolist()} devices in processes 0..{count - 1}")
-    path = folder / "manifest.json"
-    words = np.frombuffer(hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).digest(), np.uint32)
-    # 1. Every process reads the manifest before anyone writes it, and they compare arguments.
-    foreign = any(d.process_index != index for d in devices)
-    state = np.concatenate([words, [foreign, _read_manifest(path, manifest)]]).astype(np.uint32)
-    gathered = np.asarray(multihost_utils.process_allgather(state))
-    if gathered[:, -2].any():
-        raise ValueError(f"devices must be local to their process (jax.local_devices()) when "
-                         f"jax.process_count() > 1; process(es) {np.flatnonzero(gathered[:, -2]).tolist()} "
-                         f"got others")
-    differ = [p for p in range(count) if not np.array_equal(gathered[p, :-2], gathered[0, :-2])]
-    if differ:
-        raise ValueError(f"run_sweep got other arguments (grid, samples, tag, or chunk_size rounded to the "
-                         f"local device count) in process(es) {differ} than in process 0; run the same sweep "
-                         f"everywhere")
-    verdict = int(gathered[:, -1].max())
-    _refuse_other_sweep(verdict, folder, manifest, devices)
-    # 2. Process 0 writes it; every process must then see it, else out_dir is not shared.
-    if index == 0 and verdict == 0:
-        _write_atomic(path, json.dumps(manifest))
-    seen = np.asarray(multihost_utils.process_allgather(np.uint32(
-        _wait_for(path, SHARED_FILE_TIMEOUT if index else 0.0))))
-    blind = [p for p in range(count) if not seen[p]]
-    if blind:
-        raise ValueError(f"out_dir {folder} must be a folder shared by all processes: process(es) {blind} "
-                         f"do not see the manifest.json written by process 0")
-    return words
-
-
 def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices=None, progress=True, tag="",
               finalize=None, output_dims=None, coords=None) -> xr.Dataset:
     """Evaluate ``fn`` over a labelled grid (see module docstring).
 
-    Four stages: the folder (lock, manifest; :func:`_open_folder`), the chunks (loaded or
-    computed; :func:`_compute`), with several processes the other processes' chunks
+    Four stages: the folder (lock, manifest; :func:`~.folder.open_folder`), the chunks
+    (:class:`~.chunks.Chunks`, loaded or computed; :func:`_compute`), with several processes the other processes' chunks
     (:func:`_load_others`), and the dataset (:func:`_dataset`, then ``finalize`` and
     ``result.nc``).
 
@@ -309,12 +158,12 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
     total = next(iter(lanes.values())).size
     chunk = -(-min(chunk_size, total) // len(devices)) * len(devices)
     manifest = _manifest(axes, samples, chunk, tag)
-    chunks = _Chunks(lanes, chunk, manifest)
+    chunks = Chunks(lanes, chunk, manifest)
     mine = [i for i in range(chunks.count) if chunk_owner(i, process_count) == process_index]
 
     lock, words = None, None
     if out_dir is not None:
-        lock, words = _open_folder(Path(out_dir), manifest, devices, mine, progress)
+        lock, words = open_folder(Path(out_dir), manifest, devices, mine, progress)
         chunks.folder = Path(out_dir)
     try:
         parts, stats = _compute(fn, chunks, mine, devices, progress)
@@ -337,106 +186,6 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         if lock is not None:
             lock.release()
     return ds
-
-
-def _open_folder(folder, manifest, devices, mine, progress):
-    """Stage 1 with ``out_dir``: create the folder, take its lock (process 0), check or write
-    the manifest (across processes) and remove this process's half-written chunk files.
-
-    Returns:
-        ``(lock or None, words)``: ``words`` identifies the sweep in the barriers' names.
-    """
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"out_dir {folder} is a file, not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = _acquire(folder, progress) if jax.process_index() == 0 else None  # the processes of one sweep share it
-    try:
-        if jax.process_count() > 1:
-            words = _check_processes(folder, manifest, devices)
-        else:
-            words = None
-            path = folder / "manifest.json"
-            state = _read_manifest(path, manifest)
-            _refuse_other_sweep(state, folder, manifest, devices)
-            if state == 0:
-                _write_atomic(path, json.dumps(manifest))
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-    for i in mine:  # a chunk being written when the run was killed; only the owner touches its files
-        for stale in folder.glob(f"chunk_{i:06d}.*tmp.npz"):
-            stale.unlink(missing_ok=True)
-    return lock, words
-
-
-class _Chunks:
-    """A sweep's lanes cut into chunks of ``chunk`` lanes (the last padded by repeating its
-    last lane), and their files in ``folder`` (None: in memory).
-
-    Every chunk file carries its lane range and a digest of its lanes' values and of the
-    manifest, so that a file from another grid, another chunk or another sweep is never
-    taken for this one."""
-
-    def __init__(self, lanes, chunk, manifest):
-        total = next(iter(lanes.values())).size
-        self.chunk, self.count, self.manifest, self.folder = chunk, -(-total // chunk), manifest, None
-        self.padded = {k: np.concatenate([v, np.full(self.count * chunk - total, v[-1])]) for k, v in lanes.items()}
-
-    def points(self, i: int) -> dict:
-        """Chunk ``i``'s lane values, ``{name: (chunk,) array}``."""
-        return {k: jnp.asarray(v[i * self.chunk : (i + 1) * self.chunk]) for k, v in self.padded.items()}
-
-    def file(self, i: int) -> Path | None:
-        return None if self.folder is None else self.folder / f"chunk_{i:06d}.npz"
-
-    def identity(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(lane range, digest)`` that chunk file ``i`` must carry."""
-        digest = hashlib.sha256(json.dumps(self.manifest, sort_keys=True).encode())
-        for k, v in self.padded.items():
-            digest.update(k.encode())
-            digest.update(np.ascontiguousarray(v[i * self.chunk : (i + 1) * self.chunk]).tobytes())
-        return np.array([i * self.chunk, (i + 1) * self.chunk]), np.array(digest.hexdigest())
-
-    def save(self, i: int, out: dict) -> None:
-        """Write chunk ``i``'s outputs atomically (a uniquely named temporary file, renamed)."""
-        file = self.file(i)
-        tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")
-        lanes_range, digest = self.identity(i)
-        np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest, _VALUES: np.array(_values_digest(out))})
-        os.replace(tmp, file)
-
-    def load(self, i: int) -> dict:
-        """Chunk ``i``'s outputs from its file, checked against its identity.
-
-        Raises:
-            ValueError: naming the file: unreadable, without identity, of other lanes (renamed
-                or swapped), of another sweep, of another chunk size, or whose results were
-                changed after it was written.
-        """
-        file = self.file(i)
-        lanes_expected, digest_expected = self.identity(i)
-        try:
-            with np.load(file) as data:
-                out = {k: data[k] for k in data.files}
-        except (OSError, ValueError, EOFError) as exc:
-            raise ValueError(f"{file}: not a readable chunk file ({exc}); delete it to compute it again") from None
-        lanes_found, digest_found, values_found = out.pop(_LANES, None), out.pop(_DIGEST, None), out.pop(_VALUES, None)
-        if lanes_found is None or digest_found is None or values_found is None:
-            raise ValueError(f"{file} carries no chunk identity (written by an older jaxfriction?); delete it or "
-                             f"use another out_dir")
-        if not np.array_equal(lanes_found, lanes_expected):
-            raise ValueError(f"{file} holds lanes {lanes_found.tolist()}, but chunk {i} is lanes "
-                             f"{lanes_expected.tolist()}: chunk files were renamed or swapped")
-        if str(digest_found) != str(digest_expected):
-            raise ValueError(f"{file} belongs to another sweep (its lanes' values or the sweep's arguments differ); "
-                             f"delete it or use another out_dir")
-        if any(np.shape(v)[:1] != (self.chunk,) for v in out.values()):
-            raise ValueError(f"{file} does not hold {self.chunk} lanes per output")
-        if str(values_found) != _values_digest(out):
-            raise ValueError(f"{file}: its results do not match the digest written with them (the file was changed "
-                             f"after the sweep wrote it); delete it to compute the chunk again")
-        return out
 
 
 def _compute(fn, chunks, mine, devices, progress):
@@ -496,7 +245,7 @@ def _load_others(chunks, parts, process_count):
     for i in range(chunks.count):
         if i not in parts:
             file = chunks.file(i)
-            if not _wait_for(file, SHARED_FILE_TIMEOUT):
+            if not wait_for(file, SHARED_FILE_TIMEOUT):
                 owner = chunk_owner(i, process_count)
                 raise RuntimeError(f"{file} (chunk of process {owner}) is missing after all processes finished; "
                                    f"is out_dir {chunks.folder} shared by all of them?")
