@@ -13,7 +13,7 @@ import numpy as np
 import optimistix as optx
 
 from .._systems.base import N_INTEGRALS
-from .rk4 import ROW_STATE_LIMIT
+from .rk4 import ROW_STATE_LIMIT, ComponentField
 
 _RK4_TABLEAU = diffrax.ButcherTableau(
     c=np.array([0.5, 0.5, 1.0]),
@@ -88,20 +88,6 @@ def dynamics_rms_norm(error):
                          f"the last {N_INTEGRALS} the energy integrals, flat or as a tuple of scalars), got "
                          f"{jax.tree.map(jnp.shape, error)}")
     return optx.rms_norm(entries[: len(entries) - N_INTEGRALS])
-
-
-class ComponentField(eqx.Module):
-    """``vector_field`` on a state held as a tuple of its scalar components (diffrax's
-    ``ODETerm`` of a small state). An equinox module, not a closure, so that the system's
-    arrays stay pytree leaves and eager calls with equal structure reuse diffrax's compiled
-    solve (a new closure per call would recompile every time)."""
-
-    vector_field: Callable
-    shape: tuple = eqx.field(static=True)
-
-    def __call__(self, t, rows, args):
-        k = self.vector_field(t, jnp.stack(rows).reshape(self.shape), args).reshape(-1)
-        return tuple(k[i] for i in range(len(rows)))
 
 
 def default_controller(rtol, atol):

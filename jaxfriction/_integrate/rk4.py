@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import Array
@@ -38,19 +40,23 @@ def rk4_step(vector_field, t, y: PyTree, h, args=None) -> PyTree:
 ROW_STATE_LIMIT = 32
 
 
-def _by_components(vector_field, shape):
-    """``vector_field`` on a state held as a tuple of its scalar components.
+class ComponentField(eqx.Module):
+    """``vector_field`` on a state held as a tuple of its scalar components (the RK4 scans'
+    and diffrax's explicit solvers' small states).
 
     The vector field still sees the stacked array; stacking right before the call and
     slicing right after it are removed by XLA's simplifier, so :func:`rk4_step` on the
     tuple leaves no concatenate in the step: every stage is plain elementwise arithmetic.
-    """
+    An equinox module, not a closure, so that the system's arrays stay pytree leaves and
+    eager diffrax solves of equal structure reuse their compiled program (a new closure per
+    call would recompile every time)."""
 
-    def field(t, rows, args) -> tuple:
-        k = vector_field(t, jnp.stack(rows).reshape(shape), args).reshape(-1)
+    vector_field: Callable
+    shape: tuple = eqx.field(static=True)
+
+    def __call__(self, t, rows, args):
+        k = self.vector_field(t, jnp.stack(rows).reshape(self.shape), args).reshape(-1)
         return tuple(k[i] for i in range(len(rows)))
-
-    return field
 
 
 def rk4_scan(vector_field, y0: Array, t0, h, n_saves: int, save_every: int, args=None,
@@ -82,7 +88,7 @@ def rk4_scan(vector_field, y0: Array, t0, h, n_saves: int, save_every: int, args
     shape = jnp.shape(y0)
     by_rows = jnp.size(y0) <= ROW_STATE_LIMIT
 
-    field = _by_components(vector_field, shape) if by_rows else vector_field
+    field = ComponentField(vector_field, shape) if by_rows else vector_field
 
     def steps(y, first, count) -> PyTree:
         def one_step(y, j) -> tuple[PyTree, None]:
@@ -131,7 +137,7 @@ def rk4_legs(vector_field, y0: Array, legs: list, args=None) -> PyTree:
     """
     shape = jnp.shape(y0)
     by_rows = jnp.size(y0) <= ROW_STATE_LIMIT
-    field = _by_components(vector_field, shape) if by_rows else vector_field
+    field = ComponentField(vector_field, shape) if by_rows else vector_field
     rows = [1 + sum(leg[2] for leg in legs[:i]) for i in range(len(legs))]
     n_rows = 1 + sum(leg[2] for leg in legs)
     dtype = jnp.result_type(float)
