@@ -119,9 +119,6 @@ def _load_toml(path):
         raise ValueError(f"--config {path}: is a folder, not a TOML file") from None
 
 
-#: What a figure may be written as (matplotlib's formats; the extension chooses).
-FIGURE_FORMATS = ("avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "raw", "rgba", "svg", "svgz", "tif",
-                  "tiff", "webp")
 
 
 def _check_writable(option, path):
@@ -133,10 +130,12 @@ def _check_writable(option, path):
     if option != "--out":
         if target.is_dir():
             raise ValueError(f"{option} {path}: is a folder; give a file name such as {target / 'figure.png'}")
-        suffix = target.suffix.lower().lstrip(".")
-        if suffix not in FIGURE_FORMATS:
+        from matplotlib.backend_bases import FigureCanvasBase  # what matplotlib writes; the extension chooses
+
+        formats = sorted(FigureCanvasBase.get_supported_filetypes())
+        if target.suffix.lower().lstrip(".") not in formats:
             raise ValueError(f"{option} {path}: unknown image format {target.suffix or '(no extension)'!r}; "
-                             f"use one of {', '.join('.' + f for f in FIGURE_FORMATS)}")
+                             f"use one of {', '.join('.' + f for f in formats)}")
     existing = next((p for p in [folder, *folder.parents] if p.exists()), Path("."))
     if (option == "--out" and target.exists() and not target.is_dir()) or not existing.is_dir() or \
             not os.access(existing, os.W_OK):
