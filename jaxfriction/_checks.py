@@ -101,7 +101,8 @@ def check_not_above(name: str, value, other_name: str, other) -> None:
 
 class Constraint(NamedTuple):
     """A parameter's valid range: ``kind`` is ``"real"`` (finite), ``"positive"``,
-    ``"nonnegative"`` or ``"at_most"`` (``value <= other``, both finite)."""
+    ``"nonnegative"``, ``"at_most"`` (``value <= other``, both finite) or ``"at_least"``
+    (``value >= other``, a number; ``other_name`` says why)."""
 
     name: str
     value: Any
@@ -119,6 +120,8 @@ class Constraint(NamedTuple):
             ok = ok & jnp.all(value >= 0)
         elif self.kind == "at_most":
             ok = ok & jnp.all(value <= jnp.asarray(self.other))
+        elif self.kind == "at_least":
+            ok = ok & jnp.all(value >= self.other)
         return ok
 
     def check(self) -> None:
@@ -129,6 +132,10 @@ class Constraint(NamedTuple):
             check_real(self.name, self.value)
             check_real(self.other_name, self.other)
             check_not_above(self.name, self.value, self.other_name, self.other)
+        elif self.kind == "at_least":
+            check_real(self.name, self.value)
+            if not bool(self.holds()):
+                raise ValueError(f"{self.name} must be >= {self.other} ({self.other_name}), got {self.value}")
         else:
             check_real(self.name, self.value, positive=self.kind == "positive",
                        nonnegative=self.kind == "nonnegative")
@@ -152,6 +159,11 @@ def nonnegative(name, value) -> Constraint:
 def at_most(name, value, other_name, other) -> Constraint:
     """``value <= other`` (e.g. ``at_most("mu_k", mu_k, "mu_s", mu_s)``)."""
     return Constraint(name, value, "at_most", other_name, other)
+
+
+def at_least(name, value, bound, why) -> Constraint:
+    """``value >= bound`` (a number), with the reason ``why`` given in the error."""
+    return Constraint(name, value, "at_least", why, bound)
 
 
 def check_constraints(module: eqx.Module) -> None:

@@ -117,7 +117,7 @@ def test_lanes_are_flagged_never_silently_wrong():
     np.testing.assert_array_equal(ds["status"], [jf.STATUS_INVALID_PARAMETER, jf.STATUS_UNSTABLE_STEP,
                                                  jf.STATUS_NONFINITE_GRADIENT])
     assert np.isnan(ds["dissipation"][0]) and np.all(np.isnan(ds["grad_dissipation"][0]))  # no number at all
-    assert json.loads(ds.attrs["flagged"]) == {"invalid parameter": 1, "RK4 step unstable (stick band or internal state)": 1,
+    assert json.loads(ds.attrs["flagged"]) == {"invalid parameter": 1, "RK4 step too long (stick band, internal state, or exact-Coulomb stick)": 1,
                                                "non-finite gradient": 1}
     assert list(ds["status"].attrs["flag_values"]) == sorted(jf.STATUS_MEANINGS)
     # a NaN parameter of a drive: flagged as invalid as well

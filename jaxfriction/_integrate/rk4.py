@@ -114,52 +114,75 @@ def rk4_scan(vector_field, y0: Array, t0, h, n_saves: int, save_every: int, args
     return t0 + ks * h, jnp.concatenate([y0[None], ys], axis=0)
 
 
-def rk4_legs(vector_field, y0: Array, legs: list, args=None) -> PyTree:
+def rk4_legs(vector_field, y0: Array, legs: list, args=None, monitor=None) -> PyTree:
     """Several consecutive fixed-step RK4 runs ("legs") in one compiled loop.
 
-    Leg ``l = (t0, h, n_saves, save_every)`` runs ``n_saves * save_every`` steps of size
-    ``h`` from ``t0`` (where the previous leg ended), saving every ``save_every`` steps,
-    with the arithmetic of :func:`rk4_scan`. Unlike one :func:`rk4_scan` per leg, the
-    step is compiled once: the legs are iterations of one loop whose step count and step
-    size are loop values, so a sweep's unsaved transient and its saved window (two legs
-    with different steps) cost one step body in the program instead of two (half the
-    compile time of the lane). Forward-mode differentiation only (the inner loops have
-    trip counts known at run time); reverse mode needs :func:`rk4_scan`.
+    Leg ``l = (t0, h, n_steps, every, stored)`` runs ``n_steps`` steps of size ``h`` from
+    ``t0`` (where the previous leg ended) with the arithmetic of :func:`rk4_scan`, marking a
+    point every ``every`` steps and at its end. A ``stored`` leg saves its points
+    (``n_steps`` must then be a multiple of ``every``); any other leg keeps only its end
+    state. Unlike one :func:`rk4_scan` per leg, the step is compiled once: the legs are
+    iterations of one loop whose step count and step size are loop values, so a sweep's
+    unsaved transient and its saved window (two legs with different steps) cost one step
+    body in the program instead of two (half the compile time of the lane). Forward-mode
+    differentiation only (the inner loops have trip counts known at run time); reverse
+    mode needs :func:`rk4_scan`.
 
     Args:
         vector_field: ``vector_field(t, y, args)``.
         y0: the initial state.
-        legs: a sequence of ``(t0, h, n_saves, save_every)``, Python numbers.
+        legs: a sequence of ``(t0, h, n_steps, every, stored)``: Python numbers and a bool.
+        monitor: None, or ``monitor(t, y) -> scalar`` evaluated at every marked point of
+            every leg (stored or not; not at ``y0``), whose largest value per leg is
+            returned (NaN once met, as ``jnp.max``): e.g. the step-size rule of a
+            transient that is not saved.
 
     Returns:
-        ``ys``: the saved states ``(1 + sum n_saves,) + y0.shape``: ``y0``, then each
-            leg's saves (leg ``l``'s save ``k`` at ``t0 + (k save_every) h``).
+        ``ys``: the saved states ``(1 + sum points,) + y0.shape``: ``y0``, then the points of
+            each leg (all of a stored leg's ``n_steps / every``, the end of any other);
+            with a ``monitor``, ``(ys, peaks)`` with ``peaks`` ``(len(legs),)``.
     """
     shape = jnp.shape(y0)
     by_rows = jnp.size(y0) <= ROW_STATE_LIMIT
     field = ComponentField(vector_field, shape) if by_rows else vector_field
-    rows = [1 + sum(leg[2] for leg in legs[:i]) for i in range(len(legs))]
-    n_rows = 1 + sum(leg[2] for leg in legs)
+    points = [leg[2] // leg[3] if leg[4] else 1 for leg in legs]
+    for leg, n in zip(legs, points):
+        if leg[4] and n * leg[3] != leg[2]:
+            raise ValueError(f"a stored leg's n_steps ({leg[2]}) must be a multiple of its every ({leg[3]})")
+    rows = [1 + sum(points[:i]) for i in range(len(legs))]
+    n_rows = 1 + sum(points)
     dtype = jnp.result_type(float)
     xs = (jnp.asarray([leg[0] for leg in legs], dtype), jnp.asarray([leg[1] for leg in legs], dtype),
-          jnp.asarray([leg[2] for leg in legs]), jnp.asarray([leg[3] for leg in legs]), jnp.asarray(rows))
+          jnp.asarray([leg[2] for leg in legs]), jnp.asarray([leg[3] for leg in legs]),
+          jnp.asarray([bool(leg[4]) for leg in legs]), jnp.asarray(rows))
     start = tuple(jnp.ravel(y0)) if by_rows else y0
     saved = jax.tree.map(lambda c: jnp.zeros((n_rows,) + jnp.shape(c), jnp.result_type(c)).at[0].set(c), start)
+    as_state = (lambda y: jnp.stack(y).reshape(shape)) if by_rows else (lambda y: y)
 
-    def leg(carry, x) -> tuple[PyTree, None]:
-        t0, h, n_saves, every, row = x
+    def leg(carry, x) -> tuple[PyTree, Array]:
+        t0, h, n_steps, every, stored, row = x
 
-        def one_save(i, carry) -> tuple[PyTree, PyTree]:
-            y, saved = carry
+        def one_point(i, carry) -> tuple:
+            y, saved, peak = carry
+            first = i * every
+            count = jnp.minimum(every, n_steps - first)
 
             def one_step(j, y) -> PyTree:
-                return rk4_step(field, t0 + (i * every + j) * h, y, h, args)
+                return rk4_step(field, t0 + (first + j) * h, y, h, args)
 
-            y = jax.lax.fori_loop(0, every, one_step, y)
-            saved = jax.tree.map(lambda s, c: jax.lax.dynamic_update_index_in_dim(s, c, row + i, 0), saved, y)
-            return y, saved
+            y = jax.lax.fori_loop(0, count, one_step, y)
+            at = jnp.where(stored, row + i, row)
+            saved = jax.tree.map(lambda s, c: jax.lax.dynamic_update_index_in_dim(s, c, at, 0), saved, y)
+            if monitor is not None:
+                value = jnp.asarray(monitor(t0 + (first + count) * h, as_state(y)), dtype)
+                peak = jnp.where((value > peak) | jnp.isnan(value), value, peak)
+            return y, saved, peak
 
-        return jax.lax.fori_loop(0, n_saves, one_save, carry), None
+        y, saved = carry
+        n_points = (n_steps + every - 1) // every
+        y, saved, peak = jax.lax.fori_loop(0, n_points, one_point, (y, saved, jnp.asarray(-jnp.inf, dtype)))
+        return (y, saved), peak
 
-    (_, saved), _ = jax.lax.scan(leg, (start, saved), xs)
-    return jnp.stack(saved, axis=-1).reshape((n_rows,) + shape) if by_rows else saved
+    (_, saved), peaks = jax.lax.scan(leg, (start, saved), xs)
+    ys = jnp.stack(saved, axis=-1).reshape((n_rows,) + shape) if by_rows else saved
+    return ys if monitor is None else (ys, peaks)

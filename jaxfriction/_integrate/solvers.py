@@ -22,7 +22,7 @@ from .._checks import check_int, check_real, check_time_span
 from .grid import check_rounding, fixed_grid
 from .rk4 import rk4_legs, rk4_scan
 from .saveat import SaveAt
-from .stability import RK4_STABILITY_LIMIT, internal_state_rate, stick_band_rate
+from .stability import RK4_STABILITY_LIMIT, saved_state_rate, stick_band_rate
 from .status import (
     STATUS_NONFINITE,
     STATUS_OK,
@@ -105,13 +105,14 @@ def unstable_step_status(status: Array, h: ArrayLike, rates) -> Array:
     return status
 
 
-def rk4_status(system: AbstractFrictionSystem, ts: Array, ys: Array, h: ArrayLike) -> Array:
+def rk4_status(system: AbstractFrictionSystem, ts: Array, ys: Array, h: ArrayLike, peak=None) -> Array:
     """The status of a fixed-step RK4 run of ``system`` with step ``h`` saved at ``(ts, ys)``:
     :func:`finite_status` of the states, turned unstable where ``h`` is too long for a
-    contact's stick band (:func:`~jaxfriction.stick_band_rate`) or for a dynamic law's
-    internal states at the saved points
-    (:func:`~jaxfriction._integrate.stability.internal_state_rate`)."""
-    return unstable_step_status(finite_status(ys), h, (stick_band_rate(system), internal_state_rate(system, ts, ys)))
+    contact's stick band (:func:`~jaxfriction.stick_band_rate`), for a dynamic law's
+    internal states or for the stick of a law with a jump at zero slip at the saved points
+    (:func:`~jaxfriction._integrate.stability.saved_state_rate`), or for ``peak``, the same
+    rate's largest value at points that were not saved (a transient's)."""
+    return unstable_step_status(finite_status(ys), h, (stick_band_rate(system), saved_state_rate(system, ts, ys), peak))
 
 
 def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
@@ -180,7 +181,10 @@ class RK4(AbstractSolver):
         """A run from ``(0, y0)`` whose window ``[t_measure, t_end]`` alone is saved, as
         ``simulate`` to ``t_measure`` (end point only) followed by ``simulate`` of the window
         gives it, value for value, with the step compiled once (:func:`~jaxfriction._integrate.rk4.rk4_legs`;
-        forward mode only, so not with ``checkpoint``).
+        forward mode only, so not with ``checkpoint``). The transient is judged by the
+        step-size rules at the window's cadence (every ``every`` steps, the window's save
+        interval), not at its end points alone: a lane whose step is too long only during
+        the transient is flagged too.
 
         Returns:
             ``(status, ts, ys)``: the combined status of the two runs and the window's
@@ -190,8 +194,12 @@ class RK4(AbstractSolver):
         _, n_pre, h_pre = fixed_step_grid(0.0, t_measure, dt, SaveAt(n=1), self.rounding)
         n_saves, every, h = fixed_step_grid(t_measure, t_end, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
-        ys = rk4_legs(system.vector_field, y0, [(0.0, h_pre, 1, n_pre), (t_measure, h, n_saves, every)], args)
-        pre = rk4_status(system, jnp.asarray([0.0, n_pre * h_pre]), ys[:2], h_pre)
+        legs = [(0.0, h_pre, n_pre, every, False), (t_measure, h, n_saves * every, every, True)]
+        monitored = saved_state_rate(system, jnp.zeros(1), y0[None]) is not None
+        rate = (lambda t, y: saved_state_rate(system, jnp.reshape(t, (1,)), y[None])) if monitored else None
+        out = rk4_legs(system.vector_field, y0, legs, args, monitor=rate)
+        ys, peak = out if monitored else (out, None)
+        pre = rk4_status(system, jnp.asarray([0.0, n_pre * h_pre]), ys[:2], h_pre, None if peak is None else peak[0])
         ts = t_measure + jnp.arange(n_saves + 1) * every * h
         return combine_status(pre, rk4_status(system, ts, ys[1:], h)), ts, ys[1:]
 

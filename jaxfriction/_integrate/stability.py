@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from .._checks import without_tangents
+from .._laws.vector import safe_norm
 from .._systems.block2d import BlockOnShakingFloor
 from .._systems.contacts import AbstractContactSystem
 from .._systems.oscillator import Oscillator
@@ -30,30 +31,27 @@ RK4_STABILITY_LIMIT = 2.785293563405282
 SLIP_RATE_STEP_LIMIT = 1.5
 
 
-def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
-    """Largest relaxation rate of a contact inside its stick band (1/time), or None.
+#: A run is flagged once ``h`` times a contact's slip-rate secant (:func:`secant_rate`)
+#: at a saved state passes this: the step then changes the slip velocity by more than its
+#: size, so RK4's stages straddle zero slip. Below RK4's 2.785 because exact Coulomb in
+#: stick chatters at slip speeds spread over ``[0, 2 h mobility mu N]`` (Quinn 2004 Fig.
+#: 5a): at 1.0 a stick phase puts a saved speed under ``h mobility mu N`` within a few steps.
+#: A regularized law's secant is at most its band slope, so it is held to its band rule.
+SECANT_STEP_LIMIT = 1.0
 
-    Inside the band a regularized law is a steep damper: the slip velocity of contact ``i``
-    obeys ``z'' = -D_ii s_i z'`` with ``s_i = -df/dv`` the law's slope and ``D_ii`` the
-    contact's mobility (``1/m`` for one body, the Delassus diagonal in general). Classical
-    RK4 is stable there only for ``h D_ii s_i <= 2.785`` (Quinn's law: ``h mu N / (m eps)``;
-    Quinn's ``eps = 2 dt`` with ``mu N = m = 1`` gives 0.5). The slope is taken by
-    ``jax.jvp`` of the law at ``f_eq = 0`` and slip velocities ``0``, ``b/2`` and ``0.99 b``
-    (``b = law.stick_band()``), so it covers any law, a user's own included; switch laws
-    (Coulomb, Karnopp) have slope 0 there.
+#: Slip speeds, in stick-band widths, at which :func:`stick_band_rate` takes the law's slope:
+#: inside the band and beyond it, where some laws turn at widths of a fraction of the band
+#: (the square-root onset of :class:`~jaxfriction.StaticKineticQuinn`).
+BAND_POINTS = (0.0, 0.5, 0.99, 1.003, 1.01, 1.03, 1.1, 1.3, 2.0, 4.0)
 
-    Args:
-        system: an :class:`~jaxfriction.Oscillator`, an
-            :class:`~jaxfriction.AbstractContactSystem` or a
-            :class:`~jaxfriction.BlockOnShakingFloor` (other systems, and systems with a
-            dynamic law, have no band rate: None).
 
-    Returns:
-        A scalar (traced under ``vmap``) or None.
-    """
-    if isinstance(system, (Oscillator, AbstractContactSystem)) and system.dynamic:
-        return None  # a dynamic law has no stick band
-    if isinstance(system, Oscillator):
+def _contacts(system) -> tuple | None:
+    """``(mobility, normal, zero, tangent)`` of the systems whose contacts have a known
+    mobility (``1/m`` for one body, the Delassus diagonal for contact systems), without
+    tangents; None for other systems."""
+    from .._systems.spring_slider import SpringSlider
+
+    if isinstance(system, (Oscillator, SpringSlider)):
         mobility, normal, zero, tangent = 1.0 / system.mass, system.normal, jnp.zeros(()), jnp.ones(())
     elif isinstance(system, AbstractContactSystem):
         mobility, normal = system.delassus_diagonal(), system.normal
@@ -64,15 +62,126 @@ def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
     else:
         return None
     # a status, not a quantity to differentiate: no tangents are carried through it
-    law, mobility, normal = without_tangents((system.law, mobility, normal))
+    mobility, normal = without_tangents((mobility, normal))
+    return mobility, normal, zero, tangent
+
+
+def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
+    """Largest relaxation rate of a contact at slow slip (1/time), or None.
+
+    Inside the band a regularized law is a steep damper: the slip velocity of contact ``i``
+    obeys ``z'' = -D_ii s_i z'`` with ``s_i = -df/dv`` the law's slope and ``D_ii`` the
+    contact's mobility (``1/m`` for one body, the Delassus diagonal in general). Classical
+    RK4 is stable there only for ``h D_ii s_i <= 2.785`` (Quinn's law: ``h mu N / (m eps)``;
+    Quinn's ``eps = 2 dt`` with ``mu N = m = 1`` gives 0.5). The slope is taken by
+    ``jax.jvp`` of the law at ``f_eq = 0`` and slip velocities :data:`BAND_POINTS` times
+    ``b = law.stick_band()`` (inside the band and just beyond it, where a law may rise
+    steeply: :class:`~jaxfriction.StaticKineticQuinn` with ``mu_k > mu_s``), so it covers
+    any law, a user's own included; switch laws (Coulomb, Karnopp) have slope 0 there
+    (exact Coulomb's stick is judged along the run: :func:`secant_rate`).
+
+    Args:
+        system: an :class:`~jaxfriction.Oscillator`, an
+            :class:`~jaxfriction.AbstractContactSystem` or a
+            :class:`~jaxfriction.BlockOnShakingFloor` (other systems, and systems with a
+            dynamic law, have no band rate: None).
+
+    Returns:
+        A scalar (traced under ``vmap``) or None.
+    """
+    contacts = _contacts(system)
+    if contacts is None or getattr(system, "dynamic", True):
+        return None  # a dynamic law has no stick band
+    mobility, normal, zero, tangent = contacts
+    law = without_tangents(system.law)
     band = jnp.asarray(law.stick_band(), dtype=zero.dtype)
 
     def slope(v) -> Array:
         df = jax.jvp(lambda x: law(x, jnp.zeros_like(x), normal), (v,), (tangent,))[1]
         return -(df[..., 0] if law.vector else df)
 
-    rates = [slope(zero + k * band * tangent) for k in (0.0, 0.5, 0.99)]
+    rates = [slope(zero + k * band * tangent) for k in BAND_POINTS]
     return jnp.max(jnp.stack([jnp.max(r * mobility) for r in rates]))
+
+
+def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array | None:
+    """Largest slip-rate secant of a contact at the saved states (1/time), or None.
+
+    At a saved state with slip velocity ``v != 0`` this is ``min(mobility |f(v) - f(0)|,
+    d) / |v|`` per contact, ``d = max(0, -dv/dt . v / |v|)`` the slip's deceleration: the rate at which the rate-dependent part of the friction
+    force would bring the slip to rest (``f(0)`` at the same internal state, and ``f_eq = 0``
+    for a static law: 0 for Coulomb, a LuGre bristle's elastic force in presliding), if the
+    slip is in fact slowing down that fast (``dv/dt`` by ``jax.jvp`` of the slip velocity
+    along the vector field; in steady sliding, where the spring balances the friction, and
+    in acceleration away from rest it is small or 0). A step longer than ``1 / rate`` makes RK4's stages straddle zero slip, where the
+    force reverses, and the step averages the reversals instead of resolving them (Quinn
+    2004 Sec. 2, Fig. 5a).
+    That is how a smooth fixed-step run goes wrong with
+
+    - exact Coulomb (:class:`~jaxfriction.Coulomb`, :class:`~jaxfriction.ViscousCoulomb`,
+      :class:`~jaxfriction.StaticKineticCoulomb`, :class:`~jaxfriction.VectorCoulomb`):
+      the secant is ``mobility mu N / |v|``; in stick the run chatters across zero instead
+      of sticking, and the chatter's dissipation is first order in ``h`` (7x the converged
+      value at ``h = 0.01`` in ``scripts/step_honesty.py``). No step fixes that: use an
+      exact solver (:class:`~jaxfriction.EventDriven`, :class:`~jaxfriction.MoreauJean`) or
+      a regularized law;
+    - rate-and-state with a large ``mu_0 / a``, whose regularization width ``2 V_0
+      exp(-mu / a)`` is far below any saved speed, so that the law acts as a switch (a
+      block decelerated by ``mu N`` from 1 cm/s crossed zero within one step of 0.01 s and
+      kept its speed: the stages' forces cancelled).
+
+    A regularized law's secant is at most its largest slope, so it adds nothing to
+    :func:`stick_band_rate` there. ``v = 0`` exactly (force balance: true stick) counts 0.
+    Scaled by ``RK4_STABILITY_LIMIT / SECANT_STEP_LIMIT`` for the common test ``h rate <=
+    RK4_STABILITY_LIMIT`` (:data:`SECANT_STEP_LIMIT`).
+
+    Args:
+        system: an :class:`~jaxfriction.Oscillator`, a :class:`~jaxfriction.SpringSlider`,
+            an :class:`~jaxfriction.AbstractContactSystem` or a
+            :class:`~jaxfriction.BlockOnShakingFloor`, static or dynamic law (other
+            systems: None).
+        ts: saved times ``(k,)``.
+        ys: saved states ``(k, state_size)``.
+
+    Returns:
+        A scalar (traced under ``vmap``) or None.
+    """
+    contacts = _contacts(system)
+    if contacts is None or getattr(system, "law", None) is None:
+        return None
+    mobility, normal, _, _ = contacts
+    system, ts, ys = without_tangents((system, ts, ys))
+    law, dynamic = system.law, has_internal_states(system)
+
+    def one(t, y) -> Array:
+        v = system.slip_velocity(t, y)
+        if dynamic:  # scalar laws: one slip velocity and n_state internal states per contact
+            v = jnp.reshape(v, (-1,))
+            start = 2 * system.n_dof
+            z = jnp.reshape(y[start : start + system.n_internal], (v.shape[0], -1))
+            n = jnp.broadcast_to(jnp.reshape(jnp.asarray(normal, y.dtype), (-1,)), v.shape)
+            change = jnp.abs(law.force(v, z, n) - law.force(jnp.zeros_like(v), z, n))
+            speed = jnp.abs(v)
+        else:
+            change = law(v, jnp.zeros_like(v), normal) - law(jnp.zeros_like(v), jnp.zeros_like(v), normal)
+            speed, change = (safe_norm(v), safe_norm(change)) if law.vector else (jnp.abs(v), jnp.abs(change))
+        # how fast the slip in fact slows down: small in steady sliding, where the secant is not
+        accel = jax.jvp(system.slip_velocity, (t, y), (jnp.ones_like(t), system.vector_field(t, y)))[1]
+        along = jnp.sum(accel * v, axis=-1) if law.vector else accel * v
+        accel = jnp.maximum(-jnp.reshape(along, jnp.shape(speed)) / jnp.where(speed > 0, speed, 1.0), 0.0)
+        rate = jnp.minimum(mobility * change, accel) / jnp.where(speed > 0, speed, 1.0)
+        return jnp.max(jnp.where(speed > 0, rate, 0.0))
+
+    return jnp.max(jax.vmap(one)(ts, ys)) * (RK4_STABILITY_LIMIT / SECANT_STEP_LIMIT)
+
+
+def saved_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array | None:
+    """The rate that judges a fixed-step RK4 run at its saved states ``ys`` ``(k, state_size)``
+    at times ``ts`` ``(k,)`` (1/time, for ``h rate <= RK4_STABILITY_LIMIT``): the larger of
+    :func:`internal_state_rate` (dynamic laws) and :func:`secant_rate` (every law; it
+    matters where a law acts as a switch at zero slip); None when neither applies."""
+    rates = [r for r in (internal_state_rate(system, ts, ys), secant_rate(system, ts, ys)) if r is not None]
+    return None if not rates else rates[0] if len(rates) == 1 else jnp.maximum(*rates)
 
 
 def has_internal_states(system) -> bool:

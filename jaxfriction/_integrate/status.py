@@ -32,7 +32,12 @@ STATUS_INVALID_PARAMETER = 4
 #: Iwan and Maxwell-slip elements, rate-and-state's slip-rate stiffness near rest; see
 #: :meth:`~jaxfriction.AbstractDynamicLaw.max_state_rate`), where the run itself goes
 #: wrong. The system is stiff for this step: use a smaller ``dt`` or an implicit solver,
-#: ``jf.Diffrax(diffrax.Kvaerno5())``, whose runs are never flagged 5.
+#: ``jf.Diffrax(diffrax.Kvaerno5())``, whose runs are never flagged 5. Also: a law with a
+#: jump at zero slip (exact Coulomb) stuck at a saved state of a smooth fixed-step run,
+#: which crosses zero instead of sticking (:func:`~jaxfriction._integrate.stability.secant_rate`);
+#: no step fixes that: use an exact solver (``jf.EventDriven()``, ``jf.MoreauJean()``) or a
+#: regularized law (``jf.Quinn``). Judged every saved step of a sweep's window and at the
+#: same cadence in its transient.
 STATUS_UNSTABLE_STEP = 5
 #: A requested gradient is NaN or infinite although the run itself is fine.
 STATUS_NONFINITE_GRADIENT = 6
@@ -44,7 +49,7 @@ STATUS_MEANINGS = {
     STATUS_SOLVER_FAILED: "solver failed",
     STATUS_EVENT_BUDGET: "event budget exhausted",
     STATUS_INVALID_PARAMETER: "invalid parameter",
-    STATUS_UNSTABLE_STEP: "RK4 step unstable (stick band or internal state)",
+    STATUS_UNSTABLE_STEP: "RK4 step too long (stick band, internal state, or exact-Coulomb stick)",
     STATUS_NONFINITE_GRADIENT: "non-finite gradient",
 }
 

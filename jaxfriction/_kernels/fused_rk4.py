@@ -26,7 +26,7 @@ import numpy as np
 from jax import lax
 
 from .._integrate.rk4 import rk4_step
-from .._integrate.stability import internal_state_rate
+from .._integrate.stability import saved_state_rate
 from .._laws.vector import safe_norm
 from .._observables.stick import STICK_TOL
 from .componentwise import Componentwise, cells_of, is_concrete, traced_cells
@@ -53,7 +53,7 @@ class Reductions:
     stuck: bool = False  #: trapezoidal fraction of saved points with every |slip| <= STICK_TOL
     peak: bool = False  #: largest slip speed (norm for a vector law) over saved points and contacts
     peak_tangent: bool = False  #: the tangents of ``peak`` (where the maximum is reached)
-    rate: bool = False  #: largest internal-state relaxation rate (dynamic laws)
+    rate: bool = False  #: largest step-rule rate (dynamic laws, exact Coulomb), window and transient
 
 
 def _slip_measures(system, t, y):
@@ -118,10 +118,13 @@ class FusedRK4:
                     out["peak_dot"] = with_tangents(lambda y, p: _slip_measures(make_system(shared, p), t, y)[1],
                                                     (y, p), (ydot, basis))[1]
             if reductions.rate:
-                rate = internal_state_rate(system, jnp.reshape(t, (1,)), y[None])
-                out["rate"] = jnp.zeros((), y.dtype) if rate is None else rate
+                out["rate"] = rate_at(t, y, shared, p)
             out["finite"] = jnp.all(jnp.isfinite(y))
             return out
+
+        def rate_at(t, y, shared, p) -> Array:
+            rate = saved_state_rate(make_system(shared, p), jnp.reshape(t, (1,)), y[None])
+            return jnp.zeros((), y.dtype) if rate is None else rate
 
         t, h = jax.ShapeDtypeStruct((), self.dtype), jax.ShapeDtypeStruct((), self.dtype)
         p = jax.ShapeDtypeStruct((self.n_p,), self.dtype)
@@ -131,6 +134,7 @@ class FusedRK4:
         self.start = Componentwise(start, self.shared, p)
         self.step = Componentwise(step, t, h, y, self.shared, p, ydot)
         self.point = Componentwise(point, t, y, self.shared, p, ydot)
+        self.rate_at = Componentwise(rate_at, t, y, self.shared, p)
         self.outputs = self._layout()
 
     def operations_per_step(self, block: int = 2) -> dict:
@@ -178,6 +182,8 @@ class FusedRK4:
                 shapes["peak_dot"] = (self.n_w,)
         if self.reductions.rate:
             shapes["rate"] = ()
+            if self.plan.n_pre:
+                shapes["rate_pre"] = ()
         rows, start = {}, 0
         for name, shape in shapes.items():
             rows[name] = (start, shape)
@@ -215,8 +221,28 @@ class FusedRK4:
 
             return lax.fori_loop(0, count, body, carry)
 
+        # jnp.max's rule: the larger value, and NaN once met (not Triton's maxnum)
+        def takes_over(new, acc) -> Any:
+            return (new > acc) | jnp.isnan(new)
+
         carry = pack(*self.start(shared, p))
-        if plan.n_pre:
+        pre = {}
+        if plan.n_pre and self.reductions.rate:
+            # the transient judged at the window's cadence, as RK4.transient_and_window judges it
+            def rate_after(carry, first, count, peak) -> tuple:
+                carry = advance(carry, 0.0, plan.h_pre, first, count)
+                t = (first + count).astype(dtype) * jnp.asarray(plan.h_pre, dtype)
+                rate = lanes(self.rate_at(traced_cells([t], ()), unpack(carry)[0], shared, p)[()])
+                return carry, jnp.where(takes_over(rate, peak), rate, peak)
+
+            n_blocks, rest = divmod(plan.n_pre, plan.every)
+            peak = lanes(jnp.asarray(-jnp.inf, dtype))
+            carry, peak = lax.fori_loop(0, n_blocks, lambda i, s: rate_after(s[0], i * plan.every, plan.every, s[1]),
+                                        (carry, peak))
+            if rest:
+                carry, peak = rate_after(carry, jnp.asarray(n_blocks * plan.every), rest, peak)
+            pre["rate_pre"] = peak
+        elif plan.n_pre:
             carry = advance(carry, 0.0, plan.h_pre, 0, plan.n_pre)
         y_a = carry
 
@@ -224,10 +250,6 @@ class FusedRK4:
             y, ydot = unpack(carry)
             out = self.point(traced_cells([t], ()), y, shared, p, ydot)
             return {k: (lanes(v[()]) if v.ndim == 0 else tuple(lanes(c) for c in np.ravel(v))) for k, v in out.items()}
-
-        # jnp.max's rule: the larger value, and NaN once met (not Triton's maxnum)
-        def takes_over(new, acc) -> Any:
-            return (new > acc) | jnp.isnan(new)
 
         def merge(acc, new) -> dict:
             out = {"finite": acc["finite"] * new["finite"]}
@@ -256,7 +278,7 @@ class FusedRK4:
             acc["stuck"] = (acc["stuck"] - 0.5 * (first["stuck"] + last["stuck"])) / plan.n_saves
 
         n = self.n_y
-        values = {"y_a": y_a[:n], "y_b": carry[:n], "ya_dot": y_a[n:], "yb_dot": carry[n:], **acc}
+        values = {"y_a": y_a[:n], "y_b": carry[:n], "ya_dot": y_a[n:], "yb_dot": carry[n:], **acc, **pre}
         for name, (row, _) in self.outputs.items():
             value = values[name]
             for k, v in enumerate(value if isinstance(value, tuple) else (value,)):

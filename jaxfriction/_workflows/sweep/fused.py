@@ -30,8 +30,7 @@ from ..._integrate.solvers import (
     unstable_step_status,
 )
 from ..._integrate.stability import (
-    has_internal_states,
-    internal_state_rate,
+    saved_state_rate,
     stick_band_rate,
 )
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK, combine_status
@@ -103,7 +102,7 @@ class FusedLanes(eqx.Module):
         reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
                                 peak_tangent=any(fn.fn is peak_slip and name in lane.gradient_of
                                                  for name, fn in window.observables),
-                                rate=has_internal_states(lane.system))
+                                rate=saved_state_rate(lane.system, jnp.zeros(1), lane.measure.y0[None]) is not None)
         make_system, shared = self._maker(names)
         wrt = [names.index(p) for p in lane.wrt]
         kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), self.plan(), wrt, reductions)
@@ -136,10 +135,10 @@ class FusedLanes(eqx.Module):
 
         band_rate = stick_band_rate(system)
         status = STATUS_OK
-        if plan.n_pre:  # the transient saves its two end points
+        if plan.n_pre:  # the transient: its two end points and its rate at the window's cadence
             ends = jnp.stack([y0, y_a])
-            rate = internal_state_rate(system, jnp.asarray([0.0, plan.t_measure], y_a.dtype), ends)
-            status = unstable_step_status(finite_status(ends), plan.h_pre, (band_rate, rate))
+            rate = saved_state_rate(system, jnp.asarray([0.0, plan.t_measure], y_a.dtype), ends)
+            status = unstable_step_status(finite_status(ends), plan.h_pre, (band_rate, rate, out.get("rate_pre")))
         win = jnp.where(out["finite"] > 0.5, STATUS_OK, STATUS_NONFINITE)
         win = unstable_step_status(win, plan.h, (band_rate, out.get("rate")))
         status = combine_status(status, win)
