@@ -321,8 +321,11 @@ class CompiledLoop:
     def _program(self, writer, pieces, point_names, n_s, n_c) -> str:
         """The module: one function per piece (its shared lines, then its loop over the block's
         lanes), ``block`` (one block's time loop) and ``run`` (the blocks under ``prange``).
-        The pieces are functions of their own so that numba compiles each once."""
-        f, plan, dtype = self.fused, self.fused.plan, self.dtype
+        The pieces are functions of their own so that numba compiles each once. A block's
+        arrays are flat, rows at constant offsets ``row * L``: LLVM then sees that the lane
+        loop's loads and stores never overlap and vectorizes it without runtime checks (it
+        gives up past eight checked arrays, e.g. rows of a 2-D array with tangents)."""
+        f, plan, dtype, L = self.fused, self.fused.plan, self.dtype, self.lanes
         F = _ctor(dtype)
         n_p, n_y, n_w = f.n_p, f.n_y, f.n_w
         rows = f.outputs
@@ -336,24 +339,24 @@ class CompiledLoop:
 
         def piece_function(header, piece, load_carry, stores):
             lines = [header, *("    " + x for x in shared_loads + piece[0]), "    for j in range(L):"]
-            loads = [f"p{i} = PB[{i}, j]" for i in range(n_p)]
+            loads = [f"p{i} = PB[{i * L} + j]" for i in range(n_p)]
             if load_carry:
-                loads += [f"c{i} = C[{i}, j]" for i in range(n_c)]
+                loads += [f"c{i} = C[{i * L} + j]" for i in range(n_c)]
             lines += ["        " + x for x in loads + piece[1] + stores(piece[2])]
             functions.append("\n".join(lines))
 
         def store_carry(outs):
-            return [f"C[{i}, j] = {F}({o})" for i, o in enumerate(outs)]
+            return [f"C[{i * L} + j] = {F}({o})" for i, o in enumerate(outs)]
 
         def store_point(outs):
-            return [f"M[{i}, j] = {F}({o})" for i, o in enumerate(outs)]
+            return [f"M[{i * L} + j] = {F}({o})" for i, o in enumerate(outs)]
 
         piece_function("def start(S, PB, C):", pieces["start"], False, store_carry)
         piece_function("def step(t, h, S, PB, C):", pieces["step"], True, store_carry)
         piece_function("def point(t, S, PB, C, M):", pieces["point"], True, store_point)
 
         def m(name, k=0):
-            return f"M[{offsets[name][0] + k}, j]"
+            return f"M[{(offsets[name][0] + k) * L} + j]"
 
         def out_row(name, k=0):
             return rows[name][0] + k
@@ -373,20 +376,20 @@ class CompiledLoop:
             first += [f"AP[j] = {m('peak')}"]
             merge += [f"q = {m('peak')}", "if q > AP[j] or q != q:", "    AP[j] = q"]
             if "peak_dot" in offsets:
-                first += [f"AD[{w}, j] = {m('peak_dot', w)}" for w in range(n_w)]
-                merge += [f"    AD[{w}, j] = {m('peak_dot', w)}" for w in range(n_w)]
+                first += [f"AD[{w * L} + j] = {m('peak_dot', w)}" for w in range(n_w)]
+                merge += [f"    AD[{w * L} + j] = {m('peak_dot', w)}" for w in range(n_w)]
         if "rate" in offsets:
             first += [f"AR[j] = {m('rate')}"]
             merge += [f"r = {m('rate')}", "if r > AR[j] or r != r:", "    AR[j] = r"]
-        outs = [f"OUT[{out_row('y_b', i)}, lo + j] = C[{i}, j]" for i in range(n_y)]
-        outs += [f"OUT[{out_row('yb_dot', i)}, lo + j] = C[{n_y + i}, j]" for i in range(n_y * n_w)]
+        outs = [f"OUT[{out_row('y_b', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
+        outs += [f"OUT[{out_row('yb_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)]
         outs += [f"OUT[{out_row('finite')}, lo + j] = AF[j]"]
         if "stuck" in rows:
             outs += [f"OUT[{out_row('stuck')}, lo + j] = AS[j]"]
         if "peak" in rows:
             outs += [f"OUT[{out_row('peak')}, lo + j] = AP[j]"]
         if "peak_dot" in rows:
-            outs += [f"OUT[{out_row('peak_dot', w)}, lo + j] = AD[{w}, j]" for w in range(n_w)]
+            outs += [f"OUT[{out_row('peak_dot', w)}, lo + j] = AD[{w * L} + j]" for w in range(n_w)]
         if "rate" in rows:
             outs += [f"OUT[{out_row('rate')}, lo + j] = AR[j]"]
 
@@ -394,16 +397,16 @@ class CompiledLoop:
             return [" " * indent + "for j in range(L):", *(" " * (indent + 4) + x for x in lines)]
 
         block = ["def block(b, S, P, OUT):", "    lo = b * L",
-                 f"    PB = np.empty(({max(n_p, 1)}, L), {F})", f"    C = np.empty(({n_c}, L), {F})",
-                 f"    M = np.empty(({n_m}, L), {F})",
+                 f"    PB = np.empty({max(n_p, 1) * L}, {F})", f"    C = np.empty({n_c * L}, {F})",
+                 f"    M = np.empty({n_m * L}, {F})",
                  *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR")),
-                 f"    AD = np.empty(({max(n_w, 1)}, L), {F})",
-                 *loop([f"PB[{i}, j] = P[{i}, lo + j]" for i in range(n_p)] or ["pass"]),
+                 f"    AD = np.empty({max(n_w, 1) * L}, {F})",
+                 *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] or ["pass"]),
                  "    start(S, PB, C)"]
         if plan.n_pre:
             block += [f"    for k in range({plan.n_pre}):", f"        step({T0} + {F}(k) * {HPRE}, {HPRE}, S, PB, C)"]
-        block += loop([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i}, j]" for i in range(n_y)]
-                      + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{n_y + i}, j]" for i in range(n_y * n_w)])
+        block += loop([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
+                      + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)])
         block += [f"    point({TM}, S, PB, C, M)", *loop(first),
                   f"    for i in range({plan.n_saves}):", f"        for k in range({plan.every}):",
                   f"            step({TM} + {F}(i * {plan.every} + k) * {H}, {H}, S, PB, C)",
@@ -475,7 +478,8 @@ def load(source: str, dtype) -> object:
             namespace, cache = {"__name__": name}, False
             exec(compile(source, f"<{name}>", "exec"), namespace)
         t = {np.dtype(np.float64): numba.float64, np.dtype(np.float32): numba.float32}[np.dtype(dtype)]
-        options = {"cache": cache, "error_model": "numpy", "nogil": True}
+        # contract: a * b + c as one fused multiply-add, as XLA:CPU compiles it (IEEE otherwise)
+        options = {"cache": cache, "error_model": "numpy", "nogil": True, "fastmath": {"contract"}}
         for function in CompiledLoop.FUNCTIONS[:-1]:  # compiled when run is: lazily, by their types there
             if function in namespace:
                 namespace[function] = numba.njit(**options)(namespace[function])

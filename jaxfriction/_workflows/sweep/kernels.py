@@ -136,17 +136,19 @@ class CompiledLoopKernel(AbstractKernel):
     devices: numba's threads share them out (``NUMBA_NUM_THREADS``, default all cores).
 
     Args:
-        lanes: lanes per block, the loop LLVM vectorizes (default 16).
+        lanes: lanes per block, the loop LLVM vectorizes. None (default): chosen per chunk,
+            the largest power of two from 8 to 128 that gives every thread a block.
 
     Raises:
         ValueError: ``lanes`` not a positive integer; in a sweep, numba not installed or a
             sweep it does not support (with the reason).
     """
 
-    lanes: int = eqx.field(default=16, static=True)
+    lanes: int | None = eqx.field(default=None, static=True)
 
     def __check_init__(self):
-        check_int("lanes", self.lanes, minimum=1)
+        if self.lanes is not None:
+            check_int("lanes", self.lanes, minimum=1)
 
     def why_not(self, lane, paths: list[str], devices: list) -> str | None:
         """numba's absence or the first reason of
