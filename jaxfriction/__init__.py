@@ -63,7 +63,13 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     )
     from ._templates import TEMPLATES, Template, template  # noqa: F401
     from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
-    from ._workflows.sweep.kernels import AbstractKernel, AutoKernel, FusedKernel, VmapKernel  # noqa: F401
+    from ._workflows.sweep.kernels import (  # noqa: F401
+        AbstractKernel,
+        AutoKernel,
+        CompiledLoopKernel,
+        FusedKernel,
+        VmapKernel,
+    )
     from ._workflows.sweep.sweep import SweepPlan, plan_sweep, sensitivity_map, sweep  # noqa: F401
     from ._workflows.fit.fit import fit  # noqa: F401
     from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
@@ -119,7 +125,7 @@ _EXPORTS = {
     ),
     "._templates": ("TEMPLATES", "Template", "template"),
     "._workflows.gradient": ("AbstractGradientMode", "AutoMode", "ForwardMode", "ReverseMode"),
-    "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "FusedKernel", "VmapKernel"),
+    "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "CompiledLoopKernel", "FusedKernel", "VmapKernel"),
     "._workflows.sweep.sweep": ("SweepPlan", "plan_sweep", "sensitivity_map", "sweep"),
     "._workflows.fit.fit": ("fit",),
     "._workflows.fit.result": ("FitResult", "FitWarning"),

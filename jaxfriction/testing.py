@@ -12,7 +12,8 @@ Quinn passes the friction-law contract: bound, odd symmetry, force balance at ze
 (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan, rate-and-state).
 :func:`check_fused` checks that a system runs in the fused GPU kernel
 (:class:`~jaxfriction.FusedKernel`) as it runs on the XLA path, and that the kernel lowers
-for a GPU.
+for a GPU; with ``kernel="compiled"``, the same for the compiled CPU loop
+(:class:`~jaxfriction.CompiledLoopKernel`).
 
 The functions raise ``AssertionError`` listing every property that fails, and return a
 :class:`ContractReport` naming what was checked when all hold. Run them with JAX's 64-bit mode on, as the tests do (the tolerances
@@ -332,12 +333,15 @@ def check_system(system: AbstractFrictionSystem, y0: ArrayLike | None = None, *,
 
 
 def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, rtol: float = 1e-9,
-                atol: float = 1e-12, lower: bool = True, **sweep_options) -> tuple[xr.Dataset, xr.Dataset]:
-    """Check that the fused GPU kernel runs a system as the XLA path does.
+                atol: float = 1e-12, lower: bool = True, kernel: str = "fused",
+                **sweep_options) -> tuple[xr.Dataset, xr.Dataset]:
+    """Check that the fused GPU kernel (or the compiled CPU loop) runs a system as the XLA
+    path does.
 
     Runs :func:`~jaxfriction.sweep` twice on the same lanes, once with
     :class:`~jaxfriction.VmapKernel` and once with :class:`~jaxfriction.FusedKernel`
-    (Pallas' interpret mode off a GPU), and compares every output: observables, gradients
+    (Pallas' interpret mode off a GPU) or, with ``kernel="compiled"``,
+    :class:`~jaxfriction.CompiledLoopKernel` (numba), and compares every output: observables, gradients
     and status codes (the values of lanes whose status is not 0 are not compared: an
     unstable run amplifies round-off; so does a switch law, e.g. exact Coulomb friction,
     whose stick test ``v == 0`` round-off can flip: check such laws in slip; nor the
@@ -351,9 +355,11 @@ def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, r
     Args:
         system: a system or :class:`~jaxfriction.Template`.
         grid: as :func:`~jaxfriction.sweep` (a few lanes are enough).
-        block: lanes per kernel program (a power of two).
+        block: lanes per kernel program (a power of two) or per block of the compiled loop.
         rtol, atol: agreement of the floating-point outputs (round-off).
-        lower: also lower the kernel for the ``cuda`` platform (Triton).
+        lower: also lower the kernel for the ``cuda`` platform (Triton); not with
+            ``kernel="compiled"``.
+        kernel: ``"fused"`` (the Pallas kernel) or ``"compiled"`` (the numba loop).
         **sweep_options: passed to :func:`~jaxfriction.sweep` (``t1``, ``window``, ``dt``,
             ``wrt``, ``observables``, ...).
 
@@ -364,13 +370,17 @@ def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, r
         AssertionError: listing every disagreement, an unsupported system (with the reason)
             or a failed lowering.
     """
-    from ._workflows.sweep.kernels import FusedKernel
+    from ._workflows.sweep.kernels import CompiledLoopKernel, FusedKernel
     from ._workflows.sweep.sweep import plan_sweep, sweep
 
+    if kernel not in ("fused", "compiled"):
+        raise ValueError(f"kernel must be 'fused' or 'compiled', got {kernel!r}")
+    option = FusedKernel(block=block) if kernel == "fused" else CompiledLoopKernel(lanes=block)
+    lower = lower and kernel == "fused"
     sweep_options = {"progress": False, **sweep_options}
     xla = sweep(system, grid, kernel="vmap", **sweep_options)
     try:
-        fused = sweep(system, grid, kernel=FusedKernel(block=block), **sweep_options)
+        fused = sweep(system, grid, kernel=option, **sweep_options)
     except ValueError as exc:
         raise AssertionError(f"{type(getattr(system, 'system', system)).__name__}: {exc}") from None
     problems = []
@@ -395,5 +405,6 @@ def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, r
             FusedKernel(block=block, interpret=False).program(plan.lane, list(grid), jax.local_devices(), dry=True)
         except ValueError as exc:  # the reason names what does not lower or verify
             problems.append(str(exc))
-    _fail(f"{type(getattr(system, 'system', system)).__name__} in the fused kernel", problems)
+    where = "the fused kernel" if kernel == "fused" else "the compiled loop"
+    _fail(f"{type(getattr(system, 'system', system)).__name__} in {where}", problems)
     return xla, fused

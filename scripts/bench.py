@@ -10,8 +10,11 @@ Workloads (float64, classical RK4, the library's step-aligned grids):
 - **C**, the gradient ``(dD/d mu N, dD/d alpha)`` per trajectory.
 
 Contenders, in the same run and on the same RK4 arithmetic: jaxfriction (``jf.sweep`` over
-the paths ``law.mu`` and ``force.amplitude`` as samples, in memory, sharded over one CPU
-device per core; the chain through ``simulate``), a
+the paths ``law.mu`` and ``force.amplitude`` as samples, in memory, with its default kernel:
+on a CPU the compiled loop, :class:`~jaxfriction.CompiledLoopKernel`, compiled afresh into
+a temporary cache folder so that its compile time is measured; the chain through
+``simulate``), jaxfriction on the XLA path (``kernel="vmap"``, sharded over one CPU device
+per core), a
 hand-written numba loop over lanes (serial and ``prange``), vectorized numpy, scipy
 ``solve_ivp`` (fixed-grid RK4 ``OdeSolver``, small batches) and plain diffrax (RK4 from its
 Butcher tableau, ``StepTo`` grids). Kernels live in ``scripts/contenders.py``.
@@ -121,6 +124,8 @@ import jaxfriction as jf
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contenders as C
 
+# the compiled loop's programs go to a fresh folder: its first call compiles, and is timed
+os.environ.setdefault("JAXFRICTION_CACHE", __import__("tempfile").mkdtemp(prefix="jf-bench-cache-"))
 T_START = time.perf_counter()
 FLOOR = 1e-6  # relative floor of the agreement check (see the module docstring)
 #: Lanes of a reference computed only for checking (jaxfriction untimed), workloads A and C.
@@ -174,23 +179,25 @@ def steps_of(cycles):
     return transient + jf.fixed_grid(0.0, period, Workload.dt, None)[1]
 
 
-def _sweep(cycles, mu, alpha, **kw):
+def _sweep(cycles, mu, alpha, kernel="auto", **kw):
     """``jf.sweep`` of workload A on the lanes ``(mu, alpha)`` (samples, in memory)."""
     return jf.sweep(SYSTEM, {"law.mu": np.asarray(mu), "force.amplitude": np.asarray(alpha)}, samples=True,
                     cycles=cycles, frequency="force.omega", dt=Workload.dt, progress=False,
-                    observables={"dissipation": jf.window_dissipation, "stick_fraction": jf.stick_fraction}, **kw)
+                    observables={"dissipation": jf.window_dissipation, "stick_fraction": jf.stick_fraction},
+                    kernel=kernel, **kw)
 
 
-def jf_sweep(cycles):
+def jf_sweep(cycles, kernel="auto"):
     """jaxfriction's batch call for workload A: ``(fn(mu, alpha) -> D, label)``."""
-    return (lambda mu, alpha: _sweep(cycles, mu, alpha)["dissipation"].values), "jf.sweep"
+    return (lambda mu, alpha: _sweep(cycles, mu, alpha, kernel)["dissipation"].values), "jf.sweep"
 
 
-def jf_gradient(cycles, mode: str):
+def jf_gradient(cycles, mode: str, kernel="auto"):
     """jaxfriction's gradient of D in (mu N, alpha): ``fn(mu, alpha) -> (dD/dmu, dD/dalpha)``."""
 
     def fn(mu, alpha):
-        grad = _sweep(cycles, mu, alpha, wrt=["law.mu", "force.amplitude"], gradient=mode)["grad_dissipation"]
+        grad = _sweep(cycles, mu, alpha, kernel, wrt=["law.mu", "force.amplitude"],
+                      gradient=mode)["grad_dissipation"]
         return grad.sel(wrt="law.mu").values, grad.sel(wrt="force.amplitude").values
 
     return fn
@@ -425,6 +432,7 @@ def run_sweep_workload(args, rows, ceiling, numba_compile):
 
     contenders = [
         ("jaxfriction", False, None),
+        ("jaxfriction vmap", False, None),
         ("numba serial", False, lambda mu, al, c: C.numba_sweep(mu, al, anchor=ANCHOR, **kw(c))),
         ("numba prange", False, lambda mu, al, c: C.numba_sweep(mu, al, anchor=ANCHOR, parallel=True, **kw(c))),
         ("numpy", True, lambda mu, al, c: C.numpy_sweep(mu, al, **kw(c))),
@@ -443,6 +451,8 @@ def run_sweep_workload(args, rows, ceiling, numba_compile):
             if name == "jaxfriction":
                 call_fn, label = jf_sweep(cycles)
                 call = functools.partial(call_fn, mu_j, al_j)
+            elif name == "jaxfriction vmap":
+                call = functools.partial(jf_sweep(cycles, "vmap")[0], mu_j, al_j)
             elif name == "diffrax":
                 fwd = diffrax_forward(cycles)
                 call = functools.partial(fwd, mu_j, al_j)
@@ -472,7 +482,7 @@ def run_sweep_workload(args, rows, ceiling, numba_compile):
                     note.append(f"serial kernel below {2 * C.LANES} lanes")
                 if ANCHOR > 1:
                     note.append(f"sin by rotation, re-anchored every {ANCHOR} steps")
-            elif name in ("jaxfriction", "diffrax"):
+            elif name in ("jaxfriction", "jaxfriction vmap", "diffrax"):
                 compile_s = max(first - med, 0.0)
             else:
                 compile_s = None
@@ -550,6 +560,7 @@ def run_grad_workload(args, rows, ceiling, numba_compile, fwd_rates):
 
     contenders = [
         ("jaxfriction forward", "jaxfriction"),
+        ("jaxfriction forward vmap", "jaxfriction vmap"),
         ("jaxfriction reverse", "jaxfriction"),
         ("numba serial", "numba serial"),
         ("numba prange", "numba prange"),
@@ -566,7 +577,7 @@ def run_grad_workload(args, rows, ceiling, numba_compile, fwd_rates):
             steps = steps_of(cycles)
             note = []
             if name.startswith("jaxfriction"):
-                gfn = jf_gradient(cycles, name.split()[-1])
+                gfn = jf_gradient(cycles, name.split()[1], "vmap" if name.endswith("vmap") else "auto")
                 if gfn is None:
                     continue
                 call = functools.partial(gfn, mu_j, al_j)

@@ -108,9 +108,11 @@ def test_peak_slip_gradient_and_observable_subsets():
                 gradient_of=("peak", "D"), t1=2.0, window=1.0, dt=0.01, lower=False)
 
 
-def test_auto_picks_the_xla_path_on_cpu_and_says_why():
-    ds = jf.sweep(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1, progress=False)
-    assert ds.attrs["kernel"] == "vmap" and "cpu" in ds.attrs["kernel_reason"]
+def test_auto_picks_the_xla_path_off_gpus_and_cpus_and_says_why():
+    tpu = [types.SimpleNamespace(platform="tpu")]
+    lane = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1).lane
+    _, name, reason = jf.AutoKernel().program(lane, ["law.mu"], tpu)
+    assert name == "vmap" and "tpu" in reason
 
 
 def test_unsupported_sweeps_name_the_reason():

@@ -171,7 +171,7 @@ class FusedLanes(eqx.Module):
         return lane_result(constraints_hold(system), status, outputs, grads)
 
 
-def fused_support(lane: Lane, paths: list[str], triton: bool = False) -> str | None:
+def fused_support(lane: Lane, paths: list[str], triton: bool = False, numba: bool = False) -> str | None:
     """Why the fused kernel cannot run ``lane`` (a sweep's ``Lane`` over the grid ``paths``),
     or None when it can.
 
@@ -180,19 +180,21 @@ def fused_support(lane: Lane, paths: list[str], triton: bool = False) -> str | N
     observables), the gradient mode (none or forward) and, by tracing the kernel once
     (abstractly, nothing runs), that the system's vector field evaluates component-wise;
     with ``triton=True`` also that the kernel lowers to valid Triton modules (every
-    operation has a GPU lowering). The answer depends on the sweep's structure only, and is
-    remembered for it.
+    operation has a GPU lowering); with ``numba=True`` (the compiled loop on CPUs) instead
+    that numba imports and that every operation of the traced step has a scalar form in the
+    emitted program. The answer depends on the sweep's structure only, and is remembered
+    for it.
     """
     dynamic, static = eqx.partition(lane, eqx.is_array)
     key = (static, jax.tree.structure(dynamic), tuple((jnp.shape(x), str(jnp.result_type(x)))
-                                                      for x in jax.tree.leaves(dynamic)), tuple(paths), triton)
+                                                      for x in jax.tree.leaves(dynamic)), tuple(paths), triton, numba)
     try:
         if key in _SUPPORT:
             _SUPPORT.move_to_end(key)
             return _SUPPORT[key]
     except TypeError:  # unhashable static parts: not remembered
-        return _fused_support(lane, paths, triton)
-    _SUPPORT[key] = _fused_support(lane, paths, triton)
+        return _fused_support(lane, paths, triton, numba)
+    _SUPPORT[key] = _fused_support(lane, paths, triton, numba)
     while len(_SUPPORT) > 64:
         _SUPPORT.popitem(last=False)
     return _SUPPORT[key]
@@ -202,7 +204,13 @@ def fused_support(lane: Lane, paths: list[str], triton: bool = False) -> str | N
 _SUPPORT: collections.OrderedDict = collections.OrderedDict()
 
 
-def _fused_support(lane, paths, triton):
+def _fused_support(lane, paths, triton, numba=False):
+    if numba:
+        from ..._kernels.compiled_loop import numba_available
+
+        missing = numba_available()
+        if missing is not None:
+            return missing
     window = lane.measure
     if not isinstance(window, Window):
         return "sensitivity_map's observable runs its own simulation"
@@ -222,6 +230,11 @@ def _fused_support(lane, paths, triton):
     p = jnp.zeros((block, len(names)), jnp.result_type(float))
     try:
         kernel, shared = FusedLanes(lane, block, 4, True).build(names)
+        if numba:  # the emitted program's source (its compilation waits for the sweep)
+            from ..._kernels.compiled_loop import CompiledLoop
+
+            CompiledLoop(kernel, compile=False)
+            return None
         jax.eval_shape(lambda shared, p: kernel(shared, p, block=block, interpret=True), shared, p)
     except Unsupported as exc:
         return f"the system's vector field cannot run component-wise in the kernel: {exc}"

@@ -1,10 +1,13 @@
-"""How a sweep's lanes are computed: ``vmap`` of ``lax.scan`` (XLA) or one fused Pallas kernel.
+"""How a sweep's lanes are computed: ``vmap`` of ``lax.scan`` (XLA), one fused Pallas kernel,
+or the fused lane program compiled by numba.
 
 Options are small objects that carry their behaviour, as diffrax's solvers do: each knows
 whether it can run a sweep (:meth:`AbstractKernel.why_not`) and builds the lane program
 that the engine runs (:meth:`AbstractKernel.program`). :class:`VmapKernel` (the XLA path),
-:class:`FusedKernel` (one Pallas kernel per block of lanes) and :class:`AutoKernel` (the
-default: asks the fused kernel on a GPU, the XLA path otherwise, with the reason logged).
+:class:`FusedKernel` (one Pallas kernel per block of lanes), :class:`CompiledLoopKernel`
+(the same lane program emitted for numba, on CPUs) and :class:`AutoKernel` (the default:
+asks the fused kernel on a GPU, the compiled loop on a CPU, the XLA path otherwise, with the
+reason logged).
 """
 
 from __future__ import annotations
@@ -116,32 +119,89 @@ class FusedKernel(AbstractKernel):
         return FusedLanes(lane, self.block, self.num_warps, interpret), "fused", reason
 
 
+class CompiledLoopKernel(AbstractKernel):
+    """The fused lane program emitted as Python source and compiled by numba, for CPUs
+    (:mod:`jaxfriction._kernels.compiled_loop`): blocks of ``lanes`` lanes under
+    ``numba.prange`` over the cores, the whole time loop of each block inside, the state and
+    its forward-mode tangents in local scalars, the window's reductions accumulated at the
+    saved points. The physics is the system's own ``vector_field``, traced and evaluated
+    component by component as in :class:`FusedKernel`, which supports the same sweeps
+    (RK4 with a ``dt``, the default window observables, no gradient or forward mode,
+    systems whose vector field evaluates component-wise) and gives the same outputs and
+    status codes as the XLA path, to round-off.
+
+    The program is compiled once per sweep structure (about a second) and kept on disk
+    (see :func:`~jaxfriction._kernels.compiled_loop.cache_folder`): a later sweep of the same
+    structure, in any process, compiles nothing. Lanes are not split over JAX's CPU
+    devices: numba's threads share them out (``NUMBA_NUM_THREADS``, default all cores).
+
+    Args:
+        lanes: lanes per block, the loop LLVM vectorizes. None (default): chosen per chunk,
+            the largest power of two from 8 to 128 that gives every thread a block.
+
+    Raises:
+        ValueError: ``lanes`` not a positive integer; in a sweep, numba not installed or a
+            sweep it does not support (with the reason).
+    """
+
+    lanes: int | None = eqx.field(default=None, static=True)
+
+    def __check_init__(self):
+        if self.lanes is not None:
+            check_int("lanes", self.lanes, minimum=1)
+
+    def why_not(self, lane, paths: list[str], devices: list) -> str | None:
+        """numba's absence or the first reason of
+        :func:`~jaxfriction._workflows.sweep.fused.fused_support` (solver, observables,
+        gradient mode, carried size, component-wise tracing, an operation with no scalar
+        form), or None."""
+        from .fused import fused_support
+
+        return fused_support(lane, paths, numba=True)
+
+    def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
+        from .compiled import CompiledLoopLanes
+
+        reason = self.why_not(lane, paths, devices)
+        if reason is not None:
+            raise ValueError(f"kernel: the compiled loop cannot run this sweep: {reason}")
+        reason = "numba on the CPU"
+        log.debug("sweep on the compiled loop: %s", reason)
+        return CompiledLoopLanes(lane, self.lanes), "compiled", reason
+
+
 class AutoKernel(AbstractKernel):
-    """The fused kernel (:class:`FusedKernel` with its defaults) when the devices are GPUs
-    and the sweep is supported, otherwise the XLA path (:class:`VmapKernel`). The choice and
-    its reason are logged (logger ``"jaxfriction"``: a warning when a GPU sweep falls back,
-    debug otherwise) and kept in the dataset's ``kernel`` and ``kernel_reason`` attributes."""
+    """The fused kernel (:class:`FusedKernel` with its defaults) when the devices are GPUs,
+    the compiled loop (:class:`CompiledLoopKernel`) when they are CPUs, where the sweep is
+    supported; otherwise the XLA path (:class:`VmapKernel`). The choice and its reason are
+    logged (logger ``"jaxfriction"``: a warning when a sweep falls back, debug otherwise)
+    and kept in the dataset's ``kernel`` and ``kernel_reason`` attributes."""
 
     def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         platform = devices[0].platform
-        if platform != "gpu":
-            reason = f"the devices are {platform}; the fused kernel runs on GPUs"
+        if platform == "cpu":
+            option, name = CompiledLoopKernel(), "compiled loop"
+        elif platform == "gpu":
+            option, name = FusedKernel(), "fused kernel"
+        else:
+            reason = f"the devices are {platform}; the fused kernel runs on GPUs, the compiled loop on CPUs"
             log.debug("sweep on the XLA path: %s", reason)
             return lane, "vmap", reason
-        fused = FusedKernel()
-        reason = fused.why_not(lane, paths, devices)
+        reason = option.why_not(lane, paths, devices)
         if reason is not None:
-            log.warning("sweep falls back to the XLA path (vmap of scan): %s", reason)
+            log.warning("sweep falls back to the XLA path (vmap of scan) from the %s: %s", name, reason)
             return lane, "vmap", reason
-        return fused.program(lane, paths, devices, dry=dry)
+        return option.program(lane, paths, devices, dry=dry)
 
 
 def as_kernel(kernel) -> AbstractKernel:
-    """The kernel option for ``kernel``: an object, ``"auto"``, ``"vmap"`` or ``"fused"``.
+    """The kernel option for ``kernel``: an object, ``"auto"``, ``"vmap"``, ``"fused"`` or
+    ``"compiled"``.
 
     Raises:
         ValueError: naming ``kernel`` for anything else.
     """
     from ..options import as_option
 
-    return as_option(kernel, AbstractKernel, {"auto": AutoKernel, "vmap": VmapKernel, "fused": FusedKernel}, "kernel")
+    return as_option(kernel, AbstractKernel, {"auto": AutoKernel, "vmap": VmapKernel, "fused": FusedKernel,
+                                                "compiled": CompiledLoopKernel}, "kernel")

@@ -71,7 +71,9 @@ def compiled_batch(fn, points: dict, devices: list) -> tuple[Callable, float]:
     Args:
         fn: ``fn(**point) -> pytree`` for one lane (scalars in, arrays out); a callable pytree
             (equinox module) or a function. One with a true ``batched`` attribute takes a
-            device's share of the lanes at once (``{name: (b,)}``) instead of being ``vmap``-ed.
+            device's share of the lanes at once (``{name: (b,)}``) instead of being ``vmap``-ed;
+            one with a true ``one_device`` attribute runs on the first device only (it
+            spreads the lanes over the cores itself: the compiled loop).
         points: example dict ``{name: (B,) array}`` (shapes and dtypes of every call).
         devices: the lane axis is sharded over them (``B`` a multiple of their number).
 
@@ -80,6 +82,8 @@ def compiled_batch(fn, points: dict, devices: list) -> tuple[Callable, float]:
             cache). Lanes never communicate, so each device runs its share independently.
     """
     devices = lane_devices(devices)
+    if getattr(fn, "one_device", False):
+        devices = devices[:1]
     dynamic, static = eqx.partition(fn, eqx.is_array)
     key = (static, _signature(dynamic), _signature(points), tuple(devices))
     try:

@@ -1,0 +1,531 @@
+"""The fused lane program emitted as Python source and compiled by numba, for CPUs.
+
+On a CPU, XLA runs a small-state loop op by op (``vmap`` of ``lax.scan``), far below a
+hand-written compiled loop, and Pallas has no CPU backend. But the fused kernel's
+component-wise evaluation (:mod:`jaxfriction._kernels.componentwise`) already reduces a
+lane's RK4 step, its forward-mode tangents and its saved-point reductions to scalar
+operations on cells. Here those pieces of a :class:`~jaxfriction._kernels.fused_rk4.FusedRK4`
+are traced once more, on a block of ``L`` lanes, into flat jaxprs whose every equation is an
+elementwise operation on a shared scalar (shape ``()``: the time, the template's fixed
+parameters, a forcing shared by every lane) or on the block's lanes (shape ``(L,)``), and
+each jaxpr is written out as Python source: the shared operations once per step, the lane
+operations in a loop over the block's lanes (which LLVM vectorizes). The whole time loop of
+:class:`~jaxfriction._kernels.fused_rk4.FusedRK4` (transient, window, reductions at the
+saved points) is written around them, blocks of lanes under ``numba.prange``, and numba
+compiles the module (``parallel=True``, IEEE arithmetic: no fast-math, so the operations
+round as XLA's do).
+
+The physics is still the system's own ``vector_field``, traced: nothing is written twice.
+An operation with no scalar form here (e.g. ``erf_inv``) raises
+:class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
+
+The source is written to a file named by its hash in the cache folder
+(``$JAXFRICTION_CACHE``, else ``$XDG_CACHE_HOME/jaxfriction``, else
+``~/.cache/jaxfriction``) and compiled with ``cache=True``: a second sweep of the same
+structure, in this process or a later one, compiles nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend import core as jex_core
+
+from .componentwise import Unsupported, cells_of, is_concrete, traced_cells
+
+#: Lanes per block: the inner loop LLVM vectorizes (16 doubles: two AVX-512 or four AVX2 registers).
+LANES = 16
+
+#: Expressions of elementwise primitives on names ``a``, ``b``, ``c`` (their operands). NaN
+#: rules are XLA's: ``max``/``min`` propagate NaN; ``sign`` keeps signed zeros and NaN.
+_EXPRESSIONS = {
+    "add": "{a} + {b}", "add_any": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "neg": "-{a}",
+    "max": "({a} if ({a} > {b} or {a} != {a}) else {b})",
+    "min": "({a} if ({a} < {b} or {a} != {a}) else {b})",
+    "abs": "abs({a})", "sqrt": "math.sqrt({a})", "rsqrt": "{one} / math.sqrt({a})", "square": "{a} * {a}",
+    "exp": "math.exp({a})", "exp2": "math.pow({two}, {a})", "expm1": "math.expm1({a})", "log": "math.log({a})",
+    "log1p": "math.log1p({a})", "sin": "math.sin({a})", "cos": "math.cos({a})", "tan": "math.tan({a})",
+    "asin": "math.asin({a})", "acos": "math.acos({a})", "atan": "math.atan({a})", "atan2": "math.atan2({a}, {b})",
+    "sinh": "math.sinh({a})", "cosh": "math.cosh({a})", "tanh": "math.tanh({a})", "asinh": "math.asinh({a})",
+    "acosh": "math.acosh({a})", "atanh": "math.atanh({a})", "erf": "math.erf({a})", "erfc": "math.erfc({a})",
+    "lgamma": "math.lgamma({a})", "pow": "{a} ** {b}", "logistic": "{one} / ({one} + math.exp(-{a}))",
+    "floor": "np.floor({a})", "ceil": "np.ceil({a})", "is_finite": "math.isfinite({a})",
+    "sign": "({a} if ({a} == {zero} or {a} != {a}) else ({one} if {a} > {zero} else -{one}))",
+    "lt": "{a} < {b}", "le": "{a} <= {b}", "gt": "{a} > {b}", "ge": "{a} >= {b}", "eq": "{a} == {b}",
+    "ne": "{a} != {b}",
+    "clamp": "({a} if {b} < {a} else ({c} if {b} > {c} else {b}))",
+    "copy": "{a}", "copy_p": "{a}", "stop_gradient": "{a}", "optimization_barrier": "{a}", "reshard": "{a}",
+}
+#: Boolean operators (on bools) and their integer (bitwise) forms.
+_LOGICAL = {"and": ("({a} and {b})", "({a} & {b})"), "or": ("({a} or {b})", "({a} | {b})"),
+            "xor": ("({a} != {b})", "({a} ^ {b})"), "not": ("(not {a})", "(~{a})")}
+
+
+def _ctor(dtype) -> str:
+    """The numba constructor of a scalar of ``dtype`` (``np.float64``, ``np.bool_``, ...)."""
+    return f"np.{np.dtype(dtype).name}"
+
+
+class _Writer:
+    """Python source of scalar operations from flat jaxprs (one per piece of the program)."""
+
+    def __init__(self):
+        self.constants = {}  # (dtype, bits) -> name
+        self.n = 0
+
+    def constant(self, value, dtype) -> str:
+        value = np.asarray(value, dtype=dtype)
+        if value.size != 1:
+            flat = np.ravel(value)
+            if not np.all(flat == flat[0]) and not np.all(np.isnan(flat)):
+                raise Unsupported(f"a constant array of shape {value.shape} in the lane program")
+            value = flat[0]
+        value = np.asarray(value, dtype=dtype).reshape(())
+        key = (str(value.dtype), value.tobytes())
+        if key not in self.constants:
+            self.constants[key] = (f"K{len(self.constants)}", value)
+        return self.constants[key][0]
+
+    def globals_source(self) -> list[str]:
+        lines = []
+        for name, value in self.constants.values():
+            kind = value.dtype.kind
+            if kind == "f":
+                text = f"float.fromhex({float(value).hex()!r})" if np.isfinite(value) else repr(str(float(value)))
+                lines.append(f"{name} = {_ctor(value.dtype)}({text})")
+            elif kind == "b":
+                lines.append(f"{name} = {bool(value)}")
+            elif kind in "iu":
+                lines.append(f"{name} = {_ctor(value.dtype)}({int(value)})")
+            else:
+                raise Unsupported(f"a constant of dtype {value.dtype} in the lane program")
+        return lines
+
+    def name(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+    def write(self, closed, in_names) -> tuple[list[str], list[str], list[str]]:
+        """``(shared_lines, lane_lines, out_names)`` for the flat jaxpr ``closed`` whose inputs
+        are the names ``in_names``: shape-``()`` equations go to the shared lines, the others
+        (one lane's cell of a ``(L,)`` value) to the lane lines."""
+        jaxpr = closed.jaxpr
+        env = {}
+        for var, const in zip(jaxpr.constvars, closed.consts):
+            env[var] = self.constant(np.asarray(const), var.aval.dtype)
+        for var, name in zip(jaxpr.invars, in_names):
+            env[var] = name
+
+        def read(var) -> str:
+            if isinstance(var, jex_core.Literal):
+                return self.constant(var.val, var.aval.dtype)
+            return env[var]
+
+        shared, lane = [], []
+        for eqn in jaxpr.eqns:
+            outs = [v for v in eqn.outvars if not isinstance(v, jex_core.DropVar)]
+            if not outs:
+                continue
+            args = [read(v) for v in eqn.invars]
+            name = eqn.primitive.name
+            if name == "broadcast_in_dim" or (name in ("reshape", "squeeze", "expand_dims")
+                                              and np.prod(eqn.outvars[0].aval.shape, dtype=int) ==
+                                              np.prod(eqn.invars[0].aval.shape, dtype=int)):
+                env[outs[0]] = args[0]  # a shared scalar (or a block value) seen as a block value
+                continue
+            if len(outs) != 1:
+                raise Unsupported(f"the primitive {name!r} in the compiled loop")
+            out = outs[0]
+            target = shared if out.aval.shape == () else lane
+            expr = self.expression(eqn, args)
+            env[out] = self.name()
+            target.append(f"{env[out]} = {expr}")
+        return shared, lane, [read(v) for v in jaxpr.outvars]
+
+    def expression(self, eqn, args) -> str:
+        name, params = eqn.primitive.name, eqn.params
+        dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        in_dtype = np.dtype(eqn.invars[0].aval.dtype) if eqn.invars else dtype
+        ctor = _ctor(dtype)
+        named = dict(zip("abc", args))
+        if name == "convert_element_type":
+            if dtype.kind == "b":
+                return f"({args[0]} != {self.constant(0, in_dtype)})"
+            return f"{ctor}({args[0]})"
+        if name == "select_n":
+            which, cases = args[0], args[1:]
+            expr = cases[-1]
+            for k in range(len(cases) - 2, -1, -1):
+                test = f"(not {which})" if np.dtype(eqn.invars[0].aval.dtype).kind == "b" else f"{which} == {k}"
+                expr = f"({cases[k]} if {test} else {expr})"
+            return expr
+        if name == "integer_pow":  # as JAX lowers it: binary powering by multiplications
+            y, x, acc = int(params["y"]), args[0], None
+            if y == 0:
+                return self.constant(1, dtype)
+            reciprocal, y = y < 0, abs(y)
+            while y > 0:
+                if y & 1:
+                    acc = x if acc is None else f"({acc} * {x})"
+                y >>= 1
+                if y > 0:
+                    x = f"({x} * {x})"
+            return f"{ctor}({self.constant(1, dtype)} / {acc})" if reciprocal else f"{ctor}({acc})"
+        if name in _LOGICAL:
+            template = _LOGICAL[name][0 if dtype.kind == "b" else 1]
+            return template.format(**named)
+        if name in ("div", "rem") and dtype.kind in "iu":
+            a, b = args
+            quotient = f"(abs({a}) // abs({b})) * (1 if ({a} < 0) == ({b} < 0) else -1)"  # C: toward zero
+            return f"{ctor}({quotient})" if name == "div" else f"{ctor}({a} - {b} * {quotient})"
+        if name == "div":
+            return f"{ctor}({args[0]} / {args[1]})"
+        if name == "rem":
+            return f"{ctor}(math.fmod({args[0]}, {args[1]}))"
+        if name == "round":
+            a = args[0]
+            if int(params.get("rounding_method", 0)) == 0:  # half away from zero
+                return f"{ctor}(math.copysign(np.floor(abs({a}) + {self.constant(0.5, dtype)}), {a}))"
+            return f"{ctor}(np.rint({a}))"
+        if name not in _EXPRESSIONS:
+            raise Unsupported(f"the primitive {name!r} in the compiled loop (no scalar form)")
+        if dtype.kind not in "fb" and name not in ("add", "sub", "mul", "neg", "max", "min", "abs", "clamp", "lt",
+                                                     "le", "gt", "ge", "eq", "ne", "copy", "copy_p"):
+            raise Unsupported(f"the primitive {name!r} on {dtype} in the compiled loop")
+        consts = {}
+        if dtype.kind == "f" or in_dtype.kind == "f":
+            real = dtype if dtype.kind == "f" else in_dtype
+            consts = {"one": self.constant(1, real), "two": self.constant(2, real), "zero": self.constant(0, real)}
+        expr = _EXPRESSIONS[name].format(**named, **consts)
+        # float64 arithmetic stays float64 in numba; other types are pinned (float32 math
+        # functions may widen, integers would follow Python's rules)
+        return expr if dtype.kind == "b" or dtype == np.float64 else f"{ctor}({expr})"
+
+
+def _block_arg(dtype, lanes):
+    return jax.ShapeDtypeStruct((lanes,), dtype)
+
+
+def _trace(fn, scalar_specs, lane_specs):
+    """The flat jaxpr of ``fn(scalars, lanes)`` (lists of traced scalars and ``(L,)`` values)."""
+    n = len(scalar_specs)
+
+    def flat(*args):
+        out = fn(list(args[:n]), list(args[n:]))
+        return [jnp.asarray(c) if is_concrete(c) else c for c in out]
+
+    return jax.make_jaxpr(flat)(*scalar_specs, *lane_specs)
+
+
+def _flatten_cells(tree) -> list:
+    return [c for leaf in jax.tree.leaves(tree, is_leaf=lambda x: isinstance(x, np.ndarray)) for c in np.ravel(leaf)]
+
+
+class CompiledLoop:
+    """A :class:`~jaxfriction._kernels.fused_rk4.FusedRK4` emitted as a numba program.
+
+    Args:
+        fused: the traced pieces (start, step, saved-point reductions, output layout).
+        lanes: lanes per block (the vectorized inner loop).
+        compile: compile the program (False: only trace and write its source).
+
+    Attributes:
+        source: the Python source of the program (``run(shared, p, out)``).
+        run: the compiled program: ``shared`` ``(S,)``, ``p`` ``(P, B)`` lane values, ``out``
+            ``(rows, B)``, written (rows as ``fused.outputs``); ``B`` a multiple of ``lanes``.
+        compile_seconds: the time spent tracing, writing and compiling (or loading) it.
+
+    Raises:
+        Unsupported: an operation with no scalar form in the emitted program (named).
+    """
+
+    def __init__(self, fused, lanes: int = LANES, compile: bool = True):
+        import time
+
+        began = time.perf_counter()
+        self.fused, self.lanes = fused, int(lanes)
+        self.dtype = np.dtype(fused.dtype)
+        self.source = self._source()
+        self.run = load(self.source, self.dtype) if compile else None
+        self.compile_seconds = time.perf_counter() - began
+
+    # -- tracing --------------------------------------------------------------------------
+    def _specs(self):
+        f, dtype, lanes = self.fused, self.dtype, self.lanes
+        shared = [jax.ShapeDtypeStruct((), x.dtype) for x in f.shared for _ in range(int(np.prod(x.shape, dtype=int)))]
+        return shared, [_block_arg(dtype, lanes)] * f.n_p
+
+    def _shared_cells(self, scalars):
+        out, offset = [], 0
+        for x in self.fused.shared:
+            size = int(np.prod(x.shape, dtype=int))
+            out.append(traced_cells(scalars[offset: offset + size], x.shape))
+            offset += size
+        return out
+
+    def _source(self) -> str:
+        f, dtype = self.fused, self.dtype
+        plan, n_y, n_w, n_p = f.plan, f.n_y, f.n_w, f.n_p
+        writer = _Writer()
+        shared_specs, p_specs = self._specs()
+        n_s = len(shared_specs)
+        t_spec = jax.ShapeDtypeStruct((), dtype)
+        lane = _block_arg(dtype, self.lanes)
+        n_c = n_y * (1 + n_w)
+
+        def cells_in(scalars, lanes_in, with_t):
+            t = traced_cells([scalars[0]], ()) if with_t else None
+            shared = self._shared_cells(scalars[1:] if with_t else scalars)
+            p = traced_cells(lanes_in[:n_p], (n_p,))
+            rest = lanes_in[n_p:]
+            y = traced_cells(rest[:n_y], (n_y,)) if rest else None
+            ydot = traced_cells(rest[n_y:n_c], (n_w, n_y)) if rest else None
+            return t, shared, p, y, ydot
+
+        def start(scalars, lanes_in) -> list:
+            _, shared, p, _, _ = cells_in(scalars, lanes_in, False)
+            return _flatten_cells(f.start(shared, p))
+
+        def step(scalars, lanes_in) -> list:  # h traced: one step function for the transient and the window
+            t, shared, p, y, ydot = cells_in(scalars[:1] + scalars[2:], lanes_in, True)
+            return _flatten_cells(f.step(t, traced_cells([scalars[1]], ()), y, shared, p, ydot))
+
+        point_names = []
+
+        def point(scalars, lanes_in) -> list:
+            t, shared, p, y, ydot = cells_in(scalars, lanes_in, True)
+            out = f.point(t, y, shared, p, ydot)
+            point_names[:] = [(k, int(np.size(v))) for k, v in out.items()]
+            return [c for v in out.values() for c in np.ravel(v)]
+
+        s_names = [f"s{i}" for i in range(n_s)]
+        p_names = [f"p{i}" for i in range(n_p)]
+        c_names = [f"c{i}" for i in range(n_c)]
+        pieces = {}
+        pieces["start"] = writer.write(_trace(start, shared_specs, p_specs), s_names + p_names)
+        pieces["step"] = writer.write(_trace(step, [t_spec, t_spec] + shared_specs, p_specs + [lane] * n_c),
+                                      ["t", "h"] + s_names + p_names + c_names)
+        pieces["point"] = writer.write(_trace(point, [t_spec] + shared_specs, p_specs + [lane] * n_c),
+                                       ["t"] + s_names + p_names + c_names)
+        return self._program(writer, pieces, point_names, n_s, n_c)
+
+    # -- the program ----------------------------------------------------------------------
+    def _program(self, writer, pieces, point_names, n_s, n_c) -> str:
+        """The module: one function per piece (its shared lines, then its loop over the block's
+        lanes), ``block`` (one block's time loop) and ``run`` (the blocks under ``prange``).
+        The pieces are functions of their own so that numba compiles each once. A block's
+        arrays are flat, rows at constant offsets ``row * L``: LLVM then sees that the lane
+        loop's loads and stores never overlap and vectorizes it without runtime checks (it
+        gives up past eight checked arrays, e.g. rows of a 2-D array with tangents)."""
+        f, plan, dtype, L = self.fused, self.fused.plan, self.dtype, self.lanes
+        F = _ctor(dtype)
+        n_p, n_y, n_w = f.n_p, f.n_y, f.n_w
+        rows = f.outputs
+        offsets, at = {}, 0
+        for name, size in point_names:
+            offsets[name] = (at, size)
+            at += size
+        n_m = max(at, 1)
+        shared_loads = [f"s{i} = {_ctor(spec.dtype)}(S[{i}])" for i, spec in enumerate(self._specs()[0])]
+        functions = []
+
+        def piece_function(header, piece, load_carry, stores):
+            lines = [header, *("    " + x for x in shared_loads + piece[0]), "    for j in range(L):"]
+            loads = [f"p{i} = PB[{i * L} + j]" for i in range(n_p)]
+            if load_carry:
+                loads += [f"c{i} = C[{i * L} + j]" for i in range(n_c)]
+            lines += ["        " + x for x in loads + piece[1] + stores(piece[2])]
+            functions.append("\n".join(lines))
+
+        def store_carry(outs):
+            return [f"C[{i * L} + j] = {F}({o})" for i, o in enumerate(outs)]
+
+        def store_point(outs):
+            return [f"M[{i * L} + j] = {F}({o})" for i, o in enumerate(outs)]
+
+        piece_function("def start(S, PB, C):", pieces["start"], False, store_carry)
+        piece_function("def step(t, h, S, PB, C):", pieces["step"], True, store_carry)
+        piece_function("def point(t, S, PB, C, M):", pieces["point"], True, store_point)
+
+        def m(name, k=0):
+            return f"M[{(offsets[name][0] + k) * L} + j]"
+
+        def out_row(name, k=0):
+            return rows[name][0] + k
+
+        T0, HPRE = writer.constant(0.0, dtype), writer.constant(plan.h_pre, dtype)
+        TM, H = writer.constant(plan.t_measure, dtype), writer.constant(plan.h, dtype)
+        TEND = writer.constant(plan.t_measure + plan.n_saves * plan.every * plan.h, dtype)
+        HALF, N_SAVES = writer.constant(0.5, dtype), writer.constant(plan.n_saves, dtype)
+        merge = [f"AF[j] = AF[j] * {m('finite')}"]
+        first = [f"AF[j] = {m('finite')}"]
+        last = []
+        if "stuck" in offsets:
+            first += [f"AS[j] = {m('stuck')}", f"FS[j] = {m('stuck')}"]
+            merge += [f"AS[j] = AS[j] + {m('stuck')}"]
+            last += [f"AS[j] = (AS[j] - {HALF} * (FS[j] + {m('stuck')})) / {N_SAVES}"]
+        if "peak" in offsets:
+            first += [f"AP[j] = {m('peak')}"]
+            merge += [f"q = {m('peak')}", "if q > AP[j] or q != q:", "    AP[j] = q"]
+            if "peak_dot" in offsets:
+                first += [f"AD[{w * L} + j] = {m('peak_dot', w)}" for w in range(n_w)]
+                merge += [f"    AD[{w * L} + j] = {m('peak_dot', w)}" for w in range(n_w)]
+        if "rate" in offsets:
+            first += [f"AR[j] = {m('rate')}"]
+            merge += [f"r = {m('rate')}", "if r > AR[j] or r != r:", "    AR[j] = r"]
+        outs = [f"OUT[{out_row('y_b', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
+        outs += [f"OUT[{out_row('yb_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)]
+        outs += [f"OUT[{out_row('finite')}, lo + j] = AF[j]"]
+        if "stuck" in rows:
+            outs += [f"OUT[{out_row('stuck')}, lo + j] = AS[j]"]
+        if "peak" in rows:
+            outs += [f"OUT[{out_row('peak')}, lo + j] = AP[j]"]
+        if "peak_dot" in rows:
+            outs += [f"OUT[{out_row('peak_dot', w)}, lo + j] = AD[{w * L} + j]" for w in range(n_w)]
+        if "rate" in rows:
+            outs += [f"OUT[{out_row('rate')}, lo + j] = AR[j]"]
+
+        def loop(lines, indent=4):
+            return [" " * indent + "for j in range(L):", *(" " * (indent + 4) + x for x in lines)]
+
+        block = ["def block(b, S, P, OUT):", "    lo = b * L",
+                 f"    PB = np.empty({max(n_p, 1) * L}, {F})", f"    C = np.empty({n_c * L}, {F})",
+                 f"    M = np.empty({n_m * L}, {F})",
+                 *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR")),
+                 f"    AD = np.empty({max(n_w, 1) * L}, {F})",
+                 *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] or ["pass"]),
+                 "    start(S, PB, C)"]
+        if plan.n_pre:
+            block += [f"    for k in range({plan.n_pre}):", f"        step({T0} + {F}(k) * {HPRE}, {HPRE}, S, PB, C)"]
+        block += loop([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
+                      + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)])
+        block += [f"    point({TM}, S, PB, C, M)", *loop(first),
+                  f"    for i in range({plan.n_saves}):", f"        for k in range({plan.every}):",
+                  f"            step({TM} + {F}(i * {plan.every} + k) * {H}, {H}, S, PB, C)",
+                  f"        point({TM} + {F}((i + 1) * {plan.every}) * {H}, S, PB, C, M)", *loop(merge, 8),
+                  f"    point({TEND}, S, PB, C, M)", *loop(last or ["pass"]), *loop(outs)]
+        functions.append("\n".join(block))
+        functions.append("\n".join(["def run(S, P, OUT, first, stride):", "    b = first",
+                                     "    while b < P.shape[1] // L:", "        block(b, S, P, OUT)", "        b += stride"]))
+        head = ['"""The fused lane program of a jaxfriction sweep, emitted for numba (generated)."""', "",
+                "import math", "", "import numpy as np", "",
+                f"L = {self.lanes}", *writer.globals_source()]
+        return "\n".join(head) + "\n\n\n" + "\n\n\n".join(functions) + "\n"
+
+    #: The functions of the program, callees first (each compiled by numba).
+    FUNCTIONS = ("start", "step", "point", "block", "run")
+
+
+#: Compiled programs of this process by source hash.
+_PROGRAMS: dict = {}
+_LOCK = threading.Lock()
+
+
+def cache_folder() -> str | None:
+    """Where emitted programs and numba's compiled code are kept: ``$JAXFRICTION_CACHE``, else
+    ``$XDG_CACHE_HOME/jaxfriction/compiled_loop``, else ``~/.cache/jaxfriction/compiled_loop``;
+    None where that folder cannot be made (the program is then compiled in memory)."""
+    folder = os.environ.get("JAXFRICTION_CACHE")
+    if not folder:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "jaxfriction", "compiled_loop")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def load(source: str, dtype) -> object:
+    """The numba-compiled ``run`` of ``source`` (cached in this process and on disk).
+
+    The source goes to ``<cache>/jf_<hash>.py`` (written once) and is imported from there, so
+    numba's ``cache=True`` keeps the machine code next to it for later processes.
+    """
+    import numba
+
+    key = hashlib.sha256(source.encode()).hexdigest()[:24]
+    with _LOCK:
+        if key in _PROGRAMS:
+            return _PROGRAMS[key]
+        folder = cache_folder()
+        name = f"jf_compiled_loop_{key}"
+        namespace = None
+        if folder is not None:
+            path = os.path.join(folder, name + ".py")
+            try:
+                if not os.path.exists(path):
+                    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+                    with os.fdopen(fd, "w") as fh:
+                        fh.write(source)
+                    os.replace(tmp, path)
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module  # numba's cache finds the module by name when it loads
+                spec.loader.exec_module(module)
+                namespace, cache = vars(module), True
+            except OSError:
+                namespace = None
+        if namespace is None:
+            namespace, cache = {"__name__": name}, False
+            exec(compile(source, f"<{name}>", "exec"), namespace)
+        t = {np.dtype(np.float64): numba.float64, np.dtype(np.float32): numba.float32}[np.dtype(dtype)]
+        # contract: a * b + c as one fused multiply-add, as XLA:CPU compiles it (IEEE otherwise)
+        options = {"cache": cache, "error_model": "numpy", "nogil": True, "fastmath": {"contract"}}
+        for function in CompiledLoop.FUNCTIONS[:-1]:  # compiled when run is: lazily, by their types there
+            if function in namespace:
+                namespace[function] = numba.njit(**options)(namespace[function])
+        readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
+        signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],
+                               numba.int64, numba.int64)
+        run = Program(numba.njit(signature, **options)(namespace["run"]), int(namespace["L"]))
+        _PROGRAMS[key] = run
+        return run
+
+
+class Program:
+    """``program(shared, p, out)``: the compiled blocks shared out over threads.
+
+    The compiled code releases the GIL (``nogil``), so Python threads run blocks in
+    parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...``; ``n`` is numba's thread
+    count (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
+    instead of ``numba.prange``: the parallel compilation of the program cost seconds more.)
+    """
+
+    def __init__(self, blocks, lanes):
+        self.blocks, self.lanes = blocks, lanes
+
+    def __call__(self, shared, p, out) -> None:
+        import numba
+
+        n_blocks = p.shape[1] // self.lanes
+        workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))
+        if workers == 1:
+            self.blocks(shared, p, out, 0, 1)
+            return
+        threads = [threading.Thread(target=self.blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
+        for thread in threads:
+            thread.start()
+        self.blocks(shared, p, out, 0, workers)
+        for thread in threads:
+            thread.join()
+
+
+def numba_available() -> str | None:
+    """None when numba imports, else why not (the reason a sweep stays on the XLA path)."""
+    if "numba" in sys.modules:
+        return None
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure means no compiled loop
+        return f"numba is not installed ({type(exc).__name__}: {exc})"
+    return None
+

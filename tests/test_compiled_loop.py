@@ -1,0 +1,145 @@
+"""The compiled CPU loop (CompiledLoopKernel: the fused lane program emitted for numba) against
+the XLA path.
+
+Every law of the library (scalar laws in the forced oscillator, vector laws in the block on a
+shaking floor, dynamic laws in the oscillator) and the contract systems give the XLA path's
+observables, forward-mode gradients and status codes to round-off, in float64 and float32;
+AutoKernel takes the loop on CPUs and says why when it cannot.
+"""
+
+import logging
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_contracts import DYNAMIC_LAWS, LAWS, SHAKE, SYSTEMS
+
+import jaxfriction as jf
+from jaxfriction._kernels.compiled_loop import CompiledLoop
+from jaxfriction._workflows.sweep.fused import FusedLanes
+from jaxfriction.testing import check_fused
+
+SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
+#: One law of each kind in the fast suite (each system costs an XLA and a numba compile,
+#: ~3-6 s on one core); the rest of the matrix is marked slow.
+FAST = {"Quinn", "VectorQuinn", "LuGre", "oscillator"}
+
+
+def _params(items, name):
+    return [pytest.param(x, id=name(x), marks=() if name(x) in FAST else pytest.mark.slow) for x in items]
+
+
+def _first_parameter(law):
+    return "law." + jf.scalar_parameter_paths(law)[0]
+
+
+def _check(system, grid, **options):
+    return check_fused(system, grid, kernel="compiled", **options)
+
+
+@pytest.mark.parametrize("law", _params([law for law in LAWS if not law.vector], lambda law: type(law).__name__))
+def test_scalar_laws_in_the_oscillator(law):
+    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0), damping=0.05)
+    _check(system, {"force.amplitude": [0.3, 0.9, 1.5]}, wrt=(_first_parameter(law),), y0=jnp.array([0.2, 0.0]),
+           **SHORT)
+
+
+@pytest.mark.parametrize("law", _params([law for law in LAWS if law.vector], lambda law: type(law).__name__))
+def test_vector_laws_in_the_block(law):
+    """In slip: exact Coulomb switches on ``|v| > 0``, a test that round-off can flip at rest."""
+    system = jf.BlockOnShakingFloor(law=law, ground=SHAKE)
+    _check(system, {"ground.omega": [4.0, 6.0]}, wrt=(_first_parameter(law),), dt=5e-4, t1=0.06, window=0.03,
+           y0=jnp.array([0.0, 0.0, 0.5, 0.3]))
+
+
+@pytest.mark.parametrize("law", _params([law for law, _ in DYNAMIC_LAWS[:1] + DYNAMIC_LAWS[2:]],
+                                        lambda law: type(law).__name__))
+def test_dynamic_laws_in_the_oscillator(law):
+    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0))
+    _check(system, {"force.amplitude": [0.4, 1.2]}, wrt=("force.amplitude",), dt=1e-3, t1=0.2, window=0.1)
+
+
+@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks",)], str))
+def test_contract_systems(name):
+    system = SYSTEMS[name][0]
+    path = jf.scalar_parameter_paths(system)[0]
+    value = float(jf.get_parameter(system, path))
+    dt = 1e-3 if "block" in name or "griffin" in name or "iwan" in name or "jointed" in name else 0.01
+    _check(system, {path: [value, 1.1 * value + 0.01]}, wrt=(path,), dt=dt, t1=40 * dt, window=20 * dt,
+           y0=jnp.concatenate([jnp.full(system.n_dof, 0.05), jnp.full(system.n_dof, 0.1)]))
+
+
+@pytest.fixture(scope="module")
+def default_sweep():
+    """Quinn's oscillator template as ``jaxfriction sweep`` runs it (cycles, transient, D and
+    dD/dmu), with a stuck lane, an invalid one (mu < 0) and one unstable in the stick band."""
+    tpl = jf.template("oscillator")
+    grid = {"law.mu": [-0.5, 0.2, 1.2], "force.amplitude": [0.5, 2.0], "law.eps": [0.02, 1e-4]}
+    return check_fused(tpl, grid, cycles=2, wrt=("law.mu",), kernel="compiled", block=8)
+
+
+def test_the_default_sweep_agrees_to_round_off_with_its_statuses(default_sweep):
+    xla, loop = default_sweep
+    assert loop.attrs["kernel"] == "compiled" and xla.attrs["kernel"] == "vmap"
+    status = loop["status"].values
+    assert np.all(status[0] == jf.STATUS_INVALID_PARAMETER) and np.all(np.isnan(loop["dissipation"].values[0]))
+    assert np.all(status[1:, :, 1] == jf.STATUS_UNSTABLE_STEP) and np.all(status[1:, :, 0] == jf.STATUS_OK)
+    ok = status == 0
+    # the loop contracts a * b + c to one fused multiply-add as XLA:CPU does: the slipping lanes
+    # agree to a few units in the last place after 1,300 steps, the stuck ones to round-off itself
+    np.testing.assert_allclose(loop["dissipation"].values[ok], xla["dissipation"].values[ok], rtol=1e-13,
+                               atol=1e-16)
+    np.testing.assert_allclose(loop["grad_dissipation"].values[ok], xla["grad_dissipation"].values[ok],
+                               rtol=1e-12, atol=1e-15)
+    assert np.nanmax(xla["dissipation"].values[ok]) > 5.0  # a lane that slips through the window
+
+
+def test_float32_loop_agrees_with_the_xla_path():
+    with jax.enable_x64(False):
+        xla, loop = _check(jf.template("oscillator"), {"law.mu": [0.3, 0.9]}, cycles=1, wrt=("law.mu",),
+                           rtol=1e-5, atol=1e-6)
+        assert loop["dissipation"].dtype == np.float32 and loop.attrs["kernel"] == "compiled"
+
+
+def test_auto_picks_the_compiled_loop_on_cpu_and_falls_back_with_the_reason(caplog):
+    tpl = jf.template("oscillator")
+    assert jf.plan_sweep(tpl, {"law.mu": [0.5]}, cycles=1).kernel == "compiled"
+    with caplog.at_level(logging.WARNING, logger="jaxfriction"):
+        plan = jf.plan_sweep(tpl, {"law.mu": [0.5]}, cycles=1, wrt=("law.mu",), gradient="reverse")
+    assert plan.kernel == "vmap" and "ReverseMode" in plan.kernel_reason and "falls back" in caplog.text
+    with pytest.raises(ValueError, match="kernel: the compiled loop .*component-wise"):
+        jf.plan_sweep(SYSTEMS["two-blocks"][0], {"law.mu[0]": [0.5]}, t1=0.1, dt=0.01, kernel="compiled")
+    with pytest.raises(ValueError, match="lanes"):
+        jf.CompiledLoopKernel(lanes=0)
+
+
+def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_path, monkeypatch):
+    """The program is cached in the process by its source and on disk next to its source file:
+    loading it in a fresh namespace (as a new process does) reuses numba's machine code."""
+    from jaxfriction._kernels import compiled_loop
+
+    monkeypatch.setenv("JAXFRICTION_CACHE", str(tmp_path))
+    lane = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, t1=0.2, dt=0.01, kernel="vmap").lane
+    kernel, _ = FusedLanes(lane, 8, 4, True).build(["law.mu"])
+    loop = CompiledLoop(kernel, 8)
+    assert CompiledLoop(kernel, 8).run is loop.run  # in this process: the same compiled program
+    assert len(list(tmp_path.glob("jf_compiled_loop_*.py"))) == 1 and list(tmp_path.glob("__pycache__/*.nbc"))
+    monkeypatch.setattr(compiled_loop, "_PROGRAMS", {})
+    again = CompiledLoop(kernel, 8)
+    assert again.run is not loop.run and again.compile_seconds < loop.compile_seconds
+
+
+def test_chunked_sweep_resumes_from_the_xla_paths_chunks(tmp_path):
+    tpl = jf.template("oscillator")
+    grid = {"law.mu": [0.3, 0.6, 0.9, 1.2]}
+    options = {"cycles": 1, "wrt": ("law.mu",), "chunk_size": 2, "out_dir": tmp_path, "progress": False}
+    whole = jf.sweep(tpl, grid, kernel="vmap", **options)
+    (tmp_path / "chunk_000001.npz").unlink()  # as if killed before the second chunk was saved
+    resumed = jf.sweep(tpl, grid, kernel="compiled", **options)
+    assert (resumed.attrs["chunks_loaded"], resumed.attrs["chunks_computed"]) == (1, 1)
+    for name in ("dissipation", "grad_dissipation", "stick_fraction"):
+        np.testing.assert_allclose(resumed[name], whole[name], rtol=1e-12, atol=1e-15)
