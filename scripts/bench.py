@@ -125,7 +125,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contenders as C
 
 # the compiled loop's programs go to a fresh folder: its first call compiles, and is timed
-os.environ.setdefault("JAXFRICTION_CACHE", __import__("tempfile").mkdtemp(prefix="jf-bench-cache-"))
+os.environ.setdefault("JAXFRICTION_CACHE_DIR", __import__("tempfile").mkdtemp(prefix="jf-bench-cache-"))
 T_START = time.perf_counter()
 FLOOR = 1e-6  # relative floor of the agreement check (see the module docstring)
 #: Lanes of a reference computed only for checking (jaxfriction untimed), workloads A and C.

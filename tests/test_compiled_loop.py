@@ -122,12 +122,13 @@ def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_pat
     loading it in a fresh namespace (as a new process does) reuses numba's machine code."""
     from jaxfriction._kernels import compiled_loop
 
-    monkeypatch.setenv("JAXFRICTION_CACHE", str(tmp_path))
+    monkeypatch.setenv("JAXFRICTION_CACHE_DIR", str(tmp_path))
     lane = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, t1=0.2, dt=0.01, kernel="vmap").lane
     kernel, _ = FusedLanes(lane, 8, 4, True).build(["law.mu"])
     loop = CompiledLoop(kernel, 8)
     assert CompiledLoop(kernel, 8).run is loop.run  # in this process: the same compiled program
-    assert len(list(tmp_path.glob("jf_compiled_loop_*.py"))) == 1 and list(tmp_path.glob("__pycache__/*.nbc"))
+    folder = tmp_path / "compiled_loop"
+    assert len(list(folder.glob("jf_compiled_loop_*.py"))) == 1 and list(folder.glob("__pycache__/*.nbc"))
     monkeypatch.setattr(compiled_loop, "_PROGRAMS", {})
     again = CompiledLoop(kernel, 8)
     assert again.run is not loop.run and again.compile_seconds < loop.compile_seconds

@@ -20,8 +20,8 @@ An operation with no scalar form here (e.g. ``erf_inv``) raises
 :class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
 
 The source is written to a file named by its hash in the cache folder
-(``$JAXFRICTION_CACHE``, else ``$XDG_CACHE_HOME/jaxfriction``, else
-``~/.cache/jaxfriction``) and compiled with ``cache=True``: a second sweep of the same
+(``$JAXFRICTION_CACHE_DIR/compiled_loop``, else ``$XDG_CACHE_HOME/jaxfriction/compiled_loop``, else
+``~/.cache/jaxfriction/compiled_loop``) and compiled with ``cache=True``: a second sweep of the same
 structure, in this process or a later one, compiles nothing.
 """
 
@@ -399,11 +399,23 @@ class CompiledLoop:
         block = ["def block(b, S, P, OUT):", "    lo = b * L",
                  f"    PB = np.empty({max(n_p, 1) * L}, {F})", f"    C = np.empty({n_c * L}, {F})",
                  f"    M = np.empty({n_m * L}, {F})",
-                 *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR")),
+                 *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR", "AQ")),
                  f"    AD = np.empty({max(n_w, 1) * L}, {F})",
                  *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] or ["pass"]),
                  "    start(S, PB, C)"]
-        if plan.n_pre:
+        if plan.n_pre and "rate_pre" in rows:
+            # the transient judged at the window's cadence, as FusedRK4's kernel judges it
+            n_blocks, rest = divmod(plan.n_pre, plan.every)
+            peak = ["r = " + m("rate"), "if r > AQ[j] or r != r:", "    AQ[j] = r"]
+            block += [*loop(["AQ[j] = -np.inf"]), f"    for i in range({n_blocks}):", f"        for k in range({plan.every}):",
+                      f"            step({T0} + {F}(i * {plan.every} + k) * {HPRE}, {HPRE}, S, PB, C)",
+                      f"        point({F}((i + 1) * {plan.every}) * {HPRE}, S, PB, C, M)", *loop(peak, 8)]
+            if rest:
+                block += [f"    for k in range({rest}):",
+                          f"        step({T0} + {F}({n_blocks * plan.every} + k) * {HPRE}, {HPRE}, S, PB, C)",
+                          f"    point({F}({plan.n_pre}) * {HPRE}, S, PB, C, M)", *loop(peak)]
+            outs += [f"OUT[{out_row('rate_pre')}, lo + j] = AQ[j]"]
+        elif plan.n_pre:
             block += [f"    for k in range({plan.n_pre}):", f"        step({T0} + {F}(k) * {HPRE}, {HPRE}, S, PB, C)"]
         block += loop([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
                       + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)])
@@ -430,13 +442,18 @@ _LOCK = threading.Lock()
 
 
 def cache_folder() -> str | None:
-    """Where emitted programs and numba's compiled code are kept: ``$JAXFRICTION_CACHE``, else
-    ``$XDG_CACHE_HOME/jaxfriction/compiled_loop``, else ``~/.cache/jaxfriction/compiled_loop``;
-    None where that folder cannot be made (the program is then compiled in memory)."""
-    folder = os.environ.get("JAXFRICTION_CACHE")
-    if not folder:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        folder = os.path.join(base, "jaxfriction", "compiled_loop")
+    """Where emitted programs and numba's compiled code are kept: the ``compiled_loop`` folder
+    of the command line's cache folder (``$JAXFRICTION_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/jaxfriction``, else ``~/.cache/jaxfriction``); None where that folder
+    cannot be made (the program is then compiled in memory). ``JAXFRICTION_NO_CACHE`` and
+    ``--no-cache`` concern JAX's cache only: this one holds a few small files per program
+    structure and is always on."""
+    base = os.environ.get("JAXFRICTION_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        base = os.path.join(xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache"),
+                            "jaxfriction")
+    folder = os.path.join(base, "compiled_loop")
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:
