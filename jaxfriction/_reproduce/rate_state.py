@@ -29,7 +29,7 @@ from jax import Array
 from .._checks import check_real
 from .._forcing.drives import Constant, Step
 from .._integrate.simulate import simulate
-from .._laws.rate_state import EVOLUTION_LAWS, RateState
+from .._laws.rate_state import RateState
 from .._paths import set_parameters
 from .._systems.spring_slider import SpringSlider
 
@@ -38,6 +38,7 @@ V, NORMAL = 1e-2, 1.0
 STEP = dict(mass=1e-5, stiffness_factor=1000.0, t_step=0.1, width=1e-4, dt=1e-5, slips=6.0)
 STABILITY = dict(mass=1.0, dt=1e-2, t1=300.0, t_fit=20.0, perturbation=1e-7)
 RATIOS = (0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25)
+EVOLUTION_LAWS = ("aging", "slip")  # the laws of the figure (their closed forms)
 
 
 def law(evolution: str = "aging", **overrides) -> RateState:
