@@ -36,12 +36,12 @@ def lab_slider(evolution="aging", a=0.005, b=0.01, form="log", damping=0.0, load
     return jf.QuasiStaticSlider(law=law, load=load, stiffness=1e-3, normal=1.0, damping=damping)
 
 
-def scipy_slider(evolution, a, b, ts, damping=0.0, D_c=10.0, k=1e-3, mu_0=0.6, V_0=1.0, t_step=10.0, V=(1.0, 10.0)):
+def scipy_slider(evolution, a, b, ts, damping=0.0, D_c=10.0, k=1e-3, mu_0=0.6, V_0=1.0, t_steps=(10.0,), V=(1.0, 10.0)):
     """The same experiment by scipy's Radau in rsfmodel's variables, written from the equations:
     quasi-static, ``mu' = k (V - v)`` with ``v = V_0 exp((mu - mu_0 - b ln(V_0 theta / D_c')) / a)``;
     quasi-dynamic (``damping`` eta > 0), the stretch ``delta`` and ``theta`` with ``v`` from the
     force balance ``k delta = mu(v, theta) + eta v`` by Brent's method on ``ln v``. Perrin:
-    ``D_c' = 2 D_c``. Integrated in two legs, split at the step."""
+    ``D_c' = 2 D_c``. The load ``V[i]`` from ``t_steps[i - 1]`` on, one leg per value."""
     Dc_mu = 2 * D_c if evolution == "perrin" else D_c
 
     def mu_of(v, theta):
@@ -67,13 +67,16 @@ def scipy_slider(evolution, a, b, ts, damping=0.0, D_c=10.0, k=1e-3, mu_0=0.6, V
         return f
 
     theta0 = (2 * D_c if evolution == "perrin" else D_c) / V[0]
-    x0 = mu_of(V[0], theta0) + (damping * V[0] if damping else 0.0)
-    y0 = [x0 if damping == 0.0 else x0 / k, theta0]
-    before, after = ts[ts <= t_step], ts[ts >= t_step]
+    x0 = mu_of(V[0], theta0) + damping * V[0]
+    y = [x0 if damping == 0.0 else x0 / k, theta0]
+    edges = [ts[0], *t_steps, ts[-1]]
     kw = dict(method="Radau", rtol=1e-12, atol=1e-13)
-    leg1 = solve_ivp(rhs(V[0]), (ts[0], t_step), y0, t_eval=before, **kw)
-    leg2 = solve_ivp(rhs(V[1]), (t_step, ts[-1]), leg1.y[:, -1], t_eval=after, **kw)
-    xs = np.concatenate([leg1.y[:, :-1], leg2.y], axis=1) if before[-1] == t_step else np.concatenate([leg1.y, leg2.y], axis=1)
+    xs = np.zeros((2, len(ts)))
+    for V_load, lo, hi in zip(V, edges[:-1], edges[1:]):
+        inside = (ts >= lo) & (ts <= hi)
+        leg = solve_ivp(rhs(V_load), (lo, hi), y, t_eval=ts[inside], dense_output=True, **kw)
+        xs[:, inside] = leg.y
+        y = leg.sol(hi)
     v = np.array([velocity(x, th) for x, th in xs.T])
     mu = xs[0] if damping == 0.0 else np.array([mu_of(vi, th) for vi, th in zip(v, xs[1])])
     return mu, xs[1], v
@@ -176,12 +179,26 @@ def test_linear_stability_and_period():
 def test_jump_breakpoints_and_holds():
     slider = lab_slider(load=jf.Steps((1.0, 0.0, 1.0), (10.0, 110.0)))  # slide-hold-slide, 100 s
     assert slider.jump_times() == (10.0, 110.0)
-    traj = jf.simulate(slider, slider.steady_sliding(), 0.0, 200.0, saveat=jf.SaveAt(ts=jnp.linspace(0.0, 200.0, 401)))
+    ts = np.linspace(0.0, 200.0, 401)
+    traj = jf.simulate(slider, slider.steady_sliding(), 0.0, 200.0, saveat=jf.SaveAt(ts=jnp.asarray(ts)))
     assert int(traj.status) == 0
     v = np.asarray(traj.velocity)
-    assert v[219] < 0.05  # the hold: the slip rate decays but stays positive (log form)
-    mu_ref, _, _ = scipy_slider("aging", 0.005, 0.01, np.asarray(traj.ts)[:221], t_step=10.0, V=(1.0, 0.0))
-    np.testing.assert_allclose(np.asarray(-traj.friction_force)[:221], mu_ref, rtol=1e-9)
+    assert 0.0 < v[219] < 0.05  # the hold: the slip rate decays but stays positive (log form)
+    mu_ref, _, _ = scipy_slider("aging", 0.005, 0.01, ts, t_steps=(10.0, 110.0), V=(1.0, 0.0, 1.0))
+    np.testing.assert_allclose(np.asarray(-traj.friction_force), mu_ref, rtol=1e-9)
+
+
+def test_healing_against_scipy():
+    # the reproduction's slide-hold-slide peaks (vmap over holds with traced jump times)
+    from jaxfriction._reproduce.rate_state import healing
+
+    holds = (10.0, 100.0)
+    rises = healing(holds, reslide=40.0)
+    for hold, rise in zip(holds, rises):
+        ts = np.linspace(10.0 + hold, 50.0 + hold, 4001)
+        mu_ref, _, _ = scipy_slider("aging", 0.005, 0.01, np.concatenate([[0.0], ts]), t_steps=(10.0, 10.0 + hold),
+                                    V=(1.0, 0.0, 1.0))
+        assert rise == pytest.approx(np.max(mu_ref[1:]) - 0.6, rel=1e-4)  # peak sampled on different grids
 
 
 def test_small_sweep_over_a_b():
