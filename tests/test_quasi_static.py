@@ -280,3 +280,34 @@ def test_contract():
     law = jf.RateState(a=0.01, b=0.015, D_c=1e-5, mu_0=0.6, V_0=1e-6)
     check_system(jf.QuasiStaticSlider(law=law, load=jf.Constant(2e-6), stiffness=1e3, normal=1e3, damping=10.0),
                  jnp.zeros(0), t1=0.1, dt=1e-3)
+
+
+def test_fit_a_b_dc_from_a_scipy_record():
+    # the record is not jaxfriction's: scipy Radau of rsfmodel's velocity step, 0.1-s samples, noise
+    # 1e-4; Levenberg-Marquardt (optimistix) in log-parameters from a guess with b < a, D_c x 2
+    import optimistix as optx
+
+    ts = np.linspace(0.0, 40.0, 401)
+    mu_true, _, _ = scipy_slider("aging", 0.005, 0.01, ts)
+    record = jnp.asarray(mu_true + 1e-4 * np.random.default_rng(0).standard_normal(ts.size))
+    slider = lab_slider(a=0.008, b=0.006)
+    slider = jf.set_parameters(slider, {"law.D_c": 20.0})
+    solver = jf.Diffrax(diffrax.Tsit5(), rtol=1e-10, atol=1e-10, adjoint=diffrax.ForwardMode())
+    paths = ["law.a", "law.b", "law.D_c"]
+
+    def residuals(log_p, record):
+        s = jf.set_parameters(slider, dict(zip(paths, jnp.exp(log_p))))
+        traj = jf.simulate(s, s.steady_sliding(), 0.0, 40.0, solver=solver, saveat=jf.SaveAt(ts=jnp.asarray(ts)))
+        return -traj.friction_force - record
+
+    sol = optx.least_squares(residuals, optx.LevenbergMarquardt(rtol=1e-10, atol=1e-10),
+                             jnp.log(jnp.array([0.008, 0.006, 20.0])), args=record, max_steps=100)
+    p = np.exp(np.asarray(sol.value))
+    jac = np.asarray(jax.jacfwd(residuals)(sol.value, record)) / p
+    r = np.asarray(residuals(sol.value, record))
+    noise = np.sqrt(r @ r / (r.size - 3))
+    stderr = np.sqrt(np.diag(np.linalg.inv(jac.T @ jac))) * noise
+    assert noise == pytest.approx(1e-4, rel=0.1)
+    # measured: (5.0029e-3, 1.00064e-2, 9.9985) +- (7.0e-6, 7.1e-6, 1.0e-2): 0.4, 0.9, 0.1 stderr
+    assert np.all(np.abs(p - [0.005, 0.01, 10.0]) < 3 * stderr)
+    assert np.all(stderr / p < [2e-3, 1e-3, 2e-3])
