@@ -282,6 +282,7 @@ def test_contract():
                  jnp.zeros(0), t1=0.1, dt=1e-3)
 
 
+@pytest.mark.slow  # 9 s
 def test_fit_a_b_dc_from_a_scipy_record():
     # the record is not jaxfriction's: scipy Radau of rsfmodel's velocity step, 0.1-s samples, noise
     # 1e-4; Levenberg-Marquardt (optimistix) in log-parameters from a guess with b < a, D_c x 2
