@@ -61,6 +61,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
         GriffinSpringBlock, LeineSwitchDisc, Oscillator, Rates, SpringSlider, TwoBlocksOnBelt,
         coupled_force_balance, disc_on_driving_disc, jointed_oscillator,
     )
+    from ._systems.quasi_static import QuasiStaticSlider  # noqa: F401
+    from ._forcing.drives import Steps  # noqa: F401
     from ._templates import TEMPLATES, Template, template  # noqa: F401
     from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
     from ._workflows.sweep.kernels import (  # noqa: F401
@@ -123,6 +125,8 @@ _EXPORTS = {
         "GriffinSpringBlock", "LeineSwitchDisc", "Oscillator", "Rates", "SpringSlider", "TwoBlocksOnBelt",
         "coupled_force_balance", "disc_on_driving_disc", "jointed_oscillator",
     ),
+    "._systems.quasi_static": ("QuasiStaticSlider",),
+    "._forcing.drives": ("Steps",),
     "._templates": ("TEMPLATES", "Template", "template"),
     "._workflows.gradient": ("AbstractGradientMode", "AutoMode", "ForwardMode", "ReverseMode"),
     "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "CompiledLoopKernel", "FusedKernel", "VmapKernel"),

@@ -233,6 +233,17 @@ def rate_state_command(e, ratios, evolutions, figure, as_json) -> None:
             lines.append(f"{name:5s} k_c = {stab['k_c']:.6g} N/m, omega_c = {stab['omega_c']:.6g} rad/s; growth rate "
                          "simulated / theory: " + ", ".join(f"{p['ratio']:g}: {p['growth_rate']:+.4e} / "
                                                              f"{p['theory_growth_rate']:+.4e}" for p in stab["points"]))
+        from .._reproduce.rate_state import quasi_static
+
+        numbers["quasi_static"] = qs = quasi_static()
+        lines.append("quasi-static slider, rsfmodel's velocity step, simulated / published (relative gap): " + ", ".join(
+            f"{name} {r['simulated']:.8g} / {r['published']:.8g} ({r['relative_gap']:+.1e})"
+            for name, r in qs["rsfmodel"]["extremes"].items()))
+        lines.append(f"healing: d(Delta mu_peak)/d log10(t_hold) = {qs['healing']['slope_per_decade']:.5f} over the "
+                     f"longest holds (b ln 10 = {qs['healing']['b_ln10']:.5f}, rigid limit)")
+        lines.append(f"k_c = {qs['critical']['k_c']:.6g} /um ((b - a)/D_c = {qs['critical']['k_c_closed_form']:.6g}); "
+                     f"period at k_c simulated {qs['critical']['period_simulated']:.7g} s, 2 pi/omega_c = "
+                     f"{qs['critical']['period']:.7g} s")
         _report(numbers, figure, as_json, lambda: plot_rate_state(numbers, data, figure), lines)
 
 

@@ -29,6 +29,15 @@ class AbstractDrive(eqx.Module):
         """The parameters' valid ranges (see :mod:`jaxfriction._checks`)."""
         return ()
 
+    def jump_times(self) -> tuple:
+        """Times (s) where the drive jumps (a sharp step), ``()`` for a continuous drive.
+
+        Adaptive diffrax runs stop a step exactly at each and restart the solver there
+        (``diffrax.ClipStepSizeController(jump_ts=...)``, see
+        :meth:`~jaxfriction.AbstractFrictionSystem.jump_times`), instead of leaving the
+        step-size controller to find the discontinuity by rejected steps."""
+        return ()
+
     @abc.abstractmethod
     def __call__(self, t):
         """Value of the drive at time ``t`` (scalar)."""
@@ -107,6 +116,10 @@ class Step(AbstractDrive):
         return (real("before", self.before), real("after", self.after), real("t_step", self.t_step),
                 nonnegative("width", self.width))
 
+    def jump_times(self) -> tuple:
+        """``(t_step,)`` for the sharp step (a literal zero ``width``), else ``()``."""
+        return (self.t_step,) if is_static_zero(self.width) else ()
+
     def __call__(self, t):
         sharp = jnp.where(t >= self.t_step, self.after + 0.0 * t, self.before + 0.0 * t)
         if is_static_zero(self.width):
@@ -115,3 +128,52 @@ class Step(AbstractDrive):
         width = jnp.where(smooth, self.width, 1.0)
         ramp = 0.5 * (1.0 + jnp.tanh((t - self.t_step) / width))
         return jnp.where(smooth, self.before + (self.after - self.before) * ramp, sharp)
+
+
+class Steps(AbstractDrive):
+    """A piecewise-constant drive: ``values[0]`` before ``times[0]``, ``values[i]`` from
+    ``times[i - 1]`` on (sharp steps, declared to adaptive solvers as :meth:`jump_times`).
+
+    The load-point protocols of rate-and-state experiments: a velocity step ``V -> e V`` at
+    ``t1`` is ``Steps((V, e V), (t1,))`` (Dieterich 1979; Ruina 1983), a slide-hold-slide test
+    (Dieterich 1972; Beeler, Tullis & Weeks 1994) ``Steps((V, 0, V), (t1, t1 + t_hold))``, a
+    staircase of steps ``Steps((V1, V2, V3, ...), (t1, t2, ...))``.
+
+    Args:
+        values: ``(n + 1,)`` finite values (units of the driven quantity; m/s for a load
+            point).
+        times: ``(n,)`` step times (s), finite and strictly increasing.
+
+    Raises:
+        ValueError: non-finite values or times, ``len(values) != len(times) + 1``, times
+            that do not increase.
+    """
+
+    values: tuple | jnp.ndarray = (0.0, 1.0)
+    times: tuple | jnp.ndarray = (0.0,)
+
+    def __check_init__(self):
+        import numpy as np
+
+        from .._checks import is_concrete
+
+        values, times = jnp.asarray(self.values), jnp.asarray(self.times)
+        if values.ndim != 1 or times.ndim != 1 or values.size != times.size + 1:
+            raise ValueError(f"values must have one entry more than times (1-D), got values of shape "
+                             f"{values.shape} and times of shape {times.shape}")
+        if is_concrete(self.times) and times.size > 1 and not np.all(np.diff(np.asarray(times, float)) > 0):
+            raise ValueError(f"times must increase strictly, got {self.times}")
+        super().__check_init__()
+
+    def constraints(self) -> tuple[Constraint, ...]:
+        return (real("values", jnp.asarray(self.values)), real("times", jnp.asarray(self.times)))
+
+    def jump_times(self) -> tuple:
+        """The step times ``times``."""
+        return tuple(jnp.asarray(self.times)) if not isinstance(self.times, tuple) else self.times
+
+    def __call__(self, t):
+        times = jnp.asarray(self.times)
+        values = jnp.asarray(self.values)
+        index = jnp.sum(t >= times)  # 0 before the first step, i from times[i - 1] on
+        return values[index] + 0.0 * t

@@ -70,7 +70,8 @@ def dynamics_rms_norm(error):
             :class:`~jaxfriction.Diffrax`), a tuple of its ``state_size`` scalar components.
 
     Returns:
-        The scalar ``sqrt(mean(error[:-3]^2))`` (zero derivative at 0, as diffrax's norm).
+        The scalar ``sqrt(mean(error[:-3]^2))`` (zero derivative at 0, as diffrax's norm);
+            ``inf`` where that is NaN, so that a step that overflowed is rejected.
 
     Raises:
         ValueError: an error with at most 3 entries, or neither a 1-D array nor a tuple
@@ -87,7 +88,13 @@ def dynamics_rms_norm(error):
         raise ValueError(f"dynamics_rms_norm needs a jaxfriction state (more than {N_INTEGRALS} entries, "
                          f"the last {N_INTEGRALS} the energy integrals, flat or as a tuple of scalars), got "
                          f"{jax.tree.map(jnp.shape, error)}")
-    return optx.rms_norm(entries[: len(entries) - N_INTEGRALS])
+    norm = optx.rms_norm(entries[: len(entries) - N_INTEGRALS])
+    # a NaN error (a trial step that overflowed: inf - inf) counts as infinite, so the
+    # controller rejects the step and shrinks it; diffrax replaces a NaN candidate by the
+    # previous state per leaf only, and on a tuple state an overflowing component (inf, not
+    # NaN) beside a NaN one made the scaled error NaN and the step size NaN: the run stalled
+    # until max_steps (a sharp velocity step of QuasiStaticSlider under Tsit5)
+    return jnp.where(jnp.isnan(norm), jnp.inf, norm)
 
 
 def default_controller(rtol, atol):
@@ -130,7 +137,8 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
 
     Fixed-step solvers step exactly through ``step_ts`` (``diffrax.StepTo``); adaptive ones
     use ``controller``, by default :func:`default_controller` of ``rtol``/``atol`` (and then
-    implicit solvers get :func:`newton_on_whole_state`).
+    implicit solvers get :func:`newton_on_whole_state`), clipped to the drives' jumps
+    (``system.jump_times()``, ``diffrax.ClipStepSizeController(jump_ts=...)``).
     ``adjoint`` is diffrax's (None: its default, reverse mode only). Never throws: failures
     are in ``sol.result``. ``sol.stats`` holds diffrax's step counts
     (``num_accepted_steps``, ``num_rejected_steps``).
@@ -157,6 +165,9 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     elif controller is None:
         controller = default_controller(rtol, atol)
         solver = newton_on_whole_state(solver, rtol, atol)
+        jumps = system.jump_times()
+        if jumps:  # the drives' discontinuities as breakpoints: a step ends there, the solver restarts
+            controller = diffrax.ClipStepSizeController(controller, jump_ts=jnp.stack([jnp.asarray(t, float) for t in jumps]))
     by_rows = isinstance(solver, diffrax.AbstractERK) and jnp.size(y0) <= ROW_STATE_LIMIT
     field = ComponentField(system.vector_field, jnp.shape(y0)) if by_rows else system.vector_field
     sol = diffrax.diffeqsolve(

@@ -71,7 +71,9 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
             ``(state_size,)`` (to continue a run with its energy integrals).
         t0, t1: concrete floats, ``t1 > t0`` (time units of the system).
         dt: fixed step (required for fixed-step solvers), or the first adaptive step.
-        solver: a solver object (above) or None for :class:`~jaxfriction.RK4`.
+        solver: a solver object (above) or None for :class:`~jaxfriction.RK4` (without
+            ``dt``: the system's own ``default_solver()`` where it has one,
+            :class:`~jaxfriction.QuasiStaticSlider`'s adaptive run).
         saveat: a :class:`~jaxfriction.SaveAt` (default: every step for fixed-step
             solvers, 1001 equally spaced times for adaptive ones).
         save_every: shortcut: ``save_every=k`` is ``SaveAt(every=k)``, ``save_every=None``
@@ -115,6 +117,8 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
     saveat = SaveAt() if saveat is None else saveat
     if not isinstance(saveat, SaveAt):
         raise ValueError(f"saveat must be a jaxfriction.SaveAt, got {saveat!r}")
+    if solver is None and dt is None and hasattr(system, "default_solver"):
+        solver = system.default_solver()  # a system that states its own (QuasiStaticSlider: adaptive)
     solver = as_solver(solver)
     check_time_span(t0, t1, dt)
     if _fixed_step(solver):

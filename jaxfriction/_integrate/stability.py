@@ -189,7 +189,8 @@ def has_internal_states(system) -> bool:
     systems :func:`internal_state_rate` gives a rate for)."""
     from .._laws.dynamic import AbstractDynamicLaw
 
-    return isinstance(getattr(system, "law", None), AbstractDynamicLaw) and bool(system.n_internal)
+    return (isinstance(getattr(system, "law", None), AbstractDynamicLaw) and bool(system.n_internal)
+            and getattr(system, "internal_is_law_state", True))
 
 
 def internal_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array | None:

@@ -79,6 +79,17 @@ class Trajectory(eqx.Module):
         """Force balance at the saved points (N)."""
         return self._map(self.system.f_eq)
 
+    def internal(self, name: str) -> Array:
+        """An internal variable by name at the saved points, ``(n,)``: one of
+        ``system.internal_names()`` (``"psi"`` of rate-and-state; ``"ln_v"`` of
+        :class:`~jaxfriction.QuasiStaticSlider`) or a quantity derived from it (``"theta"``);
+        :meth:`~jaxfriction.AbstractFrictionSystem.internal`.
+
+        Raises:
+            ValueError: an unknown name.
+        """
+        return self.system.internal(self.ys, name)
+
     @property
     def friction_power(self) -> Array:
         """Friction dissipation rate ``-f . v_slip`` (W) at the saved points."""

@@ -29,7 +29,7 @@ from jax import Array
 from .._checks import check_real
 from .._forcing.drives import Constant, Step
 from .._integrate.simulate import simulate
-from .._laws.rate_state import EVOLUTION_LAWS, RateState
+from .._laws.rate_state import RateState
 from .._paths import set_parameters
 from .._systems.spring_slider import SpringSlider
 
@@ -38,6 +38,7 @@ V, NORMAL = 1e-2, 1.0
 STEP = dict(mass=1e-5, stiffness_factor=1000.0, t_step=0.1, width=1e-4, dt=1e-5, slips=6.0)
 STABILITY = dict(mass=1.0, dt=1e-2, t1=300.0, t_fit=20.0, perturbation=1e-7)
 RATIOS = (0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25)
+EVOLUTION_LAWS = ("aging", "slip")  # the laws of the figure (their closed forms)
 
 
 def law(evolution: str = "aging", **overrides) -> RateState:
@@ -186,6 +187,114 @@ def rate_state(e=10.0, ratios=RATIOS, evolutions=EVOLUTION_LAWS) -> tuple[dict, 
     return numbers, data
 
 
+# ---------------------------------------------------------------------------------------------
+# the quasi-static slider: rsfmodel's velocity step, slide-hold-slide healing, k_c and its period
+
+#: rsfmodel's velocity-step test (github jrleeman/rsfmodel, tests/rsf_tests.py, 2015): units um
+#: and s, the normal force 1; aging law, the load point 1 -> 10 um/s at 10 s, saved every 0.01 s
+RSFMODEL = dict(a=0.005, b=0.01, D_c=10.0, mu_0=0.6, V_0=1.0, stiffness=1e-3, t_step=10.0, t1=40.0, dt_save=0.01)
+#: its published extremes: value and sample index
+RSFMODEL_PUBLISHED = {"mu_max": (0.60784356, 1129), "mu_min": (0.58362349, 1322), "theta_min": (0.51710192, 1282),
+                      "v_max": (35.26869330, 1231)}
+HOLDS = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+
+
+def quasi_static_slider(load, evolution: str = "aging", damping: float = 0.0):
+    """rsfmodel's slider as a :class:`~jaxfriction.QuasiStaticSlider` under ``load`` (um/s)."""
+    from .._systems.quasi_static import QuasiStaticSlider
+
+    p = RSFMODEL
+    law = RateState(a=p["a"], b=p["b"], D_c=p["D_c"], mu_0=p["mu_0"], V_0=p["V_0"], evolution=evolution, form="log")
+    return QuasiStaticSlider(law=law, load=load, stiffness=p["stiffness"], normal=1.0, damping=damping)
+
+
+def healing(holds=HOLDS, evolution: str = "aging", slide: float = 10.0, reslide: float = 60.0) -> np.ndarray:
+    """Slide-hold-slide healing: ``Delta mu_peak`` (the peak friction on re-sliding minus the
+    steady friction before the hold) for each hold time, at 1 um/s (Dieterich 1972; Beeler,
+    Tullis & Weeks 1994), on rsfmodel's quasi-static slider; one ``vmap`` over the holds.
+
+    Returns:
+        ``(len(holds),)`` friction rises.
+    """
+    from .._forcing.drives import Steps
+    from .._integrate.saveat import SaveAt
+
+    t_end = slide + max(holds) + reslide
+    base = quasi_static_slider(Steps((1.0, 0.0, 1.0), (slide, slide + 1.0)), evolution)
+    mu_ss = RSFMODEL["mu_0"]
+
+    def one(hold):
+        system = eqx_set_times(base, jnp.stack([jnp.asarray(slide), slide + hold]))
+        traj = simulate(system, system.steady_sliding(1.0), 0.0, t_end,
+                        saveat=SaveAt(ts=jnp.linspace(0.0, t_end, 20001)))
+        mu = -traj.friction_force
+        after = traj.ts >= slide + hold
+        return jnp.max(jnp.where(after, mu, -jnp.inf)) - mu_ss, traj.status
+
+    rises, status = jax.jit(jax.vmap(one))(jnp.asarray(holds, dtype=float))
+    if not np.all(np.asarray(status) == 0):
+        raise RuntimeError(f"a healing run failed: statuses {np.asarray(status)}")
+    return np.asarray(rises)
+
+
+def eqx_set_times(system, times):
+    """``system`` with its load's step times replaced (a traced pair under ``vmap``)."""
+    import equinox as eqx
+
+    return eqx.tree_at(lambda s: s.load.times, system, tuple(times[i] for i in range(times.shape[0])))
+
+
+def quasi_static() -> dict:
+    """The quasi-static reproductions: rsfmodel's four published extremes of its velocity step,
+    the healing rate ``d Delta mu_peak / d log10(t_hold)`` of slide-hold-slide tests over
+    the three longest of ``HOLDS`` (against ``b ln 10``, the rate of the rigid limit, where the
+    state grows as ``theta = theta_0 + t_hold``; the soft machine, ``k D_c / b = 1``, keeps
+    slipping through the hold and heals more slowly, its slope still rising at 1,000 s), and the
+    critical stiffness ``k_c = (b - a) / D_c`` (per um here) with the period ``2 pi / omega_c``
+    of the neutral oscillation there, simulated (mean spacing of upward zero crossings of
+    ``ln(v / V)`` over 6 periods) against the closed form.
+
+    Returns:
+        A JSON-ready dict.
+    """
+    from .._forcing.drives import Constant, Steps
+    from .._integrate.saveat import SaveAt
+
+    p = RSFMODEL
+    slider = quasi_static_slider(Steps((1.0, 10.0), (p["t_step"],)))
+    ts = jnp.arange(int(round(p["t1"] / p["dt_save"])) + 1) * p["dt_save"]
+    traj = simulate(slider, slider.steady_sliding(), 0.0, p["t1"], saveat=SaveAt(ts=ts))
+    mu, theta, v = (np.asarray(x) for x in (-traj.friction_force, traj.internal("theta"), traj.velocity))
+    got = {"mu_max": (mu.max(), mu.argmax()), "mu_min": (mu.min(), mu.argmin()),
+           "theta_min": (theta.min(), theta.argmin()), "v_max": (v.max(), v.argmax())}
+    extremes = {name: {"published": pub, "index_published": idx, "simulated": float(got[name][0]),
+                       "index_simulated": int(got[name][1]), "relative_gap": float(got[name][0] / pub - 1.0)}
+                for name, (pub, idx) in RSFMODEL_PUBLISHED.items()}
+    holds = np.asarray(HOLDS)
+    rises = healing(holds)
+    slope = float(np.polyfit(np.log10(holds[-3:]), rises[-3:], 1)[0])  # the three longest holds
+    base = quasi_static_slider(Constant(1.0))
+    kc = float(base.critical_stiffness())
+    critical = eqx_stiffness(base, kc)
+    period = 2 * np.pi / float(critical.critical_frequency())
+    tsp = np.linspace(0.0, 6 * period, 3001)
+    run = simulate(critical, critical.steady_sliding().at[0].add(1e-3), 0.0, float(tsp[-1]),
+                   saveat=SaveAt(ts=jnp.asarray(tsp)))
+    x = np.asarray(run.ys[:, 0])
+    up = np.nonzero((x[:-1] < 0) & (x[1:] >= 0))[0]
+    crossings = tsp[up] - x[up] * (tsp[up + 1] - tsp[up]) / (x[up + 1] - x[up])
+    return {"rsfmodel": {"parameters": RSFMODEL, "status": int(traj.status), "extremes": extremes},
+            "healing": {"holds": holds.tolist(), "delta_mu_peak": rises.tolist(), "slope_per_decade": slope,
+                        "b_ln10": p["b"] * float(np.log(10.0))},
+            "critical": {"k_c": kc, "k_c_closed_form": (p["b"] - p["a"]) / p["D_c"], "period": period,
+                         "period_simulated": float(np.mean(np.diff(crossings))), "status": int(run.status)}}
+
+
+def eqx_stiffness(system, k):
+    """``system`` with stiffness ``k``."""
+    return set_parameters(system, {"stiffness": k})
+
+
 def linear_theory_curve(ratios) -> np.ndarray:
     """Linear theory of the stability diagram at each ``k / k_c``: the leading eigenvalue's real
     part (growth rate, 1/s) and imaginary part (angular frequency, rad/s), ``(2, n)``; the same
@@ -194,4 +303,5 @@ def linear_theory_curve(ratios) -> np.ndarray:
     return np.array([[lam.real for lam in lams], [abs(lam.imag) for lam in lams]])
 
 
-__all__ = ["rate_state", "oscillation_fit", "velocity_controlled_friction", "linear_theory_curve"]
+__all__ = ["rate_state", "oscillation_fit", "velocity_controlled_friction", "linear_theory_curve", "quasi_static",
+           "healing"]

@@ -121,6 +121,27 @@ class AbstractFrictionSystem(eqx.Module):
         v = ["v"] if n == 1 else [f"v[{i}]" for i in range(n)]
         return [*q, *v, *(f"z[{j}]" for j in range(self.n_internal)), "E_friction", "E_damping", "W_input"]
 
+    def jump_times(self) -> tuple:
+        """Times where a drive of the system jumps (sharp steps), sorted, ``()`` if none.
+
+        Collected from the system's fields that are drives
+        (:meth:`~jaxfriction.AbstractDrive.jump_times`: a sharp :class:`~jaxfriction.Step`,
+        :class:`~jaxfriction.Steps`). :class:`~jaxfriction.Diffrax`'s adaptive runs pass them
+        to diffrax as breakpoints (``diffrax.ClipStepSizeController(jump_ts=...)``): a step
+        ends exactly at each and the solver restarts there (Runge-Kutta methods with the
+        first-same-as-last property re-evaluate the field)."""
+        from .._checks import is_concrete
+        from .._forcing.drives import AbstractDrive
+
+        times = []
+        for name in getattr(self, "__dataclass_fields__", {}):
+            value = getattr(self, name, None)
+            if isinstance(value, AbstractDrive):
+                times.extend(value.jump_times())
+        if times and is_concrete(times):
+            times = sorted(times, key=float)
+        return tuple(times)
+
     def initial_internal(self) -> Array:
         """Initial internal variables ``z`` (zeros: relaxed internal springs)."""
         return jnp.zeros(self.n_internal)
@@ -179,6 +200,32 @@ class AbstractFrictionSystem(eqx.Module):
     def internal_state(self, y: Array) -> Array:
         """Internal variables ``z`` from a state, ``(..., n_internal)``."""
         return y[..., 2 * self.n_dof : 2 * self.n_dof + self.n_internal]
+
+    def internal_names(self) -> list[str]:
+        """Names of the internal variables, ``["z[0]", ...]`` unless the system names them
+        (a rate-and-state law: ``"psi"``)."""
+        return [f"z[{j}]" for j in range(self.n_internal)]
+
+    def internal(self, ys: Array, name: str) -> Array:
+        """One internal variable by name from states ``(..., state_size)``, ``(...)``.
+
+        ``name`` is one of :meth:`internal_names`, or a quantity the system's law derives
+        from its state (``law.named_state(z, name)``: :class:`~jaxfriction.RateState`'s
+        ``"theta" = D_c exp(psi) / V_0``). :meth:`~jaxfriction.Trajectory.internal` reads a run.
+
+        Raises:
+            ValueError: an unknown name (the message lists the known ones).
+        """
+        names = self.internal_names()
+        if name in names:
+            j = names.index(name)
+            return ys[..., 2 * self.n_dof + j]
+        law = getattr(self, "law", None)
+        if law is not None and hasattr(law, "named_state") and name in getattr(law, "derived_names", ()):
+            z = self.internal_state(ys)[..., names.index(law.state_names[0]):][..., : law.n_state]
+            return law.named_state(z, name)
+        derived = list(getattr(law, "derived_names", ())) if law is not None else []
+        raise ValueError(f"name must be one of {names + derived} for {type(self).__name__}, got {name!r}")
 
     @staticmethod
     def friction_dissipation(y: Array) -> Array:

@@ -31,6 +31,13 @@ class LawStateMixin:
         """``n_contacts`` times the law's ``n_state`` for a dynamic law, else 0."""
         return self.n_contacts * self.law.n_state if self.dynamic else 0
 
+    def internal_names(self) -> list[str]:
+        """The law's ``state_names`` (one contact; RateState: ``["psi"]``), else ``z[j]``."""
+        names = getattr(self.law, "state_names", None) if self.dynamic else None
+        if names and self.n_contacts == 1:
+            return list(names)
+        return [f"z[{j}]" for j in range(self.n_internal)]
+
     def initial_internal(self) -> Array:
         """The law's ``init_state()`` for every contact, ``(n_internal,)`` (relaxed springs;
         :class:`~jaxfriction.RateState`: steady state at ``V_0``)."""

@@ -1,0 +1,279 @@
+"""The quasi-static and quasi-dynamic spring-slider of rate-and-state friction (no inertia)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
+
+from .._checks import Constraint, is_concrete, nonnegative, positive
+from .._forcing.drives import AbstractDrive, Constant
+from .._laws.dynamic import AbstractDynamicLaw
+from .._laws.rate_state import RateState
+from .base import AbstractFrictionSystem, Rates
+
+
+class QuasiStaticSlider(AbstractFrictionSystem):
+    """A spring-slider without inertia: friction equals the spring force (quasi-static), less
+    the radiation damping ``eta v`` (quasi-dynamic).
+
+    The model of rate-and-state laboratory analyses (Dieterich 1979; Ruina 1983; Reinen &
+    Weeks 1993; the rsfmodel package) and, with radiation damping, of earthquake-cycle codes
+    (Rice 1993, J. Geophys. Res. 98:9885, eq. 7; QDYN; the SCEC SEAS benchmarks): a spring of
+    stiffness ``k`` pulled by a load point of velocity ``V(t)`` (the drive ``load``) holds a
+    block on a rate-and-state interface under the normal force ``N``; with the spring's stretch
+    ``delta`` (m)::
+
+        k delta = N mu(v, psi) + eta v,     delta' = V(t) - v,     psi' = law.state_rate(v, psi),
+
+    where ``eta`` is the radiation damping (``damping``, N s/m; Rice 1993: shear modulus over
+    twice the shear-wave speed, times the contact area) and ``mu`` the law's friction
+    coefficient. ``eta = 0`` is the quasi-static slider (rsfmodel's ``mu' = k (V - v)``,
+    with ``k`` there in friction per displacement, i.e. ``k / N`` here).
+
+    Why a sibling class and not ``SpringSlider(mass=0)``: without inertia the slip rate is
+    no longer a state but follows from the force balance, so the state and its layout
+    differ. The state is ``[ln(v / V_0), psi, E_friction, E_damping, W_input]`` (no positions
+    or velocities: ``n_dof = 0``; the two internal entries first): the logarithm of the slip
+    rate and the log state, both of order one over the decades a run spans (a velocity step,
+    a hold, an earthquake cycle from plate rate to seismic slip) and with no algebraic
+    constraint to drift. Differentiating the force balance in time gives the slip rate's
+    equation (the standard quasi-dynamic form, e.g. Rice 1993; Lapusta et al. 2000)::
+
+        d ln v / dt = (k (V - v) - N dmu/dpsi psi') / (N dmu/d ln v + eta v),
+
+    with ``dmu/d ln v = a``, ``dmu/dpsi = b`` for the log form and their asinh analogues
+    (by ``jax.value_and_grad`` of :meth:`~jaxfriction.RateState.coefficient_at_log_rate`) for
+    the regularized form. The slip rate stays positive (a hold, ``V = 0``, lets it decay,
+    never reach 0), so the log form of the law is exact here; a negative slip rate cannot be
+    represented and is refused (:meth:`state`).
+
+    Energy books as for every system: the load point does the work ``W_input = int k delta V
+    dt``; the spring stores ``k delta^2 / 2`` (:meth:`mechanical_energy`); friction dissipates
+    ``E_friction = int N mu v dt`` and the radiation damping ``E_damping = int eta v^2 dt``,
+    so ``W_input = Delta E_mech + E_friction + E_damping`` to the solver's accuracy.
+
+    Solver: :meth:`default_solver` (``simulate(slider, y0, t0, t1)`` with no solver), an
+    adaptive diffrax run (``Tsit5``, ``rtol = atol = 1e-10``) that stops at the load's jumps (sharp :class:`~jaxfriction.Step`, :class:`~jaxfriction.Steps`;
+    :meth:`~jaxfriction.AbstractFrictionSystem.jump_times`).
+
+    Linear stability of steady sliding at ``V`` (aging, slip and Perrin laws linearize
+    alike, ``dpsi' = -(V / D_c)(dpsi + d ln v)``): the Jacobian in ``(ln v, psi)`` has trace
+    ``(N b - k D_c) V / (D_c (N a + eta V)) - V / D_c`` and determinant ``k V^2 / (D_c (N a +
+    eta V))``, so steady sliding is stable for ``k > k_c`` with::
+
+        k_c = (N (b - a) - eta V) / D_c
+
+    (Ruina 1983; Rice & Ruina 1983 for ``eta = 0``) and at ``k_c`` oscillates at ``omega_c =
+    (V / D_c) sqrt((N (b - a) - eta V) / (N a + eta V))`` (the period ``2 pi / omega_c``).
+
+    Parameter paths: ``"law.a"``, ``"law.b"``, ``"law.D_c"``, ``"law.mu_0"``, ``"law.V_0"``,
+    ``"stiffness"``, ``"normal"``, ``"damping"``, ``"load.value"`` / ``"load.before"``,
+    ``"load.after"`` / ``"load.values[i]"``.
+
+    Args:
+        law: a :class:`~jaxfriction.RateState` law (a dynamic law with
+            ``coefficient_at_log_rate(log_v, z)``, ``steady_state(v)`` and a ``V_0``).
+        load: drive ``V(t)``, the load point's velocity (m/s), ``>= 0`` in use; default
+            ``Constant(1e-6)``.
+        stiffness: ``k > 0`` (N/m).
+        normal: normal force ``N > 0`` (N; normal stress times area).
+        damping: radiation damping ``eta >= 0`` (N s/m); 0 (default) is quasi-static.
+
+    Raises:
+        ValueError: a law without the log-rate coefficient, a load that is not a drive,
+            ``stiffness <= 0``, ``normal <= 0``, ``damping < 0``, non-finite values.
+    """
+
+    n_dof = 0
+    #: the internal block is ``[ln(v / V_0), law state]``, not the law's state alone
+    internal_is_law_state = False
+
+    law: RateState
+    load: AbstractDrive = Constant(1e-6)
+    stiffness: float = 1.0
+    normal: float = 1.0
+    damping: float = 0.0
+
+    def __check_init__(self):
+        if not (isinstance(self.law, AbstractDynamicLaw) and hasattr(self.law, "coefficient_at_log_rate")
+                and hasattr(self.law, "steady_state")):
+            raise ValueError(f"law must be a rate-and-state law (jaxfriction.RateState), got {self.law!r}")
+        if not isinstance(self.load, AbstractDrive):
+            raise ValueError(f"load must be a jaxfriction drive (Constant, Step, Steps, ...), got {self.load!r}")
+
+    def constraints(self) -> tuple[Constraint, ...]:
+        return (positive("stiffness", self.stiffness), positive("normal", self.normal),
+                nonnegative("damping", self.damping))
+
+    @property
+    def n_internal(self) -> int:
+        """``1 + law.n_state``: the log slip rate and the law's state."""
+        return 1 + self.law.n_state
+
+    def internal_names(self) -> list[str]:
+        """``["ln_v", *law.state_names]`` (``ln_v = ln(v / V_0)``; RateState: ``psi``)."""
+        names = getattr(self.law, "state_names", None) or [f"z[{j}]" for j in range(self.law.n_state)]
+        return ["ln_v", *names]
+
+    def state_names(self) -> list[str]:
+        return [*self.internal_names(), "E_friction", "E_damping", "W_input"]
+
+    def default_solver(self):
+        """The solver ``simulate`` uses when given none: ``Diffrax(diffrax.Tsit5(), rtol=1e-10,
+        atol=1e-10)``, adaptive, stopping at the load's jumps.
+
+        Why explicit: in the log-slip-rate form the equations are accuracy-limited, not
+        stability-limited (their fast rates are those of the motion itself), as the
+        earthquake-cycle codes that use adaptive Runge-Kutta find (QDYN; SEAS). Measured:
+        the rsfmodel velocity step takes 300 accepted and 17 rejected Tsit5 steps against
+        1,141 and 1,064 for ``Kvaerno5`` at the same tolerances, with the same values to
+        1e-11; three years of a quasi-dynamic slider (``k = k_c / 2``, ``N = 50 MN``) 152,623
+        Tsit5 steps against more than a million for ``Kvaerno5`` (which ran out of steps).
+        The tolerances apply to ``ln(v / V_0)`` and ``psi``, numbers of order one, so one
+        absolute tolerance fits every unit system."""
+        import diffrax
+
+        from .._integrate.solvers import Diffrax
+
+        return Diffrax(diffrax.Tsit5(), rtol=1e-10, atol=1e-10)
+
+    # ------------------------------------------------------------------------------------
+    # the force balance and the rates
+
+    def _parts(self, y):
+        # a trial step far out (a step-size controller's first try after a jump) must give
+        # large finite rates, which it rejects, never inf: diffrax's controller stalls on a NaN
+        # error, and reverse-mode gradients turn the rejected step's 0 cotangent times an
+        # infinite derivative into NaN. So ln(v / V_0) and the law's state are clipped at
+        # 0.25 ln(largest float) (177 in float64, 22 in float32), far beyond any physical
+        # slip rate or state, where every rate (Perrin's v^2 exp(psi) included) stays finite
+        limit = 0.25 * float(np.log(jnp.finfo(jnp.result_type(y)).max))
+        log_v = jnp.clip(y[..., 0], -limit, limit)
+        z = jnp.clip(y[..., 1 : self.n_internal], -limit, limit)
+        v = self.law.V_0 * jnp.exp(log_v)
+        return log_v, z, v
+
+    def friction_coefficient(self, y: Array) -> Array:
+        """``mu`` from states ``(..., state_size)``, ``(...)``."""
+        log_v, z, _ = self._parts(y)
+        return self.law.coefficient_at_log_rate(log_v, z)
+
+    def stretch(self, y: Array) -> Array:
+        """The spring's stretch ``delta = (N mu + eta v) / k`` (m), ``(...)``."""
+        _, _, v = self._parts(y)
+        return (self.normal * self.friction_coefficient(y) + self.damping * v) / self.stiffness
+
+    def rates(self, t: ArrayLike, y: Array) -> Rates:
+        log_v, z, v = self._parts(y)
+        mu_of = self.law.coefficient_at_log_rate
+        mu, (mu_log_v, mu_z) = jax.value_and_grad(mu_of, argnums=(0, 1))(log_v, z)
+        N, k, eta = self.normal, self.stiffness, self.damping
+        z_dot = jnp.reshape(self.law.state_rate(v, z, N), (self.law.n_state,))
+        load = self.load(t)
+        log_v_dot = (k * (load - v) - N * jnp.dot(mu_z, z_dot)) / (N * mu_log_v + eta * v)
+        delta = (N * mu + eta * v) / k
+        empty = jnp.zeros(0, dtype=jnp.result_type(y))
+        return Rates(empty, empty, N * mu * v, k * delta * load, eta * v**2,
+                     internal=jnp.concatenate([jnp.reshape(log_v_dot, (1,)), z_dot]))
+
+    def mechanical_energy(self, y: Array) -> Array:
+        """``k delta^2 / 2`` (J), the spring's energy."""
+        return 0.5 * self.stiffness * self.stretch(y) ** 2
+
+    def friction_force(self, t: ArrayLike, y: Array) -> Array:
+        """``-N mu`` (N), on the block."""
+        return -self.normal * self.friction_coefficient(y)
+
+    def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
+        return self._parts(y)[2]
+
+    def f_eq(self, t: ArrayLike, y: Array) -> Array:
+        """``-k delta`` (N): the spring force the friction and the damping balance."""
+        return -self.stiffness * self.stretch(y)
+
+    def positions(self, y: Array) -> Array:
+        """The spring's stretch ``delta`` (m), ``(...)``, as for :class:`~jaxfriction.SpringSlider`."""
+        return self.stretch(y)
+
+    def velocities(self, y: Array) -> Array:
+        """The slip rate ``v = V_0 exp(ln_v)`` (m/s), ``(...)``."""
+        return self._parts(y)[2]
+
+    def internal(self, ys: Array, name: str) -> Array:
+        """A named internal variable from states ``(..., state_size)``: ``"ln_v"``, ``"psi"``,
+        ``"theta"`` (``D_c exp(psi) / V_0``, s), ``"v"`` (the slip rate, m/s), ``"mu"``."""
+        if name == "v":
+            return self.velocities(ys)
+        if name == "mu":
+            return self.friction_coefficient(ys)
+        return super().internal(ys, name)
+
+    # ------------------------------------------------------------------------------------
+    # initial states and steady sliding
+
+    def _velocity(self, velocity):
+        return self.load(0.0) if velocity is None else velocity
+
+    def state(self, v: ArrayLike, z: ArrayLike | None = None) -> Array:
+        """The internal state ``[ln(v / V_0), z]`` from a slip rate and the law's state.
+
+        Args:
+            v: slip rate ``> 0`` (m/s).
+            z: the law's state ``(n_state,)`` (RateState: ``psi``); default its steady state
+                at ``v``.
+
+        Returns:
+            ``(n_internal,)``, a ``y0`` for :func:`~jaxfriction.simulate`.
+
+        Raises:
+            ValueError: a slip rate that is not positive (the log form cannot hold it).
+        """
+        if is_concrete(v) and not np.all(np.asarray(v, dtype=float) > 0):
+            raise ValueError(f"v (the initial slip rate) must be > 0 for the quasi-static slider's log-slip-rate "
+                             f"state, got {v!r}")
+        v = jnp.asarray(v, dtype=jnp.result_type(float))
+        z = self.law.steady_state(v) if z is None else z
+        z = jnp.reshape(jnp.asarray(z, dtype=v.dtype), (self.law.n_state,))
+        return jnp.concatenate([jnp.reshape(jnp.log(v / self.law.V_0), (1,)), z])
+
+    def steady_sliding(self, velocity: float | None = None) -> Array:
+        """Steady sliding at the load velocity ``V``: ``[ln(V / V_0), psi_ss(V)]``.
+
+        Args:
+            velocity: ``V > 0`` (m/s); default ``load(0)``.
+
+        Returns:
+            ``(n_internal,)``.
+
+        Raises:
+            ValueError: ``V <= 0``.
+        """
+        return self.state(self._velocity(velocity))
+
+    def critical_stiffness(self, velocity: float | None = None) -> Array:
+        """``k_c = (N (b - a) - eta V) / D_c`` (N/m): steady sliding at ``V`` is linearly stable
+        for ``k > k_c`` (Ruina 1983; Rice & Ruina 1983; with radiation damping, from the
+        Jacobian's trace, class docstring). ``<= 0`` for velocity strengthening."""
+        law, V = self.law, jnp.abs(self._velocity(velocity))
+        return (self.normal * (law.b - law.a) - self.damping * V) / law.D_c
+
+    def critical_frequency(self, velocity: float | None = None) -> Array:
+        """``omega_c = (V / D_c) sqrt((N (b - a) - eta V) / (N a + eta V))`` (rad/s), the
+        angular frequency of the neutral oscillation at ``k = k_c`` (``b > a``)."""
+        law, V = self.law, jnp.abs(self._velocity(velocity))
+        N, eta = self.normal, self.damping
+        return V / law.D_c * jnp.sqrt((N * (law.b - law.a) - eta * V) / (N * law.a + eta * V))
+
+    def linear_eigenvalues(self, velocity: float | None = None) -> np.ndarray:
+        """The two eigenvalues (1/s) of steady sliding at ``V`` in ``(ln v, psi)``, closed form
+        (class docstring), sorted by decreasing real part; complex numpy ``(2,)``."""
+        law, V = self.law, float(abs(self._velocity(velocity)))
+        N, k, eta = float(self.normal), float(self.stiffness), float(self.damping)
+        a, b, D_c = float(law.a), float(law.b), float(law.D_c)
+        trace = (N * b - k * D_c) * V / (D_c * (N * a + eta * V)) - V / D_c
+        det = k * V**2 / (D_c * (N * a + eta * V))
+        roots = np.roots([1.0, -trace, det]).astype(complex)
+        return roots[np.argsort(-roots.real, kind="stable")]
