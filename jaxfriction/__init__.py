@@ -75,6 +75,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
     from ._workflows.periodic.shooting import PeriodicOrbit, periodic_orbit  # noqa: F401
     from ._workflows.periodic.sensitivity import orbit_sensitivity  # noqa: F401
+    from ._workflows.periodic.continuation import continue_orbits  # noqa: F401
+    from ._workflows.periodic.plot import plot_branch  # noqa: F401
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
 
 #: The public names by the module that defines (or gathers) them, each loaded on first use.
@@ -133,6 +135,8 @@ _EXPORTS = {
     "._workflows.sensitivity": ("finite_difference_gradient", "sensitivity"),
     "._workflows.periodic.shooting": ("PeriodicOrbit", "periodic_orbit"),
     "._workflows.periodic.sensitivity": ("orbit_sensitivity",),
+    "._workflows.periodic.continuation": ("continue_orbits",),
+    "._workflows.periodic.plot": ("plot_branch",),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
 }
 

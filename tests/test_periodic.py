@@ -99,3 +99,27 @@ def test_bad_input_gets_a_clear_error_or_status(oscillator):
         jf.orbit_sensitivity(o, "law.mu")
     with pytest.raises(ValueError, match="not a floating-point parameter|not a field"):
         jf.orbit_sensitivity(jf.periodic_orbit(oscillator), "law")
+
+
+def test_frequency_response_follows_den_hartog():
+    """A continued frequency-response curve of the Coulomb-damped oscillator (Quinn's law,
+    eps = dt / 2) against Den Hartog's closed form (1931), above resonance."""
+    P, mu = 1.0, 0.3
+    system = jf.Oscillator(law=jf.Quinn(mu=mu, eps=1e-3), force=jf.Harmonic(P, 1.6))
+    start = jf.periodic_orbit(system, dt=4e-3, transient=60.0)
+    branch = jf.continue_orbits(start, "force.omega", bounds=(1.55, 2.4), ds=0.1, ds_max=0.2)
+    assert branch.attrs["status"] == "bounds reached" and branch.sizes["point"] >= 5
+    omega = branch["force.omega"].values
+    assert np.all(np.diff(omega) > 0) and not branch["fold"].any()
+    assert np.all(branch["residual"].values < 1e-10)
+    exact = np.array([jf.den_hartog_response(P, float(w), mu)[0] for w in omega if w <= 2.4])
+    np.testing.assert_allclose(branch["amplitude"].values[: exact.size], exact, rtol=1.5e-3)
+    # the dissipation per cycle of the non-sticking motion: 4 mu N X (Den Hartog)
+    np.testing.assert_allclose(branch["dissipation"].values[: exact.size], 4 * mu * exact, rtol=1.5e-3)
+    assert branch["stable"].all()
+    ax = jf.plot_branch(branch)
+    assert ax.get_xlabel() == "force.omega"
+    with pytest.raises(ValueError, match="bounds"):
+        jf.continue_orbits(start, "force.omega", bounds=(2.0, 3.0))
+    with pytest.raises(ValueError, match="path"):
+        jf.continue_orbits(start, "law", bounds=(0.0, 1.0))
