@@ -42,6 +42,7 @@ def test_quinn_orbit_is_the_50_cycle_steady_state(oscillator, quinn_orbit):
     assert o.stable and np.max(np.abs(o.multipliers)) < 0.2
 
 
+@pytest.mark.slow
 def test_belt_stick_slip_cycle_against_closed_form():
     """The autonomous belt: period and peak spring force of the stick-slip limit cycle
     (paper 004) to O(eps), eps = 2 dt."""
@@ -58,6 +59,7 @@ def test_belt_stick_slip_cycle_against_closed_form():
     assert mu[0] < 1e-6 and abs(mu[1] - 1) < 0.05 and o.stable
 
 
+@pytest.mark.slow
 def test_implicit_sensitivities_match_central_differences(oscillator, quinn_orbit):
     params = ["law.mu", "force.omega"]
     s = jf.orbit_sensitivity(quinn_orbit, params)
@@ -123,3 +125,36 @@ def test_frequency_response_follows_den_hartog():
         jf.continue_orbits(start, "force.omega", bounds=(2.0, 3.0))
     with pytest.raises(ValueError, match="path"):
         jf.continue_orbits(start, "law", bounds=(0.0, 1.0))
+
+
+@pytest.mark.slow
+def test_steady_state_sweep_lanes_and_statuses(oscillator):
+    """Steady-state lanes against the 50-cycle default where its transient has died out
+    (sticking lanes: multipliers <= 0.6), IFT gradients against the 50-cycle forward-mode
+    gradients, and lane statuses."""
+    grid = {"law.mu": np.array([0.6, 0.9]), "force.amplitude": np.array([1.2, 1.6])}
+    a = jf.sweep(oscillator, grid, wrt="law.mu", progress=False)
+    b = jf.sweep(oscillator, grid, wrt="law.mu", progress=False, steady_state=True)
+    assert (b["status"].values == 0).all() and float(b["residual"].max()) < 1e-12
+    # not to 1e-8: the 50-cycle sweep's transient steps h' = 49 T / ceil(49 T / dt), its window
+    # h = T / ceil(T / dt) (2.7e-4 apart), and in the stick band (h mu / eps = 0.5) the discrete
+    # orbit moves at first order in h; test_quinn_orbit_is_the_50_cycle_steady_state runs one h
+    np.testing.assert_allclose(b["dissipation"].values, a["dissipation"].values, rtol=1e-6)
+    # the lanes' IFT gradients are the steady state's (central differences of re-solved orbits);
+    # the 50-cycle forward-mode gradient is 2 % off at mu = 0.9 (its tangent has not settled)
+    h, base = 1e-6, oscillator.with_parameters({"force.amplitude": 1.2})
+    fd = (jf.periodic_orbit(base.with_parameters({"law.mu": 0.9 + h})).dissipation
+          - jf.periodic_orbit(base.with_parameters({"law.mu": 0.9 - h})).dissipation) / (2 * h)
+    assert float(b["grad_dissipation"].values[1, 0, 0]) == pytest.approx(fd, rel=1e-6)
+    np.testing.assert_allclose(b["grad_dissipation"].values, a["grad_dissipation"].values, rtol=0.05)
+    np.testing.assert_allclose(b["period"].values, 4 * math.pi, rtol=1e-14)
+    assert b.attrs["steady_state"] == 1 and "residual" in b.attrs["observables"]
+    # a lane that cannot converge in one Newton step from rest is flagged, its residual kept
+    c = jf.sweep(oscillator, {"law.mu": np.array([0.3, 0.05])}, progress=False,
+                 steady_state=jf.SteadyState(transient_cycles=0, max_steps=1))
+    assert (c["status"].values == jf.STATUS_NOT_PERIODIC).all() and (c["residual"].values > 1e-6).all()
+    assert "steady state not found" in c.attrs["flagged"]
+    with pytest.raises(ValueError, match="steady_state"):
+        jf.sweep(oscillator, grid, steady_state="yes")
+    with pytest.raises(ValueError, match="steady_state"):
+        jf.sweep(jf.template("belt"), {"law.mu_k": np.array([0.3])}, steady_state=True)

@@ -85,51 +85,75 @@ def _residual_fn(frequency, t0, n_steps, d):
     return autonomous
 
 
+def frozen(tree):
+    """``tree`` with ``stop_gradient`` on its array leaves (Python numbers and static fields
+    are left as they are, so a system's literal zeros keep their fast paths)."""
+    return jax.tree.map(lambda x: jax.lax.stop_gradient(x) if eqx.is_array(x) else x, tree)
+
+
 def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"):
     """The traceable core: solve the shooting problem from ``z0`` (``x``, or ``[x, T]`` for an
     autonomous system) and measure the orbit (usable inside ``jit``, ``vmap`` and a sweep lane).
 
+    The root ``z*`` is found by optimistix on the system with its derivatives stopped; the
+    returned ``z = z* - J^{-1} F(z*, p)`` (``J = dF/dz`` at ``z*``, without derivatives) has the
+    value of ``z*`` refined by one Newton step and, by construction, the derivative ``dz/dp =
+    -J^{-1} dF/dp`` of the implicit function theorem at the root (in forward and reverse
+    mode), never through the iterations or the transient. A ``z0`` that is already periodic
+    (a lane at rest) is its own root; a solve that fails keeps ``z0`` and is reported
+    unconverged; a singular ``J`` (a non-isolated orbit, e.g. a block stuck anywhere in its
+    static band) keeps the root without the correction. Nothing raises inside a batch.
+
     Returns:
         Dict: ``z`` (the solution), ``x`` ``(d,)``, ``period``, ``residual`` (``|phi_T(x) -
             x|_inf``), ``converged`` (bool: optimistix succeeded and ``residual <= tol
-            max(1, |x|)``), ``steps`` (iterations) and ``end`` (the full state after one
-            period: ``end[-3]`` is the dissipation per cycle). Derivatives with respect to the
-            system come from the implicit function theorem (``optx.ImplicitAdjoint``).
+            max(1, |x|)``), ``steps`` (iterations), ``end`` (the full state after one
+            period: ``end[-3]`` is the dissipation per cycle) and ``monodromy`` (``(d, d)``,
+            ``d phi_T / d x`` at the root).
     """
     import optimistix as optx
 
     d = system.dynamical_size
     fn = _residual_fn(frequency, t0, n_steps, d)
+    z0 = jax.lax.stop_gradient(z0)
     if frequency is None:
-        x_ref = jax.lax.stop_gradient(z0[:d])
-        f_ref = system.vector_field(t0, full_state(system, x_ref))[:d]
+        x_ref = z0[:d]
+        f_ref = frozen(system).vector_field(t0, full_state(system, x_ref))[:d]
         f_ref = f_ref / jnp.maximum(jnp.linalg.norm(f_ref), 1e-300)
         args = (system, x_ref, f_ref)
     else:
         args = system
-    atol = tol * jax.lax.stop_gradient(residual_scale(z0[:d]))
+    fixed = frozen(args)
+    scale0 = residual_scale(z0[:d])
+    start_ok = jnp.max(jnp.abs(fn(z0, fixed)[:d])) <= tol * scale0  # already periodic (e.g. at rest)
     if solver == "newton":
-        sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=atol), z0, args, max_steps=max_steps, throw=False)
+        sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale0), z0, fixed, max_steps=max_steps,
+                             throw=False)
     else:
-        sol = optx.least_squares(fn, optx.LevenbergMarquardt(rtol=tol, atol=atol), z0, args, max_steps=max_steps,
-                                 throw=False)
-    z = sol.value
+        sol = optx.least_squares(fn, optx.LevenbergMarquardt(rtol=tol, atol=tol * scale0), z0, fixed,
+                                 max_steps=max_steps, throw=False)
+    found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
+    root = jnp.where(start_ok | ~found, z0, sol.value)
+    scale = residual_scale(root[:d])
+    jac = jax.jacfwd(lambda z: fn(z, fixed))(root)
+    step = jnp.linalg.solve(jac, fn(root, args))  # value ~0 at a root; its derivative is the IFT's
+    small = jnp.all(jnp.isfinite(jax.lax.stop_gradient(step))) & \
+        (jnp.max(jnp.abs(jax.lax.stop_gradient(step))) <= jnp.sqrt(tol) * scale)
+    z = jnp.where(small, root - step, root)  # a singular Jacobian (a non-isolated orbit) keeps the root
     x = z[:d]
     period = forcing_period(system, frequency) if frequency is not None else z[d]
     end = period_map(system, x, t0, period, n_steps)
     residual = jnp.max(jnp.abs(end[:d] - x))
-    ok = (sol.result == optx.RESULTS.successful) & (residual <= tol * residual_scale(x)) & jnp.all(jnp.isfinite(end))
+    ok = (start_ok | found) & (residual <= tol * scale) & jnp.all(jnp.isfinite(end))
     if frequency is None:
         ok = ok & (period > 0)
     return {"z": z, "x": x, "period": period, "residual": residual, "converged": ok,
-            "steps": sol.stats["num_steps"], "end": end}
+            "steps": sol.stats["num_steps"], "end": end, "monodromy": jac[:d, :d] + jnp.eye(d, dtype=jac.dtype)}
 
 
 @eqx.filter_jit
 def _solve(system, z0, frequency, t0, n_steps, tol, max_steps, solver):
     out = shoot(system, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps, solver=solver)
-    d = system.dynamical_size
-    out["monodromy"] = jax.jacfwd(lambda x: period_map(system, x, t0, out["period"], n_steps)[:d])(out["x"])
     traj = period_trajectory(system, out["x"], t0, out["period"], n_steps)
     out["traj_ts"], out["traj_ys"], out["traj_status"] = traj.ts, traj.ys, traj.status
     out["stick_fraction"] = stick_fraction(traj)
