@@ -35,8 +35,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     )
     from ._integrate import (  # noqa: F401
         MAX_SAVED_BYTES, RK4, RK4_STABILITY_LIMIT, STATUS_EVENT_BUDGET, STATUS_INVALID_PARAMETER,
-        STATUS_MEANINGS, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_OK, STATUS_SOLVER_FAILED,
-        STATUS_UNSTABLE_STEP, AbstractSolver, Diffrax, SaveAt, Trajectory, fixed_grid, rk4_scan, rk4_step,
+        STATUS_MEANINGS, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_NOT_PERIODIC, STATUS_OK,
+        STATUS_SOLVER_FAILED, STATUS_UNSTABLE_STEP, AbstractSolver, Diffrax, SaveAt, Trajectory, fixed_grid, rk4_scan, rk4_step,
         simulate, stick_band_rate,
     )
     from ._integrate.diffrax_solvers import ClassicRK4, dynamics_rms_norm  # noqa: F401
@@ -81,6 +81,11 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
     from ._workflows.fit.posterior import sample_posterior  # noqa: F401
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
+    from ._workflows.periodic.shooting import PeriodicOrbit, periodic_orbit  # noqa: F401
+    from ._workflows.periodic.sensitivity import orbit_sensitivity  # noqa: F401
+    from ._workflows.periodic.continuation import continue_orbits  # noqa: F401
+    from ._workflows.periodic.plot import plot_branch  # noqa: F401
+    from ._workflows.periodic.measure import SteadyState  # noqa: F401
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
 
 #: The public names by the module that defines (or gathers) them, each loaded on first use.
@@ -98,7 +103,7 @@ _EXPORTS = {
     ),
     "._integrate": (
         "MAX_SAVED_BYTES", "RK4", "RK4_STABILITY_LIMIT", "STATUS_EVENT_BUDGET", "STATUS_INVALID_PARAMETER",
-        "STATUS_MEANINGS", "STATUS_NONFINITE", "STATUS_NONFINITE_GRADIENT", "STATUS_OK",
+        "STATUS_MEANINGS", "STATUS_NONFINITE", "STATUS_NONFINITE_GRADIENT", "STATUS_NOT_PERIODIC", "STATUS_OK",
         "STATUS_SOLVER_FAILED", "STATUS_UNSTABLE_STEP", "AbstractSolver", "Diffrax", "SaveAt", "Trajectory",
         "fixed_grid", "rk4_scan", "rk4_step", "simulate", "stick_band_rate",
     ),
@@ -139,6 +144,11 @@ _EXPORTS = {
     "._workflows.fit.measurement": ("Measurement", "load_measurement"),
     "._workflows.fit.posterior": ("sample_posterior",),
     "._workflows.sensitivity": ("finite_difference_gradient", "sensitivity"),
+    "._workflows.periodic.shooting": ("PeriodicOrbit", "periodic_orbit"),
+    "._workflows.periodic.sensitivity": ("orbit_sensitivity",),
+    "._workflows.periodic.continuation": ("continue_orbits",),
+    "._workflows.periodic.plot": ("plot_branch",),
+    "._workflows.periodic.measure": ("SteadyState",),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
 }
 

@@ -42,6 +42,11 @@ STATUS_UNSTABLE_STEP = 5
 #: A requested gradient is NaN or infinite although the run itself is fine.
 STATUS_NONFINITE_GRADIENT = 6
 
+#: A steady-state lane's periodic orbit was not found: the shooting solve did not converge
+#: to ``|phi_T(x) - x| <= tol`` (``jf.sweep(..., steady_state=True)``); its observables are
+#: those of the last iterate, with its ``residual``.
+STATUS_NOT_PERIODIC = 7
+
 #: code -> meaning, for reports.
 STATUS_MEANINGS = {
     STATUS_OK: "ok",
@@ -51,11 +56,13 @@ STATUS_MEANINGS = {
     STATUS_INVALID_PARAMETER: "invalid parameter",
     STATUS_UNSTABLE_STEP: "RK4 step too long (stick band, internal state, or exact-Coulomb stick)",
     STATUS_NONFINITE_GRADIENT: "non-finite gradient",
+    STATUS_NOT_PERIODIC: "steady state not found",
 }
 
 #: Severity rank of every status code (lower wins when several apply): invalid parameter,
-#: non-finite state, solver failure, event budget, unstable step, non-finite gradient, ok.
-_RANK = np.array([6, 1, 2, 3, 0, 4, 5])
+#: non-finite state, solver failure, event budget, unstable step, steady state not found,
+#: non-finite gradient, ok.
+_RANK = np.array([7, 1, 2, 3, 0, 4, 6, 5])
 
 
 def combine_status(*codes: ArrayLike) -> Array:

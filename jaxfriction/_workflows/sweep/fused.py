@@ -213,7 +213,7 @@ def _fused_support(lane, paths, triton, numba=False):
             return missing
     window = lane.measure
     if not isinstance(window, Window):
-        return "sensitivity_map's observable runs its own simulation"
+        return getattr(window, "fused_reason", "sensitivity_map's observable runs its own simulation")
     if type(window.solver) is not RK4 or window.dt is None:
         return f"the solver {type(window.solver).__name__} is not fixed-step RK4 with a dt"
     if lane.mode is not None and not isinstance(lane.mode, ForwardMode):

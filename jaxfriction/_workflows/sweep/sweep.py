@@ -184,7 +184,7 @@ def sweep(
     cycles: int | None = None, frequency: str | None = None, dt: float | None = None,
     y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
     gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
-    out_dir=None, progress: bool = True, kernel="auto",
+    out_dir=None, progress: bool = True, kernel="auto", steady_state=None,
 ) -> xr.Dataset:
     """Run a system over a grid of parameter values and measure a final window of every run.
 
@@ -233,6 +233,15 @@ def sweep(
             ``vmap`` of ``lax.scan``) or :class:`~jaxfriction.FusedKernel` (``"fused"``; on
             a CPU it runs in Pallas' interpret mode, for tests). The dataset's ``kernel`` and
             ``kernel_reason`` attributes say which ran and why.
+        steady_state: measure every lane on its periodic steady state instead of a final
+            window (``True`` or a :class:`~jaxfriction.SteadyState` with options): a few
+            transient cycles, a Newton solve of ``phi_T(x) = x`` on the RK4 period map and the
+            observables over the orbit's period (plus ``residual`` and ``period``); lanes
+            that do not converge get ``STATUS_NOT_PERIODIC``. Forced systems only (the
+            period is the forcing's, ``frequency`` or the Harmonic drives'; it may be
+            swept); ``t1``, ``window``, ``cycles`` and ``saveat`` are not used. Gradients
+            come from the implicit function theorem at the orbit
+            (:mod:`jaxfriction._workflows.periodic.measure`).
 
     The lane program is compiled once per structure (system layout, paths, observables and
     ``derive`` by their code and closure values, times, solver options, shapes, devices)
@@ -265,7 +274,8 @@ def sweep(
     return plan_sweep(system, grid, t1=t1, window=window, cycles=cycles, frequency=frequency, dt=dt, y0=y0,
                       solver=solver, saveat=saveat, observables=observables, wrt=wrt, gradient=gradient,
                       gradient_of=gradient_of, derive=derive, samples=samples, chunk_size=chunk_size,
-                      devices=devices, out_dir=out_dir, progress=progress, kernel=kernel).run()
+                      devices=devices, out_dir=out_dir, progress=progress, kernel=kernel,
+                      steady_state=steady_state).run()
 
 
 def plan_sweep(
@@ -273,7 +283,7 @@ def plan_sweep(
     cycles: int | None = None, frequency: str | None = None, dt: float | None = None,
     y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
     gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
-    out_dir=None, progress: bool = True, kernel="auto",
+    out_dir=None, progress: bool = True, kernel="auto", steady_state=None,
 ) -> SweepPlan:
     """What :func:`sweep` would run, checked and built, without running it.
 
@@ -299,6 +309,14 @@ def plan_sweep(
             t1, cycles, window = tpl.t1, tpl.cycles, tpl.window if window is None else window
         if cycles is not None and frequency is None:
             frequency = tpl.frequency
+    from ..periodic.measure import as_steady_state
+
+    steady = as_steady_state(steady_state)
+    if steady is not None:
+        return _plan_steady(system, grid, steady, frequency=frequency, dt=dt, y0=y0, solver=solver,
+                            observables=observables, wrt=wrt, gradient=gradient, gradient_of=gradient_of,
+                            derive=derive, samples=samples, chunk_size=chunk_size, devices=devices,
+                            out_dir=out_dir, progress=progress, kernel=kernel, tpl=tpl)
     if cycles is not None and frequency is not None and frequency in grid:
         raise ValueError(f"cycles needs a fixed forcing frequency, but {frequency!r} is swept: give t1 and window")
     if cycles is not None and frequency is not None and frequency in ((wrt,) if isinstance(wrt, str) else wrt):
@@ -359,6 +377,39 @@ def plan_sweep(
     return _plan(system, grid, measure, wrt=wrt, gradient=gradient, gradient_of=gradient_of, derive=derive,
                  samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress,
                  settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
+
+
+def _plan_steady(system, grid, steady, *, frequency, dt, y0, solver, observables, wrt, gradient, gradient_of,
+                 derive, samples, chunk_size, devices, out_dir, progress, kernel, tpl) -> SweepPlan:
+    """The plan of a steady-state sweep (:mod:`jaxfriction._workflows.periodic.measure`)."""
+    from ..periodic.measure import steady_state_parts
+
+    if solver is not None and type(as_solver(solver)) is not RK4:
+        raise ValueError(f"solver: a steady-state sweep shoots on the fixed-step RK4 period map, got {solver!r}")
+    if frequency is None and tpl is not None:
+        frequency = tpl.frequency
+    observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
+    if not observables or not all(callable(f) for f in observables.values()):
+        raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
+    gradient_of = (gradient_of,) if isinstance(gradient_of, str) else tuple(gradient_of)
+    wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    if isinstance(gradient, str) and gradient == "none":
+        wrt, gradient = (), "auto"
+    known = [*observables, "residual", "period"]
+    unknown = [k for k in gradient_of if k not in known]
+    if wrt and unknown:
+        raise ValueError(f"gradient_of: {unknown} are not observables ({sorted(known)})")
+    if not wrt:
+        gradient_of = ()
+    y0 = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float))
+    measure, settings, attrs, steps = steady_state_parts(system, grid, steady, frequency=frequency, dt=dt, y0=y0,
+                                                         observables=observables)
+    settings.update(gradient_of=list(gradient_of), derive=None if derive is None else function_digest(derive))
+    attrs.update(solver="RK4", template=tpl.name if tpl else "", source=tpl.source if tpl else "",
+                 description=tpl.description if tpl else "")
+    return _plan(system, grid, measure, wrt=wrt, gradient=as_gradient_mode(gradient), gradient_of=gradient_of,
+                 derive=derive, samples=samples, chunk_size=chunk_size, devices=devices, out_dir=out_dir,
+                 progress=progress, settings=settings, attrs=attrs, steps_per_lane=steps, kernel=as_kernel(kernel))
 
 
 def sensitivity_map(observable, system: AbstractFrictionSystem | Template, grid: dict, wrt, *,
