@@ -108,7 +108,7 @@ def test_float32_loop_agrees_with_the_xla_path():
 def test_auto_picks_the_compiled_loop_on_cpu_and_falls_back_with_the_reason(caplog):
     tpl = jf.template("oscillator")
     assert jf.plan_sweep(tpl, {"law.mu": [0.5]}, cycles=1).kernel == "compiled"
-    with caplog.at_level(logging.WARNING, logger="jaxfriction"):
+    with caplog.at_level(logging.INFO, logger="jaxfriction"):
         plan = jf.plan_sweep(tpl, {"law.mu": [0.5]}, cycles=1, wrt=("law.mu",), gradient="reverse")
     assert plan.kernel == "vmap" and "ReverseMode" in plan.kernel_reason and "falls back" in caplog.text
     with pytest.raises(ValueError, match="kernel: the compiled loop .*component-wise"):

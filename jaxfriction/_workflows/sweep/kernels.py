@@ -174,7 +174,8 @@ class AutoKernel(AbstractKernel):
     """The fused kernel (:class:`FusedKernel` with its defaults) when the devices are GPUs,
     the compiled loop (:class:`CompiledLoopKernel`) when they are CPUs, where the sweep is
     supported; otherwise the XLA path (:class:`VmapKernel`). The choice and its reason are
-    logged (logger ``"jaxfriction"``: a warning when a sweep falls back, debug otherwise)
+    logged (logger ``"jaxfriction"``: a warning when a GPU sweep falls back, info when a CPU
+    sweep does, debug otherwise)
     and kept in the dataset's ``kernel`` and ``kernel_reason`` attributes."""
 
     def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
@@ -188,8 +189,9 @@ class AutoKernel(AbstractKernel):
             log.debug("sweep on the XLA path: %s", reason)
             return lane, "vmap", reason
         reason = option.why_not(lane, paths, devices)
-        if reason is not None:
-            log.warning("sweep falls back to the XLA path (vmap of scan) from the %s: %s", name, reason)
+        if reason is not None:  # a GPU sweep that falls back loses far more: a warning there
+            log.log(logging.WARNING if platform == "gpu" else logging.INFO,
+                    "sweep falls back to the XLA path (vmap of scan) from the %s: %s", name, reason)
             return lane, "vmap", reason
         return option.program(lane, paths, devices, dry=dry)
 

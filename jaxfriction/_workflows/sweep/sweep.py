@@ -330,19 +330,7 @@ def plan_sweep(
         check_step_resolution(system, dt, run=t_end, window=t_end - t_measure, swept=grid,
                               frequency=frequency if frequency is not None else tpl.frequency if tpl else None)
     saveat = SaveAt() if saveat is None else saveat
-    observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
-    if not observables or not all(callable(f) for f in observables.values()):
-        raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
-    gradient_of = (gradient_of,) if isinstance(gradient_of, str) else tuple(gradient_of)
-    wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
-    if isinstance(gradient, str) and gradient == "none":
-        wrt, gradient = (), "auto"
-
-    unknown = [k for k in gradient_of if k not in observables]
-    if wrt and unknown:
-        raise ValueError(f"gradient_of: {unknown} are not observables ({sorted(observables)})")
-    if not wrt:
-        gradient_of = ()
+    observables, gradient_of, wrt, gradient = _measured(observables, gradient_of, wrt, gradient, ())
     gradient = as_gradient_mode(gradient)
     kernel = as_kernel(kernel)
     y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
@@ -379,6 +367,24 @@ def plan_sweep(
                  settings=settings, attrs=attrs, steps_per_lane=steps, kernel=kernel, check_memory=check_memory)
 
 
+def _measured(observables, gradient_of, wrt, gradient, extra) -> tuple:
+    """The window's observables (default :data:`WINDOW_OBSERVABLES`), ``gradient_of`` and
+    ``wrt`` as tuples, and the gradient mode (``"none"``: no ``wrt``); ``extra`` names outputs
+    besides the observables that ``gradient_of`` may name."""
+    observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
+    if not observables or not all(callable(f) for f in observables.values()):
+        raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
+    gradient_of = (gradient_of,) if isinstance(gradient_of, str) else tuple(gradient_of)
+    wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+    if isinstance(gradient, str) and gradient == "none":
+        wrt, gradient = (), "auto"
+    known = [*observables, *extra]
+    unknown = [k for k in gradient_of if k not in known]
+    if wrt and unknown:
+        raise ValueError(f"gradient_of: {unknown} are not observables ({sorted(known)})")
+    return observables, gradient_of if wrt else (), wrt, gradient
+
+
 def _plan_steady(system, grid, steady, *, frequency, dt, y0, solver, observables, wrt, gradient, gradient_of,
                  derive, samples, chunk_size, devices, out_dir, progress, kernel, tpl) -> SweepPlan:
     """The plan of a steady-state sweep (:mod:`jaxfriction._workflows.periodic.measure`)."""
@@ -388,19 +394,8 @@ def _plan_steady(system, grid, steady, *, frequency, dt, y0, solver, observables
         raise ValueError(f"solver: a steady-state sweep shoots on the fixed-step RK4 period map, got {solver!r}")
     if frequency is None and tpl is not None:
         frequency = tpl.frequency
-    observables = dict(WINDOW_OBSERVABLES if observables is None else observables)
-    if not observables or not all(callable(f) for f in observables.values()):
-        raise ValueError("observables must be a non-empty dict name -> function of a Trajectory")
-    gradient_of = (gradient_of,) if isinstance(gradient_of, str) else tuple(gradient_of)
-    wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
-    if isinstance(gradient, str) and gradient == "none":
-        wrt, gradient = (), "auto"
-    known = [*observables, "residual", "period"]
-    unknown = [k for k in gradient_of if k not in known]
-    if wrt and unknown:
-        raise ValueError(f"gradient_of: {unknown} are not observables ({sorted(known)})")
-    if not wrt:
-        gradient_of = ()
+    observables, gradient_of, wrt, gradient = _measured(observables, gradient_of, wrt, gradient,
+                                                        ("residual", "period"))
     y0 = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float))
     measure, settings, attrs, steps = steady_state_parts(system, grid, steady, frequency=frequency, dt=dt, y0=y0,
                                                          observables=observables)
