@@ -123,6 +123,7 @@ def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_pat
     from jaxfriction._kernels import compiled_loop
 
     monkeypatch.setenv("JAXFRICTION_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("JAXFRICTION_NO_CACHE", raising=False)
     lane = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, t1=0.2, dt=0.01, kernel="vmap").lane
     kernel, _ = FusedLanes(lane, 8, 4, True).build(["law.mu"])
     loop = CompiledLoop(kernel, 8)

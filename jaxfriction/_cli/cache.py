@@ -61,7 +61,8 @@ def configure_compilation_cache(cache_dir=None, enabled=True) -> Path | None:
         cache_dir: the folder (str or path; ``~`` is expanded). None: JAX's own
             ``jax_compilation_cache_dir`` when already set (``JAX_COMPILATION_CACHE_DIR``),
             else :func:`default_cache_dir`.
-        enabled: False switches JAX's persistent cache off (JAX's own setting included).
+        enabled: False switches JAX's persistent cache off (JAX's own setting included), and
+            the compiled loop's numba cache (``JAXFRICTION_NO_CACHE=1`` for this process).
 
     Programs that compile in less than :data:`MIN_COMPILE_SECONDS` are not stored, unless
     ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` is set (JAX's own threshold then holds).
@@ -77,9 +78,11 @@ def configure_compilation_cache(cache_dir=None, enabled=True) -> Path | None:
 
     if not enabled:
         jax.config.update("jax_enable_compilation_cache", False)
+        os.environ["JAXFRICTION_NO_CACHE"] = "1"  # the compiled loop's numba cache too
         return None
     if cache_dir is not None:
         folder = Path(cache_dir).expanduser()
+        os.environ["JAXFRICTION_CACHE_DIR"] = str(folder)  # the compiled loop's: its compiled_loop folder
     else:
         folder = Path(jax.config.jax_compilation_cache_dir or default_cache_dir())
     problem = _unusable(folder)

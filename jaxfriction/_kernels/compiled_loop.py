@@ -444,10 +444,11 @@ _LOCK = threading.Lock()
 def cache_folder() -> str | None:
     """Where emitted programs and numba's compiled code are kept: the ``compiled_loop`` folder
     of the command line's cache folder (``$JAXFRICTION_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/jaxfriction``, else ``~/.cache/jaxfriction``); None where that folder
-    cannot be made (the program is then compiled in memory). ``JAXFRICTION_NO_CACHE`` and
-    ``--no-cache`` concern JAX's cache only: this one holds a few small files per program
-    structure and is always on."""
+    ``$XDG_CACHE_HOME/jaxfriction``, else ``~/.cache/jaxfriction``); None with
+    ``JAXFRICTION_NO_CACHE=1`` (the command line's ``--no-cache`` sets it) or where that
+    folder cannot be made: the program is then compiled in memory, once per process."""
+    if os.environ.get("JAXFRICTION_NO_CACHE", "") not in ("", "0"):
+        return None
     base = os.environ.get("JAXFRICTION_CACHE_DIR")
     if not base:
         xdg = os.environ.get("XDG_CACHE_HOME", "")
