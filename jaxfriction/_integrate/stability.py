@@ -38,6 +38,11 @@ SLIP_RATE_STEP_LIMIT = 1.5
 #: 5a): at 1.0 a stick phase puts a saved speed under ``h mobility mu N`` within a few steps.
 #: A regularized law's secant is at most its band slope, so it is held to its band rule.
 SECANT_STEP_LIMIT = 1.0
+#: The secant rule counts where the secant passes this many times the slope the other rules
+#: see (a static law's largest band slope, a dynamic law's slope at the state): where the law
+#: acts as a switch. A regularized law (Quinn: secant at most ``mu N / eps``, its band slope;
+#: LuGre: secant about its slope) is left to its own rules.
+SWITCH_RATIO = 2.0
 
 #: Slip speeds, in stick-band widths, at which :func:`stick_band_rate` takes the law's slope:
 #: inside the band and beyond it, where some laws turn at widths of a fraction of the band
@@ -90,7 +95,7 @@ def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
         A scalar (traced under ``vmap``) or None.
     """
     contacts = _contacts(system)
-    if contacts is None or getattr(system, "dynamic", True):
+    if contacts is None or getattr(system, "dynamic", False):
         return None  # a dynamic law has no stick band
     mobility, normal, zero, tangent = contacts
     law = without_tangents(system.law)
@@ -130,8 +135,12 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array |
       block decelerated by ``mu N`` from 1 cm/s crossed zero within one step of 0.01 s and
       kept its speed: the stages' forces cancelled).
 
-    A regularized law's secant is at most its largest slope, so it adds nothing to
-    :func:`stick_band_rate` there. ``v = 0`` exactly (force balance: true stick) counts 0.
+    It counts only where the secant passes :data:`SWITCH_RATIO` times the slope the other
+    rules see (a static law's largest band slope, :func:`stick_band_rate`; a dynamic law's
+    ``df/dv`` at the state): a regularized law's secant is at most its band slope, so it is
+    held to its band rule alone (Quinn at ``h mu N / (m eps) = 1.2`` is not flagged), and a
+    law whose force is linear in ``v`` at fixed state (LuGre, Maxwell-slip) to its state
+    rule. ``v = 0`` exactly (force balance: true stick) counts 0.
     Scaled by ``RK4_STABILITY_LIMIT / SECANT_STEP_LIMIT`` for the common test ``h rate <=
     RK4_STABILITY_LIMIT`` (:data:`SECANT_STEP_LIMIT`).
 
@@ -152,6 +161,7 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array |
     mobility, normal, _, _ = contacts
     system, ts, ys = without_tangents((system, ts, ys))
     law, dynamic = system.law, has_internal_states(system)
+    band = None if dynamic else stick_band_rate(system)
 
     def one(t, y) -> Array:
         v = system.slip_velocity(t, y)
@@ -160,17 +170,20 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array |
             start = 2 * system.n_dof
             z = jnp.reshape(y[start : start + system.n_internal], (v.shape[0], -1))
             n = jnp.broadcast_to(jnp.reshape(jnp.asarray(normal, y.dtype), (-1,)), v.shape)
-            change = jnp.abs(law.force(v, z, n) - law.force(jnp.zeros_like(v), z, n))
+            force, slope = jax.jvp(lambda u: law.force(u, z, n), (v,), (jnp.ones_like(v),))
+            change = jnp.abs(force - law.force(jnp.zeros_like(v), z, n))
             speed = jnp.abs(v)
+            switch = change > SWITCH_RATIO * jnp.abs(slope) * speed  # the local slope does not show it
         else:
             change = law(v, jnp.zeros_like(v), normal) - law(jnp.zeros_like(v), jnp.zeros_like(v), normal)
             speed, change = (safe_norm(v), safe_norm(change)) if law.vector else (jnp.abs(v), jnp.abs(change))
+            switch = mobility * change > SWITCH_RATIO * band * speed  # beyond every slope the band rule sees
         # how fast the slip in fact slows down: small in steady sliding, where the secant is not
         accel = jax.jvp(system.slip_velocity, (t, y), (jnp.ones_like(t), system.vector_field(t, y)))[1]
         along = jnp.sum(accel * v, axis=-1) if law.vector else accel * v
         accel = jnp.maximum(-jnp.reshape(along, jnp.shape(speed)) / jnp.where(speed > 0, speed, 1.0), 0.0)
         rate = jnp.minimum(mobility * change, accel) / jnp.where(speed > 0, speed, 1.0)
-        return jnp.max(jnp.where(speed > 0, rate, 0.0))
+        return jnp.max(jnp.where((speed > 0) & switch, rate, 0.0))
 
     return jnp.max(jax.vmap(one)(ts, ys)) * (RK4_STABILITY_LIMIT / SECANT_STEP_LIMIT)
 
