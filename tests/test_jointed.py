@@ -198,3 +198,21 @@ def test_reproduce_iwan_cli(tmp_path):
 def test_issue_25_segalman_iwan_refuses_bad_arguments_by_name(options, word):
     with pytest.raises(ValueError, match=word):
         jf.SegalmanIwan(**options)
+
+
+def test_reproduce_iwan_exact_slope_and_macroslip_at_the_quasi_static_limit():
+    # issue 26: the fitted slope against the discrete model's exact one (Masing's rules, not 3 + chi), and the
+    # macroslip threshold, which converges to F_S + (k - m w^2) phi_max under slow loading
+    from jaxfriction._reproduce.iwan import iwan, masing_dissipation
+
+    k, phi = np.array([4.0, 2.0, 1.0]), np.array([0.4, 0.5, 0.6])  # slip displacements 0.1, 0.25, 0.6
+    u, d = masing_dissipation(k, phi, np.array([0.35, 1.0, 1.4]))
+    # F(u) = 7 u (u < 0.1), 0.4 + 3 u (u < 0.25), 0.9 + u (u < 0.6); D = 4 sum_slipping phi (u - phi / k)
+    assert np.allclose(u, [0.05, 0.2, 0.5], rtol=1e-12)
+    assert np.allclose(d, [0.0, 1.6 * 0.1, 1.6 * 0.4 + 2.0 * 0.25], rtol=1e-12)
+    numbers, _ = iwan(n_amplitudes=12, steps=1000, cycles=3, n_elements=128, omega=0.1)
+    assert numbers["fitted_slope"] == pytest.approx(numbers["exact_slope"], abs=2e-3)  # measured 2.5e-4 (w 0.3)
+    assert abs(numbers["exact_slope"] - 2.5) > 0.02  # the small-force limit is not the fitted range's slope
+    assert numbers["macroslip_force_measured"] == pytest.approx(numbers["macroslip_force_quasistatic"], rel=1e-2)
+    lo, hi = numbers["macroslip_bracket"]  # measured 1.832 against 1.838 at w = 0.1 (1.650 / 1.770 at w = 0.3)
+    assert lo <= numbers["macroslip_force_measured"] <= hi and hi - lo < 0.03

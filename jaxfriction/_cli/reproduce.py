@@ -194,7 +194,8 @@ def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json) -> No
             _fail(exc)
         plot = lambda: plot_iwan(numbers, curves, figure)  # noqa: E731
         _report(numbers, figure, as_json, plot, [
-            f"microslip slope {numbers['fitted_slope']:.3f} (3 + chi = {numbers['segalman_slope']:g}, "
+            f"microslip slope {numbers['fitted_slope']:.4f} (discrete model exact {numbers['exact_slope']:.4f}; "
+            f"3 + chi = {numbers['segalman_slope']:g} at small force; "
             f"{numbers['microslip_points']} points); D / closed form at the smallest amplitude "
             f"{numbers['prefactor_ratio_smallest']:.3f}",
             f"macroslip at F = {numbers['macroslip_force_measured']} N (quasi-static "
