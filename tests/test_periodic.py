@@ -158,3 +158,30 @@ def test_steady_state_sweep_lanes_and_statuses(oscillator):
         jf.sweep(oscillator, grid, steady_state="yes")
     with pytest.raises(ValueError, match="steady_state"):
         jf.sweep(jf.template("belt"), {"law.mu_k": np.array([0.3])}, steady_state=True)
+
+
+@pytest.mark.slow
+def test_reproduce_den_hartog_cli(tmp_path):
+    """``jaxfriction reproduce den-hartog`` on short branches: both sides of resonance against
+    Den Hartog's closed form (~45 s, two compilations of the continuation: slow)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    figure = tmp_path / "dh.png"
+    result = CliRunner().invoke(main, ["reproduce", "den-hartog", "--json", "--r", "0.3", "--omega-range", "0.8",
+                                       "1.3", "--gap", "0.12", "--figure", str(figure)])
+    assert result.exit_code == 0, result.output
+    numbers = json.loads(result.output)
+    assert figure.stat().st_size > 10_000
+    for side in ("below", "above"):
+        b = numbers["branches"][f"r=0.3 {side}"]
+        assert b["points"] >= 4 and b["status"] == "bounds reached" and b["max_residual"] < 1e-12
+        assert b["points_with_closed_form"] == b["points"] and b["max_relative_gap_den_hartog"] < 5e-3
+        assert b["all_stable"] and b["stick_fraction_max"] == 0.0
+    below, above = numbers["branches"]["r=0.3 below"], numbers["branches"]["r=0.3 above"]
+    assert below["omega_range"][1] <= 0.88 and above["omega_range"][0] >= 1.12
+    bad = CliRunner().invoke(main, ["reproduce", "den-hartog", "--r", "0.9"])
+    assert bad.exit_code != 0 and "ratios" in bad.output
