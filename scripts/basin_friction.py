@@ -13,6 +13,14 @@ law and a Karnopp stick band (``eta``), RK4 at ``dt``, ``jf.sweep(..., samples=T
 ``y0[0]``, ``y0[1]``, ``jf.attractor`` on the last 100 s and ``jf.basin_stability``.
 
     PYTHONPATH=. python scripts/basin_friction.py [--n 5000] [--dt 0.005] [--eta 1e-2]
+
+Measured (2-core CPU, 5,000 samples, dt = 0.005, eta = 0.01, 78 s): fixed point 0.3508 +-
+0.0067, period-1 (stick-slip, 8.5 % of the period stuck) 0.6466 +- 0.0068, period-2 0.0010,
+non-periodic 0.0016: 5.5 standard errors from pyBasin's 0.3138. Not reproduced yet: pyBasin's
+law is not this one (its slip force is ``tanh(50 v_rel) mu(v_rel)``, smoothed over |v_rel| ~
+0.02, and its stick relaxes ``x'`` to the belt at rate 1); a smaller band (eta = 1e-3, dt =
+0.002) has 3,238 of 5,000 lanes flagged STATUS_UNSTABLE_STEP by the library's stick-band step
+check, which basin_stability leaves out of n (read ``flagged`` before the fractions).
 """
 
 from __future__ import annotations
