@@ -86,6 +86,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.periodic.continuation import continue_orbits  # noqa: F401
     from ._workflows.periodic.plot import plot_branch  # noqa: F401
     from ._workflows.periodic.measure import SteadyState  # noqa: F401
+    from ._workflows.periodic.basins import ATTRACTORS, attractor, basin_stability  # noqa: F401
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
 
 #: The public names by the module that defines (or gathers) them, each loaded on first use.
@@ -149,6 +150,7 @@ _EXPORTS = {
     "._workflows.periodic.continuation": ("continue_orbits",),
     "._workflows.periodic.plot": ("plot_branch",),
     "._workflows.periodic.measure": ("SteadyState",),
+    "._workflows.periodic.basins": ("ATTRACTORS", "attractor", "basin_stability"),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
 }
 

@@ -158,3 +158,81 @@ def test_steady_state_sweep_lanes_and_statuses(oscillator):
         jf.sweep(oscillator, grid, steady_state="yes")
     with pytest.raises(ValueError, match="steady_state"):
         jf.sweep(jf.template("belt"), {"law.mu_k": np.array([0.3])}, steady_state=True)
+
+
+@pytest.mark.slow
+def test_reproduce_den_hartog_cli(tmp_path):
+    """``jaxfriction reproduce den-hartog`` on short branches: both sides of resonance against
+    Den Hartog's closed form (~45 s, two compilations of the continuation: slow)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    figure = tmp_path / "dh.png"
+    result = CliRunner().invoke(main, ["reproduce", "den-hartog", "--json", "--r", "0.3", "--omega-range", "0.8",
+                                       "1.3", "--gap", "0.12", "--figure", str(figure)])
+    assert result.exit_code == 0, result.output
+    numbers = json.loads(result.output)
+    assert figure.stat().st_size > 10_000
+    for side in ("below", "above"):
+        b = numbers["branches"][f"r=0.3 {side}"]
+        assert b["points"] >= 4 and b["status"] == "bounds reached" and b["max_residual"] < 1e-12
+        assert b["points_with_closed_form"] == b["points"] and b["max_relative_gap_den_hartog"] < 5e-3
+        assert b["all_stable"] and b["stick_fraction_max"] == 0.0
+    below, above = numbers["branches"]["r=0.3 below"], numbers["branches"]["r=0.3 above"]
+    assert below["omega_range"][1] <= 0.88 and above["omega_range"][0] >= 1.12
+    bad = CliRunner().invoke(main, ["reproduce", "den-hartog", "--r", "0.9"])
+    assert bad.exit_code != 0 and "ratios" in bad.output
+
+
+def test_attractor_classes_of_known_signals():
+    """``jf.attractor`` on windows whose class is known by construction: rest, a sine, a
+    period-2 signal (a subharmonic), a quasi-periodic one (incommensurate frequencies)."""
+    from types import SimpleNamespace
+
+    ts = np.linspace(0.0, 100.0, 20001)
+    one = SimpleNamespace(n_dof=1)
+
+    def window(q, v):
+        return SimpleNamespace(ys=np.stack([q, v], axis=1), system=one)
+
+    cases = {0: (np.full_like(ts, 0.52), np.zeros_like(ts)),
+             1: (np.sin(1.3 * ts), 1.3 * np.cos(1.3 * ts)),
+             2: (np.sin(2 * ts) + 0.8 * np.sin(ts), 2 * np.cos(2 * ts) + 0.8 * np.cos(ts)),
+             5: (np.sin(ts) + 0.5 * np.sin(math.sqrt(2) * ts), np.cos(ts))}
+    for code, (q, v) in cases.items():
+        assert int(jf.attractor(window(q, v))) == code, jf.ATTRACTORS[code]
+
+
+def test_sweep_over_initial_conditions_and_basin_stability():
+    """y0 paths crossed with a parameter: each lane is the run from its own y0 (against
+    jf.simulate), the derivative wrt y0[1] against central differences, basin fractions
+    and binomial standard errors."""
+    tpl = jf.template("oscillator")
+    xs, mus = np.array([0.0, 2.5]), np.array([0.3, 0.9])
+    obs = {"final_position": jf.WINDOW_OBSERVABLES["final_position"], "attractor": jf.attractor}
+    ds = jf.sweep(tpl, {"y0[0]": xs, "law.mu": mus}, t1=12.0, window=8.0, dt=0.01, y0=[0.0, 0.5],
+                  observables=obs, wrt="y0[1]", gradient_of="final_position", progress=False)
+    assert ds.attrs["kernel"] == "vmap" and (ds["status"].values == 0).all()
+    for i, x in enumerate(xs):
+        for j, mu in enumerate(mus):
+            system = jf.set_parameters(tpl.system, {"law.mu": mu})
+
+            def end(v0):
+                return float(jf.simulate(system, [x, v0], 0.0, 12.0, dt=0.01).ys[-1, 0])
+
+            assert float(ds["final_position"][i, j]) == pytest.approx(end(0.5), abs=1e-12)
+    fd = (end(0.5 + 1e-6) - end(0.5 - 1e-6)) / 2e-6  # the last lane: y0 = (2.5, 0.5), mu = 0.9
+    assert float(ds["grad_final_position"][1, 1, 0]) == pytest.approx(fd, rel=1e-5, abs=1e-8)
+    out = jf.basin_stability(ds)  # forced and still in transient after 12 s: not yet periodic
+    p = out["basin_stability"].sel(basin="non-periodic").values
+    np.testing.assert_allclose(out["basin_stability"].sum("basin").values, 1.0)
+    np.testing.assert_allclose(out["basin_stability_stderr"].sel(basin="non-periodic").values,
+                               np.sqrt(p * (1 - p) / 2))
+    assert out["basin_lanes"].values.tolist() == [2, 2]
+    with pytest.raises(ValueError, match="y0\\[9\\]"):
+        jf.sweep(tpl, {"y0[9]": xs}, progress=False)
+    with pytest.raises(ValueError, match="variable"):
+        jf.basin_stability(ds.drop_vars("attractor"))

@@ -274,3 +274,32 @@ def awrejcewicz_command(n_params, omega_range, dt, figure, as_json) -> None:
             f"lambda_1 > 0 on {numbers['fraction_lambda_positive']:.0%} of omega_dr; periodic windows with "
             f"lambda_1 > 3 sigma: {numbers['periodic_with_positive_lambda_beyond_3_sigma']}",
         ])
+
+
+@reproduce.command("den-hartog", short_help="Den Hartog 1931: continued frequency-response curves, Coulomb damping")
+@click.option("--r", "ratios", multiple=True, type=float,
+              help="Friction ratio mu N / P, in (0, pi/4) (repeatable) [default: 0.2, 0.5].")
+@click.option("--dt", default=5e-3, show_default=True, help="RK4 step; Quinn's eps = 2 dt.")
+@click.option("--omega-range", nargs=2, type=float, default=(0.5, 2.0), show_default=True, metavar="LOW HIGH",
+              help="Starting frequencies of the branches below and above resonance (omega_n = 1).")
+@click.option("--gap", default=0.08, show_default=True, help="Branches stop at |omega - 1| = gap.")
+@click.option("--figure", default="jaxfriction-out/den-hartog.png", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+def den_hartog_command(ratios, dt, omega_range, gap, figure, as_json) -> None:
+    """Frequency-response curves of the Coulomb-damped oscillator by shooting and pseudo-arclength
+    continuation, stable solid and unstable dashed, against Den Hartog's closed form."""
+    import jax
+
+    from .._reproduce.periodic import RATIOS, den_hartog_branches, plot_den_hartog
+
+    with jax.enable_x64(True):
+        try:
+            _check_writable("--figure", figure)
+            numbers, branches = den_hartog_branches(ratios=ratios or RATIOS, dt=dt, omega_low=omega_range[0],
+                                                    omega_high=omega_range[1], gap=gap)
+        except ValueError as exc:
+            _fail(exc)
+        lines = [f"{name:12s} {b['points']:3d} points, omega {b['omega_range'][0]:.3f}..{b['omega_range'][1]:.3f}, "
+                 f"max |X/X_DH - 1| {b['max_relative_gap_den_hartog']:.2e}, max residual {b['max_residual']:.1e}, "
+                 f"stable {b['all_stable']}, {b['seconds']:.1f} s" for name, b in numbers["branches"].items()]
+        _report(numbers, figure, as_json, lambda: plot_den_hartog(numbers, branches, figure), lines)

@@ -46,7 +46,7 @@ from ..._observables.window import (
 )
 from ..._paths import get_parameter, set_parameters
 from ..gradient import ForwardMode
-from .lane import Window, lane_result
+from .lane import Window, initial_index, lane_result
 
 if TYPE_CHECKING:
     from ..._systems.base import AbstractFrictionSystem
@@ -211,6 +211,9 @@ def _fused_support(lane, paths, triton, numba=False):
         missing = numba_available()
         if missing is not None:
             return missing
+    swept_y0 = [p for p in [*paths, *lane.wrt] if initial_index(p) is not None]
+    if swept_y0:
+        return f"the initial conditions {swept_y0} are swept (the kernel starts every lane from one y0)"
     window = lane.measure
     if not isinstance(window, Window):
         return getattr(window, "fused_reason", "sensitivity_map's observable runs its own simulation")

@@ -19,6 +19,7 @@ The first non-OK code in that order wins (:func:`~jaxfriction._integrate.status.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import equinox as eqx
 import jax
@@ -40,6 +41,43 @@ from ..._integrate.trajectory import Trajectory
 from ..._paths import get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..gradient import ReverseMode
+
+
+#: a swept initial condition: ``"y0[i]"``, element ``i`` of the measure's initial state
+_Y0_PATH = re.compile(r"^y0\[(\d+)\]$")
+
+
+def initial_index(path: str) -> int | None:
+    """``i`` for an initial-condition path ``"y0[i]"``, None for a parameter path."""
+    m = _Y0_PATH.match(path) if isinstance(path, str) else None
+    return int(m.group(1)) if m else None
+
+
+def check_initial_paths(measure, paths, what: str = "grid") -> None:
+    """Refuse ``"y0[i]"`` paths the measure cannot vary (a measure without ``y0``, an index
+    out of its state), naming ``what``."""
+    for path in paths:
+        i = initial_index(path)
+        if i is None:
+            continue
+        y0 = getattr(measure, "y0", None)
+        if y0 is None:
+            raise ValueError(f"{what}: {path!r} is an initial condition, but this sweep's measure has no y0")
+        if i >= y0.shape[0]:
+            raise ValueError(f"{what}: {path!r} is out of the initial state (size {y0.shape[0]}: positions, "
+                             f"velocities, internal variables, integrals)")
+
+
+def with_initial(measure, values: dict):
+    """``measure`` with the ``"y0[i]"`` entries of ``values`` set in its ``y0``."""
+    items = [(initial_index(p), v) for p, v in values.items()]
+    items = [(i, v) for i, v in items if i is not None]
+    if not items:
+        return measure
+    y0 = measure.y0
+    for i, v in items:
+        y0 = y0.at[i].set(jnp.asarray(v, dtype=y0.dtype))
+    return eqx.tree_at(lambda m: m.y0, measure, y0)
 
 
 def grads_of(names) -> set[str]:
@@ -138,19 +176,22 @@ class Lane(eqx.Module):
     derive: object = eqx.field(static=True)
 
     def lane_system(self, values: dict) -> AbstractFrictionSystem:
-        """The template with ``values`` (path -> value) set and ``derive`` applied."""
-        system = set_parameters(self.system, values)
+        """The template with ``values`` (path -> value) set and ``derive`` applied (initial
+        conditions ``"y0[i]"`` are the measure's, not the system's: left out here)."""
+        system = set_parameters(self.system, {p: v for p, v in values.items() if initial_index(p) is None})
         return system if self.derive is None else self.derive(system)
 
     def __call__(self, **point):
         wrt, mode = self.wrt, self.mode
         fixed = {p: v for p, v in point.items() if p not in wrt}
-        varied = {p: point[p] if p in point else jnp.asarray(get_parameter(self.system, p), dtype=float) for p in wrt}
+        varied = {p: point[p] if p in point else jnp.asarray(
+            self.measure.y0[initial_index(p)] if initial_index(p) is not None else get_parameter(self.system, p),
+            dtype=float) for p in wrt}
         kind = None if mode is None else "reverse" if isinstance(mode, ReverseMode) else "forward"
 
         def run(values) -> tuple:
             system = self.lane_system({**fixed, **values})
-            outputs, status = self.measure(system, kind)
+            outputs, status = with_initial(self.measure, {**fixed, **values})(system, kind)
             return {k: outputs[k] for k in self.gradient_of}, (outputs, status, constraints_hold(system))
 
         if mode is None:

@@ -46,7 +46,7 @@ from ..gradient import as_gradient_mode
 from .engine import run_sweep
 from .identity import ByCode, function_digest, sweep_digest
 from .kernels import as_kernel
-from .lane import Lane, ScalarObservable, Window, grads_of
+from .lane import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
 from .sharding import lane_devices
 
 if TYPE_CHECKING:
@@ -153,12 +153,14 @@ def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples,
     :class:`~.lane.Window` or :class:`~.lane.ScalarObservable`), differentiated with respect
     to ``wrt``."""
     paths = list(grid)
-    check_paths(system, paths, "grid")
-    check_paths(system, wrt, "wrt")
+    check_paths(system, [p for p in paths if initial_index(p) is None], "grid")
+    check_paths(system, [p for p in wrt if initial_index(p) is None], "wrt")
+    check_initial_paths(measure, paths, "grid")
+    check_initial_paths(measure, wrt, "wrt")
     if len(set(wrt)) != len(wrt):
         raise ValueError(f"wrt names a path twice: {list(wrt)}")
     for path in wrt:  # a derivative of an array leaf needs an element: refused early
-        if np.ndim(get_parameter(system, path)) != 0:
+        if initial_index(path) is None and np.ndim(get_parameter(system, path)) != 0:
             raise ValueError(f"wrt: {path!r} is an array; name its elements, e.g. {path}[0]")
     mode = gradient.resolve(len(wrt)) if wrt else None
     lane = Lane(system, measure, tuple(wrt), mode, tuple(gradient_of), None if derive is None else ByCode(derive))
