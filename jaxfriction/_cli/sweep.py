@@ -101,9 +101,10 @@ def _numbers(option, values):
               help="Gradient mode [default: auto: forward for <= 8 parameters].")
 @click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
 @click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
-@click.option("--kernel", type=click.Choice(["auto", "vmap", "fused"]), default=None,
-              help="How lanes run: auto (default: the fused Pallas kernel on a GPU when supported, else vmap of "
-              "lax.scan), vmap, or fused (on a CPU in Pallas' interpret mode: slow, for checks).")
+@click.option("--kernel", type=click.Choice(["auto", "vmap", "fused", "compiled"]), default=None,
+              help="How lanes run: auto (default: the fused Pallas kernel on a GPU, the lane program compiled by "
+              "numba on a CPU, when supported; else vmap of lax.scan), vmap, fused (on a CPU in Pallas' "
+              "interpret mode: slow, for checks) or compiled (numba, CPUs).")
 @click.option("--out", default=None,
               help="Folder for chunks, manifest and result.nc [default: jaxfriction-out/sweep].")
 @click.option("--resume", is_flag=True, help="Continue the sweep saved in --out (same arguments).")
