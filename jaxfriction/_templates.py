@@ -275,7 +275,7 @@ def two_blocks_template(dt=1e-3, law="quinn") -> Template:
                     description=f"two blocks on a belt, {law} law", source="Quinn 2004 Sec. 3.3, Fig. 11")
 
 
-def lugre_template(dt=1e-3, law="lugre") -> Template:
+def lugre_template(dt=None, law="lugre") -> Template:
     """A forced mass on a spring with a dynamic friction law: the LuGre identification experiment.
 
     ``m x'' + k x = f + F sin(omega t)`` with ``m = k = 1``, ``F = 0.8 N``, ``omega = 1.3``,
@@ -287,11 +287,14 @@ def lugre_template(dt=1e-3, law="lugre") -> Template:
     0.3..0.8 (16 x 16), ``dD/d law.sigma0``.
 
     Args:
-        dt: RK4 step (> 0). The bristles relax at ``sigma0 |v| / g(v)``; a lane whose step is
-            too long for that at its speeds is flagged ``STATUS_UNSTABLE_STEP`` (at ``dt =
-            2e-3`` the amplitude 1.6 N is).
+        dt: RK4 step (> 0; default 1e-3 for LuGre, 5e-4 for Dahl). The bristles relax at
+            ``sigma0 |v| / g(v)`` (Dahl's spring at ``sigma |v| / (mu N)``); a lane whose step
+            is too long for that at its speeds, in the transient or the window, is flagged
+            ``STATUS_UNSTABLE_STEP`` (LuGre at ``dt = 2e-3``, Dahl at ``1e-3``: the amplitude
+            1.6 N, whose D agreed with ``dt / 10`` to 4e-7 there: the flag is conservative).
         law: ``"lugre"``, or ``"dahl"`` (``sigma = 200 N/m``, ``mu = 0.3``).
     """
+    dt = (1e-3 if law == "lugre" else 5e-4) if dt is None else dt
     check_real("dt", dt, positive=True)
     laws = {"lugre": lambda: LuGre(sigma0=200.0, sigma1=5.0, sigma2=0.1, mu_c=0.3, mu_s=0.5, v_s=0.1),
             "dahl": lambda: Dahl(sigma=200.0, mu=0.3)}
@@ -336,7 +339,13 @@ def spring_slider_template(dt=1e-2, law="aging") -> Template:
     ``mu_0 = 0.6``, ``V_0 = 1 mm/s``), so the critical stiffness is ``k_c = 1 N/m``; the
     spring ``k = 0.8 k_c`` makes steady sliding unstable and the slider grows into
     stick-slip. 300 s from the steady state, the last 100 s measured. Command-line default
-    grid: ``stiffness`` 0.5..1.5 (32), ``dD/d law.a``.
+    grid: ``stiffness`` 0.5..1.5 (32), ``dD/d law.a``. Every lane starts at the steady
+    sliding of ``k = 0.8``, so a lane of another stiffness starts far from its own and nearly
+    stops in the transient, where RK4 does not resolve the slip-rate stiffness ``N a / (m
+    |v|)`` at this step (nor at ``1e-3``): those lanes are flagged ``STATUS_UNSTABLE_STEP``
+    (their window may still be right: at ``k = 1.5`` D agreed with ``dt / 10`` to 3e-6,
+    at ``k = 0.5`` it was 1.6 % off); an implicit solver (``jf.Diffrax(diffrax.Kvaerno5())``)
+    or the quasi-static slider (:class:`~jaxfriction.QuasiStaticSlider`) runs them.
 
     Args:
         dt: RK4 step (> 0).
@@ -346,8 +355,9 @@ def spring_slider_template(dt=1e-2, law="aging") -> Template:
     _choose({"aging": None, "slip": None}, law, "spring-slider")
     system = SpringSlider(law=RateState(a=0.01, b=0.015, D_c=1e-2, mu_0=0.6, V_0=1e-3, evolution=law),
                           load=Constant(1e-2), stiffness=0.8)
-    steady = system.steady_sliding()
-    y0 = np.asarray(steady[:2]) + np.array([0.0, 1e-4])  # a small kick off steady sliding
+    # a small kick off steady sliding: stretch, velocity and the state variable psi (without
+    # psi the block started at psi = 0, far from steady, and nearly stopped within 7 s)
+    y0 = np.asarray(system.steady_sliding()) + np.array([0.0, 1e-4, 0.0])
     return Template(system, dt=dt, t1=300.0, window=100.0, y0=y0, grid={"stiffness": "0.5:1.5:32"},
                     wrt=("law.a",), name="spring-slider", description=f"rate-and-state spring-slider, {law} law",
                     source="Rice & Ruina 1983; Gu et al. 1984")

@@ -66,7 +66,7 @@ def test_non_finite_options_are_refused_by_name(record, tmp_path, option, value)
 
 
 @pytest.mark.parametrize("args, words", [(["--scale", "1e300"], ["status 1", "non-finite state"]),
-                                         (["--eps", "1e-9"], ["status 5", "unstable"])])
+                                         (["--eps", "1e-9"], ["status 5", "too long"])])
 @pytest.mark.parametrize("as_json", [False, True])
 def test_a_flagged_run_prints_its_status_not_numbers(record, tmp_path, args, words, as_json):
     result = quake(record, *args, *(["--json"] if as_json else []), "--figure", tmp_path / "q.png")

@@ -94,7 +94,7 @@ def test_a_second_call_at_other_values_compiles_nothing():
         out = jf.sensitivity(lambda s: jf.simulate(s, jnp.zeros(2), 0.0, 5.0, dt=0.01).friction_dissipation[-1],
                              jf.set_parameters(system, {"law.mu": mu}), ["law.mu", "force.amplitude"])
         values.append(out["gradient"]["law.mu"])
-    assert _value_and_jacobian._cached._cache_size() == before + 1
+    assert _value_and_jacobian._cached._cache_size() - before <= 1  # none if an earlier test compiled it
     assert len(set(values)) == 3
 
 
