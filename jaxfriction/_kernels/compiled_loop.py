@@ -28,6 +28,7 @@ structure, in this process or a later one, compiles nothing.
 from __future__ import annotations
 
 import hashlib
+import re
 import importlib.util
 import os
 import sys
@@ -99,6 +100,11 @@ class _Writer:
         self.constants = {}  # (dtype, bits) -> name
         self.types = {}  # name -> dtype, of every value written (constants, inputs, results)
         self.n = 0
+        # values that depend on the lane's parameters and the shared values only (not on the
+        # time or the state), written once per block (lane values, kept in rows of ``Q``
+        # arrays) or once per call (shared scalars), for every piece: their names, lines
+        # and expressions
+        self.invariant, self.hoisted_shared, self.hoisted_lane, self.hoisted = set(), [], [], {}
 
     def constant(self, value, dtype) -> str:
         value = np.asarray(value, dtype=dtype)
@@ -112,6 +118,7 @@ class _Writer:
         if key not in self.constants:
             self.constants[key] = (f"K{len(self.constants)}", value)
             self.types[self.constants[key][0]] = value.dtype
+            self.invariant.add(self.constants[key][0])
         return self.constants[key][0]
 
     def globals_source(self) -> list[str]:
@@ -133,12 +140,14 @@ class _Writer:
         self.n += 1
         return f"v{self.n}"
 
-    def write(self, closed, in_names) -> tuple[list[str], list[str], list[str]]:
+    def write(self, closed, in_names, hoist=True) -> tuple[list[str], list[str], list[str], list[str]]:
         """``(shared_lines, lane_lines, out_names)`` for the flat jaxpr ``closed`` whose inputs
         are the names ``in_names``: shape-``()`` equations go to the shared lines, the others
         (one lane's cell of a ``(L,)`` value) to the lane lines. An expression already
         written in this piece is not written again (the jaxpr of an RK4 step evaluates the
-        parameters' functions, e.g. ``1 / (mu N)``, once per stage)."""
+        parameters' functions, e.g. ``1 / (mu N)``, once per stage). With ``hoist``, an
+        expression of invariant names only goes to the hoisted lines (once for all pieces);
+        the fourth list names the hoisted lane values that this piece's lane lines read."""
         jaxpr = closed.jaxpr
         env, seen = {}, {}
         for var, const in zip(jaxpr.constvars, closed.consts):
@@ -168,6 +177,18 @@ class _Writer:
                 raise Unsupported(f"the primitive {name!r} in the compiled loop")
             out = outs[0]
             expr = self.expression(eqn, args)
+            if hoist and all(a in self.invariant for a in args):
+                if expr not in self.hoisted:
+                    if expr in self.types:
+                        self.hoisted[expr] = expr
+                    else:
+                        self.hoisted[expr] = self.name()
+                        self.types[self.hoisted[expr]] = np.dtype(out.aval.dtype)
+                        self.invariant.add(self.hoisted[expr])
+                        target = self.hoisted_shared if out.aval.shape == () else self.hoisted_lane
+                        target.append(f"{self.hoisted[expr]} = {expr}")
+                env[out] = self.hoisted[expr]
+                continue
             if expr in seen:
                 env[out] = seen[expr]
                 continue
@@ -177,7 +198,15 @@ class _Writer:
             env[out] = seen[expr] = self.name()
             self.types[env[out]] = np.dtype(out.aval.dtype)
             (shared if out.aval.shape == () else lane).append(f"{env[out]} = {expr}")
-        return shared, lane, [read(v) for v in jaxpr.outvars]
+        outs = [read(v) for v in jaxpr.outvars]
+        lane_hoisted = {line.split(" = ", 1)[0] for line in self.hoisted_lane}
+        used = set(re.findall(r"\bv\d+\b", "\n".join(lane + outs)))
+        return shared, lane, outs, sorted(used & lane_hoisted, key=lambda v: int(v[1:]))
+
+    def is_number(self, name) -> bool:
+        """Whether ``name`` is a constant other than NaN."""
+        value = next((v for n, v in self.constants.values() if n == name), None)
+        return value is not None and not np.isnan(value)
 
     def cast(self, name, dtype) -> str:
         """``name`` as a value of ``dtype`` (a conversion only where its type differs)."""
@@ -235,6 +264,8 @@ class _Writer:
         if dtype.kind not in "fb" and name not in ("add", "sub", "mul", "neg", "max", "min", "abs", "clamp", "lt",
                                                      "le", "gt", "ge", "eq", "ne", "copy", "copy_p"):
             raise Unsupported(f"the primitive {name!r} on {dtype} in the compiled loop")
+        if name in ("max", "min") and self.is_number(args[0]):  # a constant, not NaN: no NaN test on it
+            return f"sel({args[0]} {'>' if name == 'max' else '<'} {args[1]}, {args[0]}, {args[1]})"
         consts = {}
         if dtype.kind == "f" or in_dtype.kind == "f":
             real = dtype if dtype.kind == "f" else in_dtype
@@ -345,12 +376,21 @@ class CompiledLoop:
             t, shared, p, y, _ = cells_in(scalars, lanes_in, True)
             return _flatten_cells(f.rate_at(t, y, shared, p))
 
+        def step_and_rate(scalars, lanes_in) -> list:  # the rate at (t, y), then the step from there
+            t, shared, p, y, _ = cells_in(scalars[:1] + scalars[2:], lanes_in, True)
+            return step(scalars, lanes_in) + _flatten_cells(f.rate_at(t, y, shared, p))
+
         s_names = [f"s{i}" for i in range(n_s)]
         p_names = [f"p{i}" for i in range(n_p)]
         c_names = [f"c{i}" for i in range(n_c)]
         pieces = {}
-        pieces["start"] = writer.write(_trace(start, shared_specs, p_specs), s_names + p_names)
-        pieces["step"] = writer.write(_trace(step, [t_spec, t_spec] + shared_specs, p_specs + [lane] * n_c),
+        pieces["start"] = writer.write(_trace(start, shared_specs, p_specs), s_names + p_names, hoist=False)
+        writer.invariant.update(s_names + p_names)
+        # a transient judged at every step: its rate and the step in one lane loop, where the
+        # rate's evaluation of the vector field is the step's first stage (written once)
+        self.dense_rate = bool(f.plan.n_pre and "rate_pre" in f.outputs and f.plan.every == 1)
+        pieces["step"] = writer.write(_trace(step_and_rate if self.dense_rate else step,
+                                             [t_spec, t_spec] + shared_specs, p_specs + [lane] * n_c),
                                       ["t", "h"] + s_names + p_names + c_names)
         pieces["point"] = writer.write(_trace(point, [t_spec] + shared_specs, p_specs + [lane] * n_c),
                                        ["tp"] + s_names + p_names + c_names)
@@ -394,9 +434,20 @@ class CompiledLoop:
         def loop(lines, indent):
             return [" " * indent + "for j in range(L):", *(" " * (indent + 4) + x for x in lines or ["pass"])]
 
+        # the hoisted lane values that some piece reads: rows of one array per dtype
+        kept = sorted({v for piece in pieces.values() for v in piece[3]}, key=lambda v: int(v[1:]))
+        q_arrays, q_rows = {}, {}
+        for v in kept:
+            array = q_arrays.setdefault(writer.types[v], [f"Q{len(q_arrays)}", 0])
+            q_rows[v] = f"{array[0]}[{array[1] * L} + j]"
+            array[1] += 1
+
         def lanes_of(piece, n_carry, stores, indent):
             """A piece's shared lines and its lane loop (loads, its lines, ``stores(outs)``)."""
-            loads = [f"p{i} = PB[{i * L} + j]" for i in range(n_p)] + [f"c{i} = C[{i * L} + j]" for i in range(n_carry)]
+            used = set(re.findall(r"\b[pc]\d+\b", "\n".join(piece[1] + piece[2])))
+            loads = [f"p{i} = PB[{i * L} + j]" for i in range(n_p) if f"p{i}" in used]
+            loads += [f"c{i} = C[{i * L} + j]" for i in range(n_carry) if f"c{i}" in used]
+            loads += [f"{v} = {q_rows[v]}" for v in piece[3]]
             return [" " * indent + x for x in piece[0]] + loop(loads + piece[1] + stores(piece[2]), indent)
 
         T0, HPRE = writer.constant(0.0, dtype), writer.constant(plan.h_pre, dtype)
@@ -434,6 +485,12 @@ class CompiledLoop:
         def store(array):
             return lambda names: [f"{array}[{i * L} + j] = {cast(o)}" for i, o in enumerate(names)]
 
+        def step_stores(names):
+            lines = store("C")(names[:n_c])
+            if self.dense_rate:  # the transient's rate at the step's start (t = F(n) h_pre: T0 is 0)
+                lines += [f"r = {cast(names[n_c])}", "AQ[j] = sel(due & ((r > AQ[j]) | (r != r)), r, AQ[j])"]
+            return lines
+
         body = ["def run(S, P, OUT, first, stride):",
                 *(f"    s{i} = {writer.cast(f'S[{i}]', spec.dtype) if spec.dtype != dtype else f'S[{i}]'}"
                   for i, spec in enumerate(self._specs()[0])),
@@ -441,13 +498,18 @@ class CompiledLoop:
                 f"    M = np.empty({n_m * L}, {F})",
                 *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR", "AQ")),
                 f"    AD = np.empty({max(n_w, 1) * L}, {F})",
+                *(f"    {name} = np.empty({max(rows, 1) * L}, {_ctor(dt)})" for dt, (name, rows) in q_arrays.items()),
+                *("    " + x for x in writer.hoisted_shared),
                 "    b = first", "    while b < P.shape[1] // L:", "        lo = b * L",
                 *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] + ["AQ[j] = " + NEG_INF], 8),
+                *loop([f"p{i} = PB[{i * L} + j]" for i in range(n_p)] + writer.hoisted_lane
+                      + [f"{q_rows[v]} = {v}" for v in kept], 8),
                 *lanes_of(pieces["start"], 0, store("C"), 8),
                 f"        for n in range({n_steps + 1}):"]
         I = 12  # the step loop's body
         if "rate" in pieces:  # the transient judged at the window's cadence, as FusedRK4's kernel judges it
-            body += [" " * I + f"if n >= 1 and n <= {n_pre} and (n % {every} == 0 or n == {n_pre}):",
+            due = f"n == {n_pre}" if self.dense_rate else f"n >= 1 and n <= {n_pre} and (n % {every} == 0 or n == {n_pre})"
+            body += [" " * I + f"if {due}:",
                      " " * (I + 4) + f"tp = {F}(n) * {HPRE}",
                      *lanes_of(pieces["rate"], n_y, lambda outs: [f"r = {cast(outs[0])}",
                                                                   "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)]
@@ -468,9 +530,11 @@ class CompiledLoop:
                  " " * I + f"if n < {n_steps}:",
                  " " * (I + 4) + f"if n < {n_pre}:",
                  " " * (I + 8) + f"t = {T0} + {F}(n) * {HPRE}", " " * (I + 8) + f"h = {HPRE}",
+                 " " * (I + 8) + "due = n >= 1",
                  " " * (I + 4) + "else:",
                  " " * (I + 8) + f"t = {TM} + {F}(n - {n_pre}) * {H}", " " * (I + 8) + f"h = {H}",
-                 *lanes_of(pieces["step"], n_c, store("C"), I + 4),
+                 " " * (I + 8) + "due = False",
+                 *lanes_of(pieces["step"], n_c, step_stores, I + 4),
                  "        b += stride"]
         head = ['"""The fused lane program of a jaxfriction sweep, emitted for numba (generated)."""', "",
                 "import math", "", "import numpy as np", _SELECT,
