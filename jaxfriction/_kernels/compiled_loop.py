@@ -307,7 +307,8 @@ class CompiledLoop:
         source: the Python source of the program (``run(shared, p, out)``).
         run: the compiled program: ``shared`` ``(S,)``, ``p`` ``(P, B)`` lane values, ``out``
             ``(rows, B)``, written (rows as ``fused.outputs``); ``B`` a multiple of ``lanes``.
-        compile_seconds: the time spent tracing, writing and compiling (or loading) it.
+        compile_seconds: the time spent tracing, writing and compiling (or loading) it (waits
+            for the compilation, which runs in a thread of its own: see :class:`Program`).
 
     Raises:
         Unsupported: an operation with no scalar form in the emitted program (named).
@@ -321,7 +322,11 @@ class CompiledLoop:
         self.dtype = np.dtype(fused.dtype)
         self.source = self._source()
         self.run = load(self.source, self.dtype) if compile else None
-        self.compile_seconds = time.perf_counter() - began
+        self._trace_seconds = time.perf_counter() - began
+
+    @property
+    def compile_seconds(self) -> float:
+        return self._trace_seconds + (self.run.compiled()[1] if self.run is not None else 0.0)
 
     # -- tracing --------------------------------------------------------------------------
     def _specs(self):
@@ -607,7 +612,7 @@ def load(source: str, dtype) -> object:
         readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
         signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],
                                numba.int64, numba.int64)
-        run = Program(numba.njit(signature, **options)(namespace["run"]), int(namespace["L"]))
+        run = Program(lambda: numba.njit(signature, **options)(namespace["run"]), int(namespace["L"]))
         _PROGRAMS[key] = run
         return run
 
@@ -619,23 +624,54 @@ class Program:
     parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...``; ``n`` is numba's thread
     count (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
     instead of ``numba.prange``: the parallel compilation of the program cost seconds more.)
+
+    numba compiles (or loads) the program in a thread of its own, started here: within a
+    sweep it runs while XLA compiles the sweep's own program around the callback (which
+    releases the GIL), and the first call waits for it.
     """
 
-    def __init__(self, blocks, lanes):
-        self.blocks, self.lanes = blocks, lanes
+    def __init__(self, build, lanes):
+        import time
+
+        self.lanes, self._blocks, self._error, self._seconds = lanes, None, None, 0.0
+        self._done = threading.Event()
+
+        def work():
+            began = time.perf_counter()
+            try:
+                self._blocks = build()
+            except BaseException as exc:  # noqa: BLE001 - raised again where the program is used
+                self._error = exc
+            finally:
+                self._seconds = time.perf_counter() - began
+                self._done.set()
+
+        threading.Thread(target=work, name="jaxfriction-compiled-loop", daemon=True).start()
+
+    def compiled(self) -> tuple:
+        """``(blocks, seconds)``: the compiled function (waits for it) and its compile time.
+
+        Raises:
+            Exception: what numba raised compiling the program.
+        """
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._blocks, self._seconds
 
     def __call__(self, shared, p, out) -> None:
         import numba
 
+        blocks = self.compiled()[0]
         n_blocks = p.shape[1] // self.lanes
         workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))
         if workers == 1:
-            self.blocks(shared, p, out, 0, 1)
+            blocks(shared, p, out, 0, 1)
             return
-        threads = [threading.Thread(target=self.blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
+        threads = [threading.Thread(target=blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
         for thread in threads:
             thread.start()
-        self.blocks(shared, p, out, 0, workers)
+        blocks(shared, p, out, 0, workers)
         for thread in threads:
             thread.join()
 
