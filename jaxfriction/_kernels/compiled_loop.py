@@ -9,11 +9,17 @@ are traced once more, on a block of ``L`` lanes, into flat jaxprs whose every eq
 elementwise operation on a shared scalar (shape ``()``: the time, the template's fixed
 parameters, a forcing shared by every lane) or on the block's lanes (shape ``(L,)``), and
 each jaxpr is written out as Python source: the shared operations once per step, the lane
-operations in a loop over the block's lanes (which LLVM vectorizes). The whole time loop of
+operations in a loop over the block's lanes (which LLVM vectorizes). Within a piece an
+expression is written once (an RK4 step's jaxpr evaluates e.g. ``1 / (mu N)`` at every
+stage), and what depends on the lane's parameters and the shared values only is written
+once per block for all pieces. The whole time loop of
 :class:`~jaxfriction._kernels.fused_rk4.FusedRK4` (transient, window, reductions at the
-saved points) is written around them, blocks of lanes under ``numba.prange``, and numba
-compiles the module (``parallel=True``, IEEE arithmetic: no fast-math, so the operations
-round as XLA's do).
+saved points) is one loop over the steps around the pieces, each piece written once, in
+one function ``run`` (numba's compile time grows with the functions and the branches of a
+program: conditional values are LLVM ``select`` s, not branches), and numba compiles it
+(IEEE arithmetic except the contraction of ``a * b + c`` to a fused multiply-add, as
+XLA:CPU compiles it); Python threads run its blocks of lanes in parallel (see
+:class:`Program`).
 
 The physics is still the system's own ``vector_field``, traced: nothing is written twice.
 An operation with no scalar form here (e.g. ``erf_inv``) raises
@@ -28,9 +34,9 @@ structure, in this process or a later one, compiles nothing.
 from __future__ import annotations
 
 import hashlib
-import re
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -40,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jex_core
 
-from .componentwise import Unsupported, cells_of, is_concrete, traced_cells
+from .componentwise import Unsupported, is_concrete, traced_cells
 
 #: Lanes per block: the inner loop LLVM vectorizes (16 doubles: two AVX-512 or four AVX2 registers).
 LANES = 16
