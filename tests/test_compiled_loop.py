@@ -127,6 +127,7 @@ def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_pat
     lane = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, t1=0.2, dt=0.01, kernel="vmap").lane
     kernel, _ = FusedLanes(lane, 8, 4, True).build(["law.mu"])
     loop = CompiledLoop(kernel, 8)
+    loop.run.compiled()  # numba compiles in a thread of its own: wait for it
     assert CompiledLoop(kernel, 8).run is loop.run  # in this process: the same compiled program
     folder = tmp_path / "compiled_loop"
     assert len(list(folder.glob("jf_compiled_loop_*.py"))) == 1 and list(folder.glob("__pycache__/*.nbc"))

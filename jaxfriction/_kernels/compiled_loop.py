@@ -9,11 +9,17 @@ are traced once more, on a block of ``L`` lanes, into flat jaxprs whose every eq
 elementwise operation on a shared scalar (shape ``()``: the time, the template's fixed
 parameters, a forcing shared by every lane) or on the block's lanes (shape ``(L,)``), and
 each jaxpr is written out as Python source: the shared operations once per step, the lane
-operations in a loop over the block's lanes (which LLVM vectorizes). The whole time loop of
+operations in a loop over the block's lanes (which LLVM vectorizes). Within a piece an
+expression is written once (an RK4 step's jaxpr evaluates e.g. ``1 / (mu N)`` at every
+stage), and what depends on the lane's parameters and the shared values only is written
+once per block for all pieces. The whole time loop of
 :class:`~jaxfriction._kernels.fused_rk4.FusedRK4` (transient, window, reductions at the
-saved points) is written around them, blocks of lanes under ``numba.prange``, and numba
-compiles the module (``parallel=True``, IEEE arithmetic: no fast-math, so the operations
-round as XLA's do).
+saved points) is one loop over the steps around the pieces, each piece written once, in
+one function ``run`` (numba's compile time grows with the functions and the branches of a
+program: conditional values are LLVM ``select`` s, not branches), and numba compiles it
+(IEEE arithmetic except the contraction of ``a * b + c`` to a fused multiply-add, as
+XLA:CPU compiles it); Python threads run its blocks of lanes in parallel (see
+:class:`Program`).
 
 The physics is still the system's own ``vector_field``, traced: nothing is written twice.
 An operation with no scalar form here (e.g. ``erf_inv``) raises
@@ -30,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -39,17 +46,19 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jex_core
 
-from .componentwise import Unsupported, cells_of, is_concrete, traced_cells
+from .componentwise import Unsupported, is_concrete, traced_cells
 
 #: Lanes per block: the inner loop LLVM vectorizes (16 doubles: two AVX-512 or four AVX2 registers).
 LANES = 16
 
 #: Expressions of elementwise primitives on names ``a``, ``b``, ``c`` (their operands). NaN
 #: rules are XLA's: ``max``/``min`` propagate NaN; ``sign`` keeps signed zeros and NaN.
+#: ``sel(c, a, b)`` is LLVM's ``select`` (:data:`_SELECT`): a Python conditional expression
+#: would be branches, and numba's compile time grows with the blocks of a function.
 _EXPRESSIONS = {
     "add": "{a} + {b}", "add_any": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "neg": "-{a}",
-    "max": "({a} if ({a} > {b} or {a} != {a}) else {b})",
-    "min": "({a} if ({a} < {b} or {a} != {a}) else {b})",
+    "max": "sel(({a} > {b}) | ({a} != {a}), {a}, {b})",
+    "min": "sel(({a} < {b}) | ({a} != {a}), {a}, {b})",
     "abs": "abs({a})", "sqrt": "math.sqrt({a})", "rsqrt": "{one} / math.sqrt({a})", "square": "{a} * {a}",
     "exp": "math.exp({a})", "exp2": "math.pow({two}, {a})", "expm1": "math.expm1({a})", "log": "math.log({a})",
     "log1p": "math.log1p({a})", "sin": "math.sin({a})", "cos": "math.cos({a})", "tan": "math.tan({a})",
@@ -58,14 +67,29 @@ _EXPRESSIONS = {
     "acosh": "math.acosh({a})", "atanh": "math.atanh({a})", "erf": "math.erf({a})", "erfc": "math.erfc({a})",
     "lgamma": "math.lgamma({a})", "pow": "{a} ** {b}", "logistic": "{one} / ({one} + math.exp(-{a}))",
     "floor": "np.floor({a})", "ceil": "np.ceil({a})", "is_finite": "math.isfinite({a})",
-    "sign": "({a} if ({a} == {zero} or {a} != {a}) else ({one} if {a} > {zero} else -{one}))",
+    "sign": "sel(({a} == {zero}) | ({a} != {a}), {a}, sel({a} > {zero}, {one}, -{one}))",
     "lt": "{a} < {b}", "le": "{a} <= {b}", "gt": "{a} > {b}", "ge": "{a} >= {b}", "eq": "{a} == {b}",
     "ne": "{a} != {b}",
-    "clamp": "({a} if {b} < {a} else ({c} if {b} > {c} else {b}))",
+    "clamp": "sel({b} < {a}, {a}, sel({b} > {c}, {c}, {b}))",
     "copy": "{a}", "copy_p": "{a}", "stop_gradient": "{a}", "optimization_barrier": "{a}", "reshard": "{a}",
 }
-#: Boolean operators (on bools) and their integer (bitwise) forms.
-_LOGICAL = {"and": ("({a} and {b})", "({a} & {b})"), "or": ("({a} or {b})", "({a} | {b})"),
+#: ``sel(c, a, b)``: ``a`` where ``c`` else ``b``, one LLVM ``select`` (no branches).
+_SELECT = '''from numba.extending import intrinsic
+
+
+@intrinsic
+def sel(typingctx, c, a, b):
+    ty = typingctx.unify_types(a, b)
+
+    def codegen(context, builder, signature, args):
+        return builder.select(args[0], context.cast(builder, args[1], a, ty), context.cast(builder, args[2], b, ty))
+
+    return ty(c, a, b), codegen
+
+'''
+#: Boolean operators (on bools: without short-circuit, which would branch) and their integer
+#: (bitwise) forms.
+_LOGICAL = {"and": ("({a} & {b})", "({a} & {b})"), "or": ("({a} | {b})", "({a} | {b})"),
             "xor": ("({a} != {b})", "({a} ^ {b})"), "not": ("(not {a})", "(~{a})")}
 
 
@@ -77,9 +101,16 @@ def _ctor(dtype) -> str:
 class _Writer:
     """Python source of scalar operations from flat jaxprs (one per piece of the program)."""
 
-    def __init__(self):
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)  # the program's float type
         self.constants = {}  # (dtype, bits) -> name
+        self.types = {}  # name -> dtype, of every value written (constants, inputs, results)
         self.n = 0
+        # values that depend on the lane's parameters and the shared values only (not on the
+        # time or the state), written once per block (lane values, kept in rows of ``Q``
+        # arrays) or once per call (shared scalars), for every piece: their names, lines
+        # and expressions
+        self.invariant, self.hoisted_shared, self.hoisted_lane, self.hoisted = set(), [], [], {}
 
     def constant(self, value, dtype) -> str:
         value = np.asarray(value, dtype=dtype)
@@ -92,6 +123,8 @@ class _Writer:
         key = (str(value.dtype), value.tobytes())
         if key not in self.constants:
             self.constants[key] = (f"K{len(self.constants)}", value)
+            self.types[self.constants[key][0]] = value.dtype
+            self.invariant.add(self.constants[key][0])
         return self.constants[key][0]
 
     def globals_source(self) -> list[str]:
@@ -113,16 +146,21 @@ class _Writer:
         self.n += 1
         return f"v{self.n}"
 
-    def write(self, closed, in_names) -> tuple[list[str], list[str], list[str]]:
+    def write(self, closed, in_names, hoist=True) -> tuple[list[str], list[str], list[str], list[str]]:
         """``(shared_lines, lane_lines, out_names)`` for the flat jaxpr ``closed`` whose inputs
         are the names ``in_names``: shape-``()`` equations go to the shared lines, the others
-        (one lane's cell of a ``(L,)`` value) to the lane lines."""
+        (one lane's cell of a ``(L,)`` value) to the lane lines. An expression already
+        written in this piece is not written again (the jaxpr of an RK4 step evaluates the
+        parameters' functions, e.g. ``1 / (mu N)``, once per stage). With ``hoist``, an
+        expression of invariant names only goes to the hoisted lines (once for all pieces);
+        the fourth list names the hoisted lane values that this piece's lane lines read."""
         jaxpr = closed.jaxpr
-        env = {}
+        env, seen = {}, {}
         for var, const in zip(jaxpr.constvars, closed.consts):
             env[var] = self.constant(np.asarray(const), var.aval.dtype)
         for var, name in zip(jaxpr.invars, in_names):
             env[var] = name
+            self.types.setdefault(name, np.dtype(var.aval.dtype))
 
         def read(var) -> str:
             if isinstance(var, jex_core.Literal):
@@ -144,28 +182,60 @@ class _Writer:
             if len(outs) != 1:
                 raise Unsupported(f"the primitive {name!r} in the compiled loop")
             out = outs[0]
-            target = shared if out.aval.shape == () else lane
             expr = self.expression(eqn, args)
-            env[out] = self.name()
-            target.append(f"{env[out]} = {expr}")
-        return shared, lane, [read(v) for v in jaxpr.outvars]
+            if hoist and all(a in self.invariant for a in args):
+                if expr not in self.hoisted:
+                    if expr in self.types:
+                        self.hoisted[expr] = expr
+                    else:
+                        self.hoisted[expr] = self.name()
+                        self.types[self.hoisted[expr]] = np.dtype(out.aval.dtype)
+                        self.invariant.add(self.hoisted[expr])
+                        target = self.hoisted_shared if out.aval.shape == () else self.hoisted_lane
+                        target.append(f"{self.hoisted[expr]} = {expr}")
+                env[out] = self.hoisted[expr]
+                continue
+            if expr in seen:
+                env[out] = seen[expr]
+                continue
+            if expr in self.types:  # the expression is a bare name (an identity, a conversion to its own type)
+                env[out] = seen[expr] = expr
+                continue
+            env[out] = seen[expr] = self.name()
+            self.types[env[out]] = np.dtype(out.aval.dtype)
+            (shared if out.aval.shape == () else lane).append(f"{env[out]} = {expr}")
+        outs = [read(v) for v in jaxpr.outvars]
+        lane_hoisted = {line.split(" = ", 1)[0] for line in self.hoisted_lane}
+        used = set(re.findall(r"\bv\d+\b", "\n".join(lane + outs)))
+        return shared, lane, outs, sorted(used & lane_hoisted, key=lambda v: int(v[1:]))
+
+    def is_number(self, name) -> bool:
+        """Whether ``name`` is a constant other than NaN."""
+        value = next((v for n, v in self.constants.values() if n == name), None)
+        return value is not None and not np.isnan(value)
+
+    def cast(self, name, dtype) -> str:
+        """``name`` as a value of ``dtype`` (a conversion only where its type differs)."""
+        return name if self.types.get(name) == np.dtype(dtype) else f"{_ctor(dtype)}({name})"
 
     def expression(self, eqn, args) -> str:
         name, params = eqn.primitive.name, eqn.params
         dtype = np.dtype(eqn.outvars[0].aval.dtype)
         in_dtype = np.dtype(eqn.invars[0].aval.dtype) if eqn.invars else dtype
         ctor = _ctor(dtype)
+        wrap = (lambda e: e) if dtype == np.float64 else (lambda e: f"{ctor}({e})")  # float64 stays float64
         named = dict(zip("abc", args))
         if name == "convert_element_type":
             if dtype.kind == "b":
                 return f"({args[0]} != {self.constant(0, in_dtype)})"
-            return f"{ctor}({args[0]})"
+            return self.cast(args[0], dtype)
         if name == "select_n":
             which, cases = args[0], args[1:]
+            if np.dtype(eqn.invars[0].aval.dtype).kind == "b":
+                return f"sel({which}, {cases[1]}, {cases[0]})"
             expr = cases[-1]
             for k in range(len(cases) - 2, -1, -1):
-                test = f"(not {which})" if np.dtype(eqn.invars[0].aval.dtype).kind == "b" else f"{which} == {k}"
-                expr = f"({cases[k]} if {test} else {expr})"
+                expr = f"({cases[k]} if {which} == {k} else {expr})"
             return expr
         if name == "integer_pow":  # as JAX lowers it: binary powering by multiplications
             y, x, acc = int(params["y"]), args[0], None
@@ -178,7 +248,7 @@ class _Writer:
                 y >>= 1
                 if y > 0:
                     x = f"({x} * {x})"
-            return f"{ctor}({self.constant(1, dtype)} / {acc})" if reciprocal else f"{ctor}({acc})"
+            return wrap(f"{self.constant(1, dtype)} / {acc}") if reciprocal else wrap(acc)
         if name in _LOGICAL:
             template = _LOGICAL[name][0 if dtype.kind == "b" else 1]
             return template.format(**named)
@@ -187,19 +257,21 @@ class _Writer:
             quotient = f"(abs({a}) // abs({b})) * (1 if ({a} < 0) == ({b} < 0) else -1)"  # C: toward zero
             return f"{ctor}({quotient})" if name == "div" else f"{ctor}({a} - {b} * {quotient})"
         if name == "div":
-            return f"{ctor}({args[0]} / {args[1]})"
+            return wrap(f"{args[0]} / {args[1]}")
         if name == "rem":
-            return f"{ctor}(math.fmod({args[0]}, {args[1]}))"
+            return wrap(f"math.fmod({args[0]}, {args[1]})")
         if name == "round":
             a = args[0]
             if int(params.get("rounding_method", 0)) == 0:  # half away from zero
-                return f"{ctor}(math.copysign(np.floor(abs({a}) + {self.constant(0.5, dtype)}), {a}))"
-            return f"{ctor}(np.rint({a}))"
+                return wrap(f"math.copysign(np.floor(abs({a}) + {self.constant(0.5, dtype)}), {a})")
+            return wrap(f"np.rint({a})")
         if name not in _EXPRESSIONS:
             raise Unsupported(f"the primitive {name!r} in the compiled loop (no scalar form)")
         if dtype.kind not in "fb" and name not in ("add", "sub", "mul", "neg", "max", "min", "abs", "clamp", "lt",
                                                      "le", "gt", "ge", "eq", "ne", "copy", "copy_p"):
             raise Unsupported(f"the primitive {name!r} on {dtype} in the compiled loop")
+        if name in ("max", "min") and self.is_number(args[0]):  # a constant, not NaN: no NaN test on it
+            return f"sel({args[0]} {'>' if name == 'max' else '<'} {args[1]}, {args[0]}, {args[1]})"
         consts = {}
         if dtype.kind == "f" or in_dtype.kind == "f":
             real = dtype if dtype.kind == "f" else in_dtype
@@ -241,7 +313,8 @@ class CompiledLoop:
         source: the Python source of the program (``run(shared, p, out)``).
         run: the compiled program: ``shared`` ``(S,)``, ``p`` ``(P, B)`` lane values, ``out``
             ``(rows, B)``, written (rows as ``fused.outputs``); ``B`` a multiple of ``lanes``.
-        compile_seconds: the time spent tracing, writing and compiling (or loading) it.
+        compile_seconds: the time spent tracing, writing and compiling (or loading) it (waits
+            for the compilation, which runs in a thread of its own: see :class:`Program`).
 
     Raises:
         Unsupported: an operation with no scalar form in the emitted program (named).
@@ -255,7 +328,11 @@ class CompiledLoop:
         self.dtype = np.dtype(fused.dtype)
         self.source = self._source()
         self.run = load(self.source, self.dtype) if compile else None
-        self.compile_seconds = time.perf_counter() - began
+        self._trace_seconds = time.perf_counter() - began
+
+    @property
+    def compile_seconds(self) -> float:
+        return self._trace_seconds + (self.run.compiled()[1] if self.run is not None else 0.0)
 
     # -- tracing --------------------------------------------------------------------------
     def _specs(self):
@@ -273,8 +350,8 @@ class CompiledLoop:
 
     def _source(self) -> str:
         f, dtype = self.fused, self.dtype
-        plan, n_y, n_w, n_p = f.plan, f.n_y, f.n_w, f.n_p
-        writer = _Writer()
+        n_y, n_w, n_p = f.n_y, f.n_w, f.n_p
+        writer = _Writer(dtype)
         shared_specs, p_specs = self._specs()
         n_s = len(shared_specs)
         t_spec = jax.ShapeDtypeStruct((), dtype)
@@ -306,22 +383,42 @@ class CompiledLoop:
             point_names[:] = [(k, int(np.size(v))) for k, v in out.items()]
             return [c for v in out.values() for c in np.ravel(v)]
 
+        def rate(scalars, lanes_in) -> list:
+            t, shared, p, y, _ = cells_in(scalars, lanes_in, True)
+            return _flatten_cells(f.rate_at(t, y, shared, p))
+
+        def step_and_rate(scalars, lanes_in) -> list:  # the rate at (t, y), then the step from there
+            t, shared, p, y, _ = cells_in(scalars[:1] + scalars[2:], lanes_in, True)
+            return step(scalars, lanes_in) + _flatten_cells(f.rate_at(t, y, shared, p))
+
         s_names = [f"s{i}" for i in range(n_s)]
         p_names = [f"p{i}" for i in range(n_p)]
         c_names = [f"c{i}" for i in range(n_c)]
         pieces = {}
-        pieces["start"] = writer.write(_trace(start, shared_specs, p_specs), s_names + p_names)
-        pieces["step"] = writer.write(_trace(step, [t_spec, t_spec] + shared_specs, p_specs + [lane] * n_c),
+        pieces["start"] = writer.write(_trace(start, shared_specs, p_specs), s_names + p_names, hoist=False)
+        writer.invariant.update(s_names + p_names)
+        # a transient judged at every step: its rate and the step in one lane loop, where the
+        # rate's evaluation of the vector field is the step's first stage (written once)
+        self.dense_rate = bool(f.plan.n_pre and "rate_pre" in f.outputs and f.plan.every == 1)
+        pieces["step"] = writer.write(_trace(step_and_rate if self.dense_rate else step,
+                                             [t_spec, t_spec] + shared_specs, p_specs + [lane] * n_c),
                                       ["t", "h"] + s_names + p_names + c_names)
         pieces["point"] = writer.write(_trace(point, [t_spec] + shared_specs, p_specs + [lane] * n_c),
-                                       ["t"] + s_names + p_names + c_names)
-        return self._program(writer, pieces, point_names, n_s, n_c)
+                                       ["tp"] + s_names + p_names + c_names)
+        if f.plan.n_pre and "rate_pre" in f.outputs:
+            pieces["rate"] = writer.write(_trace(rate, [t_spec] + shared_specs, p_specs + [lane] * n_y),
+                                          ["tp"] + s_names + p_names + c_names[:n_y])
+        return self._program(writer, pieces, point_names, n_c)
 
     # -- the program ----------------------------------------------------------------------
-    def _program(self, writer, pieces, point_names, n_s, n_c) -> str:
-        """The module: one function per piece (its shared lines, then its loop over the block's
-        lanes), ``block`` (one block's time loop) and ``run`` (the blocks under ``prange``).
-        The pieces are functions of their own so that numba compiles each once. A block's
+    def _program(self, writer, pieces, point_names, n_c) -> str:
+        """The module: one function ``run`` (numba compiles one function: each function of
+        its own costs a compilation, and a callee's code is optimized again in each caller).
+        A thread's blocks of lanes in turn; per block, one loop over the ``N`` steps of the
+        transient and the window, each piece written once: at state ``m`` (after ``m``
+        steps) the transient's rate where due, the window's saved points where due
+        (the first at ``m = n_pre``, the last at ``m = N``), then step ``m``. A piece is its
+        shared lines (scalars, once per step) and its loop over the block's lanes. A block's
         arrays are flat, rows at constant offsets ``row * L``: LLVM then sees that the lane
         loop's loads and stores never overlap and vectorizes it without runtime checks (it
         gives up past eight checked arrays, e.g. rows of a 2-D array with tangents)."""
@@ -334,26 +431,10 @@ class CompiledLoop:
             offsets[name] = (at, size)
             at += size
         n_m = max(at, 1)
-        shared_loads = [f"s{i} = {_ctor(spec.dtype)}(S[{i}])" for i, spec in enumerate(self._specs()[0])]
-        functions = []
+        n_pre, every, n_steps = plan.n_pre, plan.every, plan.n_pre + plan.n_saves * plan.every
 
-        def piece_function(header, piece, load_carry, stores):
-            lines = [header, *("    " + x for x in shared_loads + piece[0]), "    for j in range(L):"]
-            loads = [f"p{i} = PB[{i * L} + j]" for i in range(n_p)]
-            if load_carry:
-                loads += [f"c{i} = C[{i * L} + j]" for i in range(n_c)]
-            lines += ["        " + x for x in loads + piece[1] + stores(piece[2])]
-            functions.append("\n".join(lines))
-
-        def store_carry(outs):
-            return [f"C[{i * L} + j] = {F}({o})" for i, o in enumerate(outs)]
-
-        def store_point(outs):
-            return [f"M[{i * L} + j] = {F}({o})" for i, o in enumerate(outs)]
-
-        piece_function("def start(S, PB, C):", pieces["start"], False, store_carry)
-        piece_function("def step(t, h, S, PB, C):", pieces["step"], True, store_carry)
-        piece_function("def point(t, S, PB, C, M):", pieces["point"], True, store_point)
+        def cast(name):
+            return writer.cast(name, dtype)
 
         def m(name, k=0):
             return f"M[{(offsets[name][0] + k) * L} + j]"
@@ -361,12 +442,32 @@ class CompiledLoop:
         def out_row(name, k=0):
             return rows[name][0] + k
 
+        def loop(lines, indent):
+            return [" " * indent + "for j in range(L):", *(" " * (indent + 4) + x for x in lines or ["pass"])]
+
+        # the hoisted lane values that some piece reads: rows of one array per dtype
+        kept = sorted({v for piece in pieces.values() for v in piece[3]}, key=lambda v: int(v[1:]))
+        q_arrays, q_rows = {}, {}
+        for v in kept:
+            array = q_arrays.setdefault(writer.types[v], [f"Q{len(q_arrays)}", 0])
+            q_rows[v] = f"{array[0]}[{array[1] * L} + j]"
+            array[1] += 1
+
+        def lanes_of(piece, n_carry, stores, indent):
+            """A piece's shared lines and its lane loop (loads, its lines, ``stores(outs)``)."""
+            used = set(re.findall(r"\b[pc]\d+\b", "\n".join(piece[1] + piece[2])))
+            loads = [f"p{i} = PB[{i * L} + j]" for i in range(n_p) if f"p{i}" in used]
+            loads += [f"c{i} = C[{i * L} + j]" for i in range(n_carry) if f"c{i}" in used]
+            loads += [f"{v} = {q_rows[v]}" for v in piece[3]]
+            return [" " * indent + x for x in piece[0]] + loop(loads + piece[1] + stores(piece[2]), indent)
+
         T0, HPRE = writer.constant(0.0, dtype), writer.constant(plan.h_pre, dtype)
         TM, H = writer.constant(plan.t_measure, dtype), writer.constant(plan.h, dtype)
         TEND = writer.constant(plan.t_measure + plan.n_saves * plan.every * plan.h, dtype)
         HALF, N_SAVES = writer.constant(0.5, dtype), writer.constant(plan.n_saves, dtype)
-        merge = [f"AF[j] = AF[j] * {m('finite')}"]
+        NEG_INF = writer.constant(-np.inf, dtype)
         first = [f"AF[j] = {m('finite')}"]
+        merge = [f"AF[j] = AF[j] * {m('finite')}"]
         last = []
         if "stuck" in offsets:
             first += [f"AS[j] = {m('stuck')}", f"FS[j] = {m('stuck')}"]
@@ -384,56 +485,73 @@ class CompiledLoop:
         outs = [f"OUT[{out_row('y_b', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
         outs += [f"OUT[{out_row('yb_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)]
         outs += [f"OUT[{out_row('finite')}, lo + j] = AF[j]"]
-        if "stuck" in rows:
-            outs += [f"OUT[{out_row('stuck')}, lo + j] = AS[j]"]
-        if "peak" in rows:
-            outs += [f"OUT[{out_row('peak')}, lo + j] = AP[j]"]
+        for name, acc in (("stuck", "AS"), ("peak", "AP"), ("rate", "AR"), ("rate_pre", "AQ")):
+            if name in rows:
+                outs += [f"OUT[{out_row(name)}, lo + j] = {acc}[j]"]
         if "peak_dot" in rows:
             outs += [f"OUT[{out_row('peak_dot', w)}, lo + j] = AD[{w * L} + j]" for w in range(n_w)]
-        if "rate" in rows:
-            outs += [f"OUT[{out_row('rate')}, lo + j] = AR[j]"]
+        y_a = ([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
+               + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)])
 
-        def loop(lines, indent=4):
-            return [" " * indent + "for j in range(L):", *(" " * (indent + 4) + x for x in lines)]
+        def store(array):
+            return lambda names: [f"{array}[{i * L} + j] = {cast(o)}" for i, o in enumerate(names)]
 
-        block = ["def block(b, S, P, OUT):", "    lo = b * L",
-                 f"    PB = np.empty({max(n_p, 1) * L}, {F})", f"    C = np.empty({n_c * L}, {F})",
-                 f"    M = np.empty({n_m * L}, {F})",
-                 *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR", "AQ")),
-                 f"    AD = np.empty({max(n_w, 1) * L}, {F})",
-                 *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] or ["pass"]),
-                 "    start(S, PB, C)"]
-        if plan.n_pre and "rate_pre" in rows:
-            # the transient judged at the window's cadence, as FusedRK4's kernel judges it
-            n_blocks, rest = divmod(plan.n_pre, plan.every)
-            peak = ["r = " + m("rate"), "if r > AQ[j] or r != r:", "    AQ[j] = r"]
-            block += [*loop(["AQ[j] = -np.inf"]), f"    for i in range({n_blocks}):", f"        for k in range({plan.every}):",
-                      f"            step({T0} + {F}(i * {plan.every} + k) * {HPRE}, {HPRE}, S, PB, C)",
-                      f"        point({F}((i + 1) * {plan.every}) * {HPRE}, S, PB, C, M)", *loop(peak, 8)]
-            if rest:
-                block += [f"    for k in range({rest}):",
-                          f"        step({T0} + {F}({n_blocks * plan.every} + k) * {HPRE}, {HPRE}, S, PB, C)",
-                          f"    point({F}({plan.n_pre}) * {HPRE}, S, PB, C, M)", *loop(peak)]
-            outs += [f"OUT[{out_row('rate_pre')}, lo + j] = AQ[j]"]
-        elif plan.n_pre:
-            block += [f"    for k in range({plan.n_pre}):", f"        step({T0} + {F}(k) * {HPRE}, {HPRE}, S, PB, C)"]
-        block += loop([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
-                      + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)])
-        block += [f"    point({TM}, S, PB, C, M)", *loop(first),
-                  f"    for i in range({plan.n_saves}):", f"        for k in range({plan.every}):",
-                  f"            step({TM} + {F}(i * {plan.every} + k) * {H}, {H}, S, PB, C)",
-                  f"        point({TM} + {F}((i + 1) * {plan.every}) * {H}, S, PB, C, M)", *loop(merge, 8),
-                  f"    point({TEND}, S, PB, C, M)", *loop(last or ["pass"]), *loop(outs)]
-        functions.append("\n".join(block))
-        functions.append("\n".join(["def run(S, P, OUT, first, stride):", "    b = first",
-                                     "    while b < P.shape[1] // L:", "        block(b, S, P, OUT)", "        b += stride"]))
+        def step_stores(names):
+            lines = store("C")(names[:n_c])
+            if self.dense_rate:  # the transient's rate at the step's start (t = F(n) h_pre: T0 is 0)
+                lines += [f"r = {cast(names[n_c])}", "AQ[j] = sel(due & ((r > AQ[j]) | (r != r)), r, AQ[j])"]
+            return lines
+
+        body = ["def run(S, P, OUT, first, stride):",
+                *(f"    s{i} = {writer.cast(f'S[{i}]', spec.dtype) if spec.dtype != dtype else f'S[{i}]'}"
+                  for i, spec in enumerate(self._specs()[0])),
+                f"    PB = np.empty({max(n_p, 1) * L}, {F})", f"    C = np.empty({n_c * L}, {F})",
+                f"    M = np.empty({n_m * L}, {F})",
+                *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR", "AQ")),
+                f"    AD = np.empty({max(n_w, 1) * L}, {F})",
+                *(f"    {name} = np.empty({max(rows, 1) * L}, {_ctor(dt)})" for dt, (name, rows) in q_arrays.items()),
+                *("    " + x for x in writer.hoisted_shared),
+                "    b = first", "    while b < P.shape[1] // L:", "        lo = b * L",
+                *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] + ["AQ[j] = " + NEG_INF], 8),
+                *loop([f"p{i} = PB[{i * L} + j]" for i in range(n_p)] + writer.hoisted_lane
+                      + [f"{q_rows[v]} = {v}" for v in kept], 8),
+                *lanes_of(pieces["start"], 0, store("C"), 8),
+                f"        for n in range({n_steps + 1}):"]
+        I = 12  # the step loop's body
+        if "rate" in pieces:  # the transient judged at the window's cadence, as FusedRK4's kernel judges it
+            due = f"n == {n_pre}" if self.dense_rate else f"n >= 1 and n <= {n_pre} and (n % {every} == 0 or n == {n_pre})"
+            body += [" " * I + f"if {due}:",
+                     " " * (I + 4) + f"tp = {F}(n) * {HPRE}",
+                     *lanes_of(pieces["rate"], n_y, lambda outs: [f"r = {cast(outs[0])}",
+                                                                  "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)]
+        body += [" " * I + f"if n == {n_pre}:", *loop(y_a, I + 4),
+                 " " * I + "for e in range(2):",  # the saved points at state n: first or merged, then last
+                 " " * (I + 4) + "if e == 0:",
+                 " " * (I + 8) + f"kind = 1 if n == {n_pre} else (2 if n > {n_pre} and (n - {n_pre}) % {every} == 0 "
+                 f"else 0)",
+                 " " * (I + 8) + f"tp = {TM} if n == {n_pre} else {TM} + {F}(n - {n_pre}) * {H}",
+                 " " * (I + 4) + "else:",
+                 " " * (I + 8) + f"kind = 3 if n == {n_steps} else 0",
+                 " " * (I + 8) + f"tp = {TEND}",
+                 " " * (I + 4) + "if kind == 0:", " " * (I + 8) + "continue",
+                 *lanes_of(pieces["point"], n_c, store("M"), I + 4),
+                 " " * (I + 4) + "if kind == 1:", *loop(first, I + 8),
+                 " " * (I + 4) + "elif kind == 2:", *loop(merge, I + 8),
+                 " " * (I + 4) + "else:", *loop(last + outs, I + 8),
+                 " " * I + f"if n < {n_steps}:",
+                 " " * (I + 4) + f"if n < {n_pre}:",
+                 " " * (I + 8) + f"t = {T0} + {F}(n) * {HPRE}", " " * (I + 8) + f"h = {HPRE}",
+                 " " * (I + 8) + "due = n >= 1",
+                 " " * (I + 4) + "else:",
+                 " " * (I + 8) + f"t = {TM} + {F}(n - {n_pre}) * {H}", " " * (I + 8) + f"h = {H}",
+                 " " * (I + 8) + "due = False",
+                 *lanes_of(pieces["step"], n_c, step_stores, I + 4),
+                 "        b += stride"]
         head = ['"""The fused lane program of a jaxfriction sweep, emitted for numba (generated)."""', "",
-                "import math", "", "import numpy as np", "",
+                "import math", "", "import numpy as np", _SELECT,
                 f"L = {self.lanes}", *writer.globals_source()]
-        return "\n".join(head) + "\n\n\n" + "\n\n\n".join(functions) + "\n"
+        return "\n".join(head) + "\n\n\n" + "\n".join(body) + "\n"
 
-    #: The functions of the program, callees first (each compiled by numba).
-    FUNCTIONS = ("start", "step", "point", "block", "run")
 
 
 #: Compiled programs of this process by source hash.
@@ -498,13 +616,10 @@ def load(source: str, dtype) -> object:
         t = {np.dtype(np.float64): numba.float64, np.dtype(np.float32): numba.float32}[np.dtype(dtype)]
         # contract: a * b + c as one fused multiply-add, as XLA:CPU compiles it (IEEE otherwise)
         options = {"cache": cache, "error_model": "numpy", "nogil": True, "fastmath": {"contract"}}
-        for function in CompiledLoop.FUNCTIONS[:-1]:  # compiled when run is: lazily, by their types there
-            if function in namespace:
-                namespace[function] = numba.njit(**options)(namespace[function])
         readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
         signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],
                                numba.int64, numba.int64)
-        run = Program(numba.njit(signature, **options)(namespace["run"]), int(namespace["L"]))
+        run = Program(lambda: numba.njit(signature, **options)(namespace["run"]), int(namespace["L"]))
         _PROGRAMS[key] = run
         return run
 
@@ -516,23 +631,54 @@ class Program:
     parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...``; ``n`` is numba's thread
     count (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
     instead of ``numba.prange``: the parallel compilation of the program cost seconds more.)
+
+    numba compiles (or loads) the program in a thread of its own, started here: within a
+    sweep it runs while XLA compiles the sweep's own program around the callback (which
+    releases the GIL), and the first call waits for it.
     """
 
-    def __init__(self, blocks, lanes):
-        self.blocks, self.lanes = blocks, lanes
+    def __init__(self, build, lanes):
+        import time
+
+        self.lanes, self._blocks, self._error, self._seconds = lanes, None, None, 0.0
+        self._done = threading.Event()
+
+        def work():
+            began = time.perf_counter()
+            try:
+                self._blocks = build()
+            except BaseException as exc:  # noqa: BLE001 - raised again where the program is used
+                self._error = exc
+            finally:
+                self._seconds = time.perf_counter() - began
+                self._done.set()
+
+        threading.Thread(target=work, name="jaxfriction-compiled-loop", daemon=True).start()
+
+    def compiled(self) -> tuple:
+        """``(blocks, seconds)``: the compiled function (waits for it) and its compile time.
+
+        Raises:
+            Exception: what numba raised compiling the program.
+        """
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._blocks, self._seconds
 
     def __call__(self, shared, p, out) -> None:
         import numba
 
+        blocks = self.compiled()[0]
         n_blocks = p.shape[1] // self.lanes
         workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))
         if workers == 1:
-            self.blocks(shared, p, out, 0, 1)
+            blocks(shared, p, out, 0, 1)
             return
-        threads = [threading.Thread(target=self.blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
+        threads = [threading.Thread(target=blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
         for thread in threads:
             thread.start()
-        self.blocks(shared, p, out, 0, workers)
+        blocks(shared, p, out, 0, workers)
         for thread in threads:
             thread.join()
 

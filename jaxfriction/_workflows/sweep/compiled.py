@@ -39,10 +39,10 @@ class CompiledLoopLanes(eqx.Module):
         n = next(iter(points.values())).shape[0]
         columns = [points[k] if k in points else jnp.full((n,), get_parameter(self.lane.system, k)) for k in names]
         p = jnp.stack([jnp.asarray(c, dtype) for c in columns], axis=1)
-        lanes = self.lanes or block_lanes(n)
+        kernel, shared = fused.build(names)
+        lanes = self.lanes or block_lanes(n, kernel.n_y * (1 + kernel.n_w) * np.dtype(dtype).itemsize)
         padded = -(-n // lanes) * lanes
         p_run = jnp.concatenate([p, jnp.broadcast_to(p[-1:], (padded - n, p.shape[1]))]) if padded > n else p
-        kernel, shared = fused.build(names)
         loop = CompiledLoop(kernel, lanes)
         flat = [jnp.ravel(jnp.asarray(x)).astype(dtype) for x in shared]
         shared_flat = jnp.concatenate(flat) if flat else jnp.zeros(0, dtype)
@@ -63,12 +63,21 @@ class CompiledLoopLanes(eqx.Module):
         return jax.vmap(lambda p, out: fused._lane_outputs(names, kernel.plan, p, out))(p, raw)
 
 
-def block_lanes(n: int) -> int:
-    """Lanes per block for a chunk of ``n`` lanes: the largest power of two from 8 to 128
-    that still gives every thread a block. Larger blocks share the per-step work common to
-    all lanes (the time, a forcing shared by every lane) among more lanes: 128 ran workload A
-    of ``scripts/bench.py`` 1.7x faster than 16."""
+#: Bytes of carried state (state and tangents) of one block, at most: they stay in a core's
+#: 32 KiB level-1 cache through the time loop.
+BLOCK_BYTES = 32 * 1024
+
+
+def block_lanes(n: int, carried_bytes: int = 80) -> int:
+    """Lanes per block for a chunk of ``n`` lanes whose state and tangents take
+    ``carried_bytes`` per lane: the largest power of two from 8 to 512 that still gives
+    every thread a block and keeps a block's carried values within :data:`BLOCK_BYTES`.
+    Larger blocks share the per-step work common to all lanes (the time, a forcing shared
+    by every lane) among more lanes: on workload A of ``scripts/bench.py`` (5 states),
+    512 lanes ran 1.1x faster than 128 and 1.6x faster than 64; with two tangents (15
+    values) 256 ran 1.25x faster than 128 and 1.7x faster than 512, which spills the cache."""
     import numba
 
     per_thread = max(1, n // max(1, int(numba.config.NUMBA_NUM_THREADS)))
-    return int(min(128, max(8, 1 << (per_thread.bit_length() - 1))))
+    fits = max(1, BLOCK_BYTES // max(1, int(carried_bytes)))
+    return int(max(8, min(512, 1 << (fits.bit_length() - 1), 1 << (per_thread.bit_length() - 1))))

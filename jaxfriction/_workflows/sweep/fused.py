@@ -102,7 +102,9 @@ class FusedLanes(eqx.Module):
         reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
                                 peak_tangent=any(fn.fn is peak_slip and name in lane.gradient_of
                                                  for name, fn in window.observables),
-                                rate=saved_state_rate(lane.system, jnp.zeros(1), lane.measure.y0[None]) is not None)
+                                # abstractly: run eagerly, its operations cost an XLA compilation each
+                                rate=jax.eval_shape(lambda: saved_state_rate(lane.system, jnp.zeros(1),
+                                                                             lane.measure.y0[None])) is not None)
         make_system, shared = self._maker(names)
         wrt = [names.index(p) for p in lane.wrt]
         kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), self.plan(), wrt, reductions)

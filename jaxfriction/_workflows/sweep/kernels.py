@@ -137,7 +137,8 @@ class CompiledLoopKernel(AbstractKernel):
 
     Args:
         lanes: lanes per block, the loop LLVM vectorizes. None (default): chosen per chunk,
-            the largest power of two from 8 to 128 that gives every thread a block.
+            the largest power of two from 8 to 512 that gives every thread a block and keeps
+            a block's state and tangents within 32 KiB (a core's level-1 cache).
 
     Raises:
         ValueError: ``lanes`` not a positive integer; in a sweep, numba not installed or a
