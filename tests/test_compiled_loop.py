@@ -146,3 +146,10 @@ def test_chunked_sweep_resumes_from_the_xla_paths_chunks(tmp_path):
     assert (resumed.attrs["chunks_loaded"], resumed.attrs["chunks_computed"]) == (1, 1)
     for name in ("dissipation", "grad_dissipation", "stick_fraction"):
         np.testing.assert_allclose(resumed[name], whole[name], rtol=1e-12, atol=1e-15)
+
+
+def test_a_program_too_long_for_numba_runs_on_the_xla_path():
+    # the jointed template's 64 Segalman elements: 22,497 emitted lines, minutes of numba compile
+    tpl = jf.template("jointed", law="segalman")
+    plan = jf.plan_sweep(tpl, {"force.amplitude": [0.1]}, wrt=tpl.wrt)
+    assert plan.kernel == "vmap" and "lines, more than the compiled loop's 4000" in plan.kernel_reason

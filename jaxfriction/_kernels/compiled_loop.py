@@ -554,6 +554,13 @@ class CompiledLoop:
 
 
 
+#: The longest emitted program the compiled loop runs (lines). numba's compile time grows
+#: faster than the program: the default sweep's 778 lines take about 1.5 s, the jointed
+#: template's (64 Segalman elements, 22,497 lines) took 630 s in a 3-lane sweep (busy 2-core
+#: machine); LuGre's and Iwan's
+#: 1,250-1,275 lines compile in seconds. Longer programs fall back to the XLA path.
+MAX_SOURCE_LINES = 4000
+
 #: Compiled programs of this process by source hash.
 _PROGRAMS: dict = {}
 _LOCK = threading.Lock()

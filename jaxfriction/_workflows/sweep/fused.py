@@ -236,9 +236,13 @@ def _fused_support(lane, paths, triton, numba=False):
     try:
         kernel, shared = FusedLanes(lane, block, 4, True).build(names)
         if numba:  # the emitted program's source (its compilation waits for the sweep)
-            from ..._kernels.compiled_loop import CompiledLoop
+            from ..._kernels.compiled_loop import MAX_SOURCE_LINES, CompiledLoop
 
-            CompiledLoop(kernel, compile=False)
+            lines = CompiledLoop(kernel, compile=False).source.count("\n")
+            if lines > MAX_SOURCE_LINES:
+                return (f"the emitted program has {lines} lines, more than the compiled loop's {MAX_SOURCE_LINES}: "
+                        f"numba would compile it for minutes (the jointed template's 64 Segalman elements: "
+                        f"22,497 lines, 630 s for a 3-lane sweep), where XLA takes seconds")
             return None
         jax.eval_shape(lambda shared, p: kernel(shared, p, block=block, interpret=True), shared, p)
     except Unsupported as exc:
