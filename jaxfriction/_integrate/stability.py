@@ -1,4 +1,5 @@
-"""Stability of fixed-step RK4 inside the stick band of a regularized law."""
+"""The step rules of fixed-step RK4: the stick band of a regularized law, the internal states
+of a dynamic law, and the secant of a law that acts as a switch at zero slip (issue 25)."""
 
 from __future__ import annotations
 
@@ -30,13 +31,11 @@ RK4_STABILITY_LIMIT = 2.785293563405282
 #: rates are held to RK4's limit.
 SLIP_RATE_STEP_LIMIT = 1.5
 
-
 #: A run is flagged once ``h`` times a contact's slip-rate secant (:func:`secant_rate`)
 #: at a saved state passes this: the step then changes the slip velocity by more than its
 #: size, so RK4's stages straddle zero slip. Below RK4's 2.785 because exact Coulomb in
 #: stick chatters at slip speeds spread over ``[0, 2 h mobility mu N]`` (Quinn 2004 Fig.
 #: 5a): at 1.0 a stick phase puts a saved speed under ``h mobility mu N`` within a few steps.
-#: A regularized law's secant is at most its band slope, so it is held to its band rule.
 SECANT_STEP_LIMIT = 1.0
 #: The secant rule counts where the secant passes this many times the slope the other rules
 #: see (a static law's largest band slope, a dynamic law's slope at the state): where the law
