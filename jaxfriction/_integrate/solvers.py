@@ -112,7 +112,8 @@ def rk4_status(system: AbstractFrictionSystem, ts: Array, ys: Array, h: ArrayLik
     internal states or for the stick of a law with a jump at zero slip at the saved points
     (:func:`~jaxfriction._integrate.stability.saved_state_rate`), or for ``peak``, the same
     rate's largest value at points that were not saved (a transient's)."""
-    return unstable_step_status(finite_status(ys), h, (stick_band_rate(system), saved_state_rate(system, ts, ys), peak))
+    band = stick_band_rate(system)
+    return unstable_step_status(finite_status(ys), h, (band, saved_state_rate(system, ts, ys, band), peak))
 
 
 def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
@@ -196,7 +197,8 @@ class RK4(AbstractSolver):
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         legs = [(0.0, h_pre, n_pre, every, False), (t_measure, h, n_saves * every, every, True)]
         monitored = saved_state_rate(system, jnp.zeros(1), y0[None]) is not None
-        rate = (lambda t, y: saved_state_rate(system, jnp.reshape(t, (1,)), y[None])) if monitored else None
+        band = stick_band_rate(system)  # parameters only: once, not at every marked step
+        rate = (lambda t, y: saved_state_rate(system, jnp.reshape(t, (1,)), y[None], band)) if monitored else None
         out = rk4_legs(system.vector_field, y0, legs, args, monitor=rate)
         ys, peak = out if monitored else (out, None)
         pre = rk4_status(system, jnp.asarray([0.0, n_pre * h_pre]), ys[:2], h_pre, None if peak is None else peak[0])

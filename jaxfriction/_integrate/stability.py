@@ -108,7 +108,7 @@ def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
     return jnp.max(jnp.stack([jnp.max(r * mobility) for r in rates]))
 
 
-def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array | None:
+def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None) -> Array | None:
     """Largest slip-rate secant of a contact at the saved states (1/time), or None.
 
     At a saved state with slip velocity ``v != 0`` this is ``min(mobility |f(v) - f(0)|,
@@ -150,6 +150,7 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array |
             systems: None).
         ts: saved times ``(k,)``.
         ys: saved states ``(k, state_size)``.
+        band: :func:`stick_band_rate` of ``system`` if already computed (None: computed here).
 
     Returns:
         A scalar (traced under ``vmap``) or None.
@@ -160,7 +161,7 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array |
     mobility, normal, _, _ = contacts
     system, ts, ys = without_tangents((system, ts, ys))
     law, dynamic = system.law, has_internal_states(system)
-    band = None if dynamic else stick_band_rate(system)
+    band = None if dynamic else stick_band_rate(system) if band is None else band
 
     def one(t, y) -> Array:
         v = system.slip_velocity(t, y)
@@ -187,12 +188,14 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array |
     return jnp.max(jax.vmap(one)(ts, ys)) * (RK4_STABILITY_LIMIT / SECANT_STEP_LIMIT)
 
 
-def saved_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) -> Array | None:
+def saved_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None) -> Array | None:
     """The rate that judges a fixed-step RK4 run at its saved states ``ys`` ``(k, state_size)``
     at times ``ts`` ``(k,)`` (1/time, for ``h rate <= RK4_STABILITY_LIMIT``): the larger of
     :func:`internal_state_rate` (dynamic laws) and :func:`secant_rate` (every law; it
-    matters where a law acts as a switch at zero slip); None when neither applies."""
-    rates = [r for r in (internal_state_rate(system, ts, ys), secant_rate(system, ts, ys)) if r is not None]
+    matters where a law acts as a switch at zero slip); None when neither applies. ``band``:
+    :func:`stick_band_rate` of ``system`` when the caller has it (it depends on the
+    parameters alone; None computes it)."""
+    rates = [r for r in (internal_state_rate(system, ts, ys), secant_rate(system, ts, ys, band)) if r is not None]
     return None if not rates else rates[0] if len(rates) == 1 else jnp.maximum(*rates)
 
 
