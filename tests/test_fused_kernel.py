@@ -58,7 +58,9 @@ def test_dynamic_laws_in_the_oscillator(law):
     check_fused(system, {"force.amplitude": [0.4, 1.2]}, wrt=("force.amplitude",), dt=1e-3, t1=0.2, window=0.1)
 
 
-@pytest.mark.parametrize("name", ["oscillator", "belt", "disc", "chain"])
+# the oscillator in the fast set; the other templates (their systems are in the compiled loop's
+# contract-system checks too) in the slow set
+@pytest.mark.parametrize("name", ["oscillator", *(pytest.param(n, marks=pytest.mark.slow) for n in ("belt", "disc", "chain"))])
 def test_templates(name):
     """The templates' own systems and settings, shortened, over two swept paths and gradients."""
     tpl = jf.template(name, **({"n": 4} if name == "chain" else {}))

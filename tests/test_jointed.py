@@ -145,6 +145,8 @@ def test_exact_switch_is_invisible_to_ad():
     assert abs(float(exact)) < 1e-6 * abs(float(smooth))
 
 
+@pytest.mark.slow  # 30 s: a consistency fit on the library's own record (identification against independent
+# records: tests/test_identification_references.py)
 def test_fit_segalman_parameters_from_a_hysteresis_loop():
     # force-controlled loops (F = 1.5 F_S: virgin curve, macroslip, two Masing branches) at 0.5 rad/s,
     # the displacement measured with noise: the loop F(t) - x(t) is the record.
