@@ -56,7 +56,8 @@ def test_sweep_of_the_user_system():
     # one lane against a direct run of the same system
     period = 2 * np.pi / 0.8
     system = jf.set_parameters(tpl.system, {"law.mu": 0.3, "amplitude": 1.5})
-    pre = jf.simulate(system, jnp.zeros(4), 0.0, 9 * period, 0.01, save_every=None)
+    pre = jf.simulate(system, jnp.zeros(4), 0.0, 9 * period, period / np.ceil(period / 0.01),  # the window's step
+                      save_every=None)
     last = jf.simulate(system, pre.ys[-1], 9 * period, 10 * period, 0.01)
     np.testing.assert_allclose(ds["dissipation"].sel({"law.mu": 0.3, "amplitude": 1.5}),
                                jf.window_dissipation(last), rtol=1e-12)

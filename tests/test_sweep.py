@@ -22,7 +22,8 @@ def test_lane_matches_direct_simulation_and_finite_differences():
     ds = jf.sweep(SYSTEM, {"law.mu": [0.8]}, cycles=4, frequency="force.omega", dt=0.01, wrt="law.mu",
                   progress=False)
     system = jf.set_parameters(SYSTEM, {"law.mu": 0.8})
-    pre = jf.simulate(system, jnp.zeros(2), 0.0, 3 * PERIOD, 0.01, save_every=None)
+    # the transient (whole windows) on the window's step: ceil(T / dt) steps per period
+    pre = jf.simulate(system, jnp.zeros(2), 0.0, 3 * PERIOD, PERIOD / np.ceil(PERIOD / 0.01), save_every=None)
     last = jf.simulate(system, pre.ys[-1], 3 * PERIOD, 4 * PERIOD, 0.01)
     np.testing.assert_allclose(ds["dissipation"].values[0], jf.dissipation_per_cycle(last, PERIOD, 1)[0], rtol=1e-12)
     np.testing.assert_allclose(ds["stick_fraction"].values[0], jf.stick_fraction(last), rtol=1e-14)

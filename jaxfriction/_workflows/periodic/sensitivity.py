@@ -19,7 +19,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._paths import check_paths, get_parameter, set_parameters
-from .flow import period_trajectory
 from .shooting import PeriodicOrbit, amplitude, shoot
 
 #: Orbit quantities :func:`orbit_sensitivity` differentiates.
@@ -31,7 +30,7 @@ def _jacobian(system, p0, z0, frequency, t0, n_steps, tol, max_steps):
     def quantities(values):
         sys = set_parameters(system, values)
         out = shoot(sys, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps)
-        traj = period_trajectory(sys, out["x"], t0, out["period"], n_steps)
+        traj = out["trajectory"]
         q = {"dissipation": out["end"][-3], "input_work": out["end"][-1], "period": out["period"],
              "amplitude": amplitude(traj), "y0": out["x"]}
         return q, (q, out["converged"])

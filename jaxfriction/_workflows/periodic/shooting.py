@@ -108,8 +108,9 @@ def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"
         Dict: ``z`` (the solution), ``x`` ``(d,)``, ``period``, ``residual`` (``|phi_T(x) -
             x|_inf``), ``converged`` (bool: optimistix succeeded and ``residual <= tol
             max(1, |x|)``), ``steps`` (iterations), ``end`` (the full state after one
-            period: ``end[-3]`` is the dissipation per cycle) and ``monodromy`` (``(d, d)``,
-            ``d phi_T / d x`` at the root).
+            period: ``end[-3]`` is the dissipation per cycle), ``trajectory`` (that period
+            saved at every RK4 step, a :class:`~jaxfriction.Trajectory` with the fixed-step
+            run's status) and ``monodromy`` (``(d, d)``, ``d phi_T / d x`` at the root).
     """
     import optimistix as optx
 
@@ -126,11 +127,17 @@ def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"
     fixed = frozen(args)
     scale0 = residual_scale(z0[:d])
     start_ok = jnp.max(jnp.abs(fn(z0, fixed)[:d])) <= tol * scale0  # already periodic (e.g. at rest)
+    # a lane that starts periodic (at rest, or a transient that has died out) solves z - z0 = 0
+    # instead: one step, where its own residual could keep a batch's Newton loop going to
+    # max_steps (a resting orbit's multiplier 1 makes its Jacobian singular)
+    def solved(z, a):
+        return jnp.where(start_ok, z - z0, fn(z, a))
+
     if solver == "newton":
-        sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale0), z0, fixed, max_steps=max_steps,
+        sol = optx.root_find(solved, optx.Newton(rtol=tol, atol=tol * scale0), z0, fixed, max_steps=max_steps,
                              throw=False)
     else:
-        sol = optx.least_squares(fn, optx.LevenbergMarquardt(rtol=tol, atol=tol * scale0), z0, fixed,
+        sol = optx.least_squares(solved, optx.LevenbergMarquardt(rtol=tol, atol=tol * scale0), z0, fixed,
                                  max_steps=max_steps, throw=False)
     found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
     root = jnp.where(start_ok | ~found, z0, sol.value)
@@ -142,19 +149,20 @@ def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"
     z = jnp.where(small, root - step, root)  # a singular Jacobian (a non-isolated orbit) keeps the root
     x = z[:d]
     period = forcing_period(system, frequency) if frequency is not None else z[d]
-    end = period_map(system, x, t0, period, n_steps)
+    traj = period_trajectory(system, x, t0, period, n_steps)  # the orbit's period, saved at every step
+    end = traj.ys[-1]
     residual = jnp.max(jnp.abs(end[:d] - x))
     ok = (start_ok | found) & (residual <= tol * scale) & jnp.all(jnp.isfinite(end))
     if frequency is None:
         ok = ok & (period > 0)
     return {"z": z, "x": x, "period": period, "residual": residual, "converged": ok,
-            "steps": sol.stats["num_steps"], "end": end, "monodromy": jac[:d, :d] + jnp.eye(d, dtype=jac.dtype)}
+            "steps": sol.stats["num_steps"], "end": end, "trajectory": traj, "monodromy": jac[:d, :d] + jnp.eye(d, dtype=jac.dtype)}
 
 
 @eqx.filter_jit
 def _solve(system, z0, frequency, t0, n_steps, tol, max_steps, solver):
     out = shoot(system, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps, solver=solver)
-    traj = period_trajectory(system, out["x"], t0, out["period"], n_steps)
+    traj = out.pop("trajectory")
     out["traj_ts"], out["traj_ys"], out["traj_status"] = traj.ts, traj.ys, traj.status
     out["stick_fraction"] = stick_fraction(traj)
     out["amplitude"] = amplitude(traj)

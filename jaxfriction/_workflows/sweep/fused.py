@@ -27,6 +27,7 @@ from ..._integrate.solvers import (
     RK4,
     finite_status,
     fixed_step_grid,
+    transient_step,
     unstable_step_status,
 )
 from ..._integrate.stability import (
@@ -91,7 +92,8 @@ class FusedLanes(eqx.Module):
         window, solver = self.lane.measure, self.lane.measure.solver
         n_pre, h_pre = 0, 0.0
         if window.t_measure > 0:
-            _, n_pre, h_pre = fixed_step_grid(0.0, window.t_measure, window.dt, SaveAt(n=1), solver.rounding)
+            step = transient_step(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
+            _, n_pre, h_pre = fixed_step_grid(0.0, window.t_measure, step, SaveAt(n=1), solver.rounding)
         n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
         return WindowPlan(n_pre=n_pre, h_pre=h_pre, t_measure=window.t_measure, n_saves=n_saves, every=every, h=h)
 

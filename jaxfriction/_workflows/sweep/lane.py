@@ -29,7 +29,7 @@ from ..._checks import constraints_hold
 from ..._exact.solver import EventDriven
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
-from ..._integrate.solvers import RK4, Diffrax
+from ..._integrate.solvers import RK4, Diffrax, transient_step
 from ..._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_NONFINITE,
@@ -136,7 +136,10 @@ class Window(eqx.Module):
                 else solver
             state, status = self.y0, STATUS_OK
             if self.t_measure > 0:
-                pre = simulate(system, self.y0, 0.0, self.t_measure, self.dt, solver=transient, saveat=SaveAt(n=1))
+                # RK4's transient on the window's step where it is whole windows (as transient_and_window)
+                dt = transient_step(self.t_measure, self.t_end, self.dt, self.saveat, solver.rounding) \
+                    if isinstance(solver, RK4) else self.dt
+                pre = simulate(system, self.y0, 0.0, self.t_measure, dt, solver=transient, saveat=SaveAt(n=1))
                 state, status = pre.ys[-1], pre.status
             win = simulate(system, state, self.t_measure, self.t_end, self.dt, solver=solver, saveat=self.saveat)
             status = combine_status(status, win.status)

@@ -208,7 +208,11 @@ def sweep(
             frequency`` and measure the last (Quinn 2004 Sec. 3.1.2); ``frequency`` is the
             path of the forcing frequency (``"force.omega"``), which must not be swept nor in
             ``wrt`` (the window moves with it).
-        dt: step bound (fixed-step solvers; required unless a template gives it).
+        dt: step bound (fixed-step solvers; required unless a template gives it). With
+            RK4, a transient that is a whole number of windows (``cycles``) takes the
+            window's step, so a transient that has died out leaves the window on the
+            periodic orbit of the same RK4 map (``steady_state``'s D);
+            :func:`~jaxfriction._integrate.solvers.transient_step`.
         y0: initial positions and velocities ``(2 n_dof,)`` (default: the template's, or
             rest at the origin).
         solver: a solver object of :func:`~jaxfriction.simulate` (default RK4).
