@@ -64,6 +64,11 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
     ``"load.value"`` (a ``Constant`` load), ``"load.before"``, ``"load.after"`` (a ``Step``),
     ``"mass"``, ``"stiffness"``, ``"normal"``.
 
+    For a vanishing mass (``m = 1e-9`` in laboratory units of um and s) the acceleration
+    ``(k delta + f) / m`` amplifies the force balance's round-off beyond what an implicit
+    solver's Newton test can meet, and adaptive runs stall (status 2); use
+    :class:`~jaxfriction.QuasiStaticSlider`, the ``m -> 0`` limit (docs/howto/rate-and-state.md).
+
     Args:
         law: a dynamic law (:class:`~jaxfriction.RateState`, LuGre, ...) or a scalar static law.
         load: drive ``V(t)``, the load point's velocity (m/s); default ``Constant(1.0)``.

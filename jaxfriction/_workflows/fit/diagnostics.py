@@ -56,7 +56,8 @@ def estimate_noise(data, velocity_weight: float, weights) -> float:
     """Pooled noise standard deviation of the data residuals, in their (weighted) units."""
     total, count = 0.0, 0
     for m, w in zip(data, weights):
-        for values, factor in ((m.q, 1.0), (m.v, velocity_weight)):
+        channels = None if m.channels is None else np.column_stack(list(m.channels.values()))
+        for values, factor in ((m.q, 1.0), (m.v, velocity_weight), (channels, 1.0)):
             if values is None:
                 continue
             for col in values.T:
@@ -107,7 +108,7 @@ def residual_columns(residuals, problem) -> list[np.ndarray]:
     """The data residuals split into their time series (one per record and measured column)."""
     out, offset = [], 0
     for rec in problem.records:
-        for values in (rec.q, rec.v):
+        for values in (rec.q, rec.v, rec.channels):
             if values is None:
                 continue
             n, k = values.shape

@@ -157,8 +157,10 @@ def fit(
             the parameter), e.g. ``{"law.mu_s": 0.75, "law.mu_k": 0.3}``; or None with
             ``bounds`` alone: the paths of ``bounds`` are estimated by a global search.
         data: a :class:`~jaxfriction.Measurement` or a sequence of them: several records
-            share the parameters; each measures any subset of the positions and velocities
-            and has its own initial state (known ``y0``, or estimated).
+            share the parameters; each measures any subset of the positions and velocities,
+            or named channels (``channels={"mu": ...}``: the friction coefficient of a
+            velocity-step record), and has its own initial state (known ``y0``, or
+            estimated).
         bounds: dict path -> ``(lo, hi)`` (either may be None for a half-line),
             ``"positive"`` or None (unconstrained). Parameters not listed are positive,
             ``(0, None)``. The optimiser works on unconstrained ``u`` with ``u = 0`` at the
@@ -200,6 +202,9 @@ def fit(
         dt: largest RK4 step (time units); default the template's, else the sample
             interval. The step used is ``interval / ceil(interval / dt)``: it divides the
             sample interval, and the simulation saves every ``ceil(interval / dt)`` steps.
+            A system with a ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`)
+            is integrated by that adaptive run when ``dt`` is None (its steps end at the
+            load's jumps; derivatives in forward mode, one shooting segment).
         velocity_weight: factor on velocity residuals (``sigma_q / sigma_v`` makes the misfit
             a statistically consistent weighted least squares).
         weights: optional per-record weights (positive) on the squared residuals.
@@ -246,6 +251,10 @@ def fit(
     problem, guess, parsed, data, weights = _build(system, tpl, initial, bounds, search, data, weights, dt,
                                                    shooting_segments, velocity_weight, continuity_weight)
     mode = _gradient_mode(gradient, optimiser.kind, problem.n_params + problem.state0.shape[0])
+    if mode == "reverse" and any(rec.solver is not None for rec in problem.records):
+        raise ValueError(f"gradient: {type(system).__name__} is fitted with its adaptive solver, which "
+                         f"differentiates in forward mode only; use gradient='forward' (or 'auto' with at "
+                         f"most 16 free variables), or give dt for RK4")
     # 4. the global search, if any; 5. the local optimiser from its best point (or the guess)
     u, search_report, evaluations = _global_phase(problem, parsed, search, devices)
     u, history, taken, message, at_u = _local_phase(u, problem, optimiser, mode, tol, progress)
@@ -317,7 +326,7 @@ def _build(system, tpl, initial, bounds, search, data, weights, dt, shooting_seg
     if search is not None:
         check_search_boxes(names, parsed)
     system = set_parameters(system, {n: jnp.asarray(p, dtype=float) for n, p in zip(names, p0)})
-    data, weights = check_data(data, system.n_dof, weights)
+    data, weights = check_data(data, system.n_dof, weights, system.n_internal, system)
     if dt is None and tpl is not None:
         dt = tpl.dt
     if dt is not None:

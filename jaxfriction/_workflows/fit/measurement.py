@@ -2,7 +2,10 @@
 
 A record measures any subset of the positions and velocities of a system's degrees of
 freedom on a uniform time grid: ``q`` holds the measured positions (one column per measured
-degree of freedom, listed in ``q_dofs``), ``v`` the measured velocities (``v_dofs``).
+degree of freedom, listed in ``q_dofs``), ``v`` the measured velocities (``v_dofs``); and
+any named channels the system reads from its state (``channels``: ``{"mu": ...}``, the
+friction coefficient of a :class:`~jaxfriction.QuasiStaticSlider`, or an internal variable
+such as ``"psi"``; :meth:`~jaxfriction.AbstractFrictionSystem.internal`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 UNIFORM_RTOL = 1e-4
 
 _COLUMN = re.compile(r"^(q|v)(?:\[?(\d+)\]?)?$")
+_CHANNEL = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def _as_columns(name, value, n):
@@ -53,25 +57,35 @@ def _dofs(name, dofs, k):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Measurement:
-    """One measured trajectory: positions and/or velocities of chosen degrees of freedom.
+    """One measured trajectory: positions, velocities and/or named channels.
 
     Args:
         t: ``(n,)`` sample times (time units of the system), ``n >= 3``, strictly increasing
             and uniformly spaced (to a relative ``1e-4`` of the interval, for rounded files).
         q: optional ``(n,)`` or ``(n, k)`` measured positions (length or angle units).
-        v: optional ``(n,)`` or ``(n, k)`` measured velocities; at least one of ``q``, ``v``.
+        v: optional ``(n,)`` or ``(n, k)`` measured velocities.
+        channels: optional dict name -> ``(n,)`` measured values of a quantity the system
+            computes from its state, ``system.internal(ys, name)`` (units of that quantity):
+            ``{"mu": mu}``, the friction coefficient record of a velocity-step test
+            (:class:`~jaxfriction.QuasiStaticSlider`), or an internal variable (``"psi"``,
+            ``"theta"``, ``"ln_v"``). At least one of ``q``, ``v``, ``channels``.
         q_dofs: the degrees of freedom of ``q``'s columns (default ``0, 1, ..., k-1``; one
             column: degree of freedom 0).
         v_dofs: the same for ``v``.
-        y0: optional known initial state ``(2 n_dof,)``: positions, then velocities. When
-            None the initial state is estimated with the parameters (from a local quadratic
-            fit of the first samples where positions are measured, 0 elsewhere).
+        y0: optional known initial state ``(2 n_dof,)``: positions, then velocities (the
+            internal variables start at the system's ``initial_internal()``), or ``(2 n_dof +
+            n_internal,)`` with the internal variables (a
+            :class:`~jaxfriction.QuasiStaticSlider`, ``n_dof = 0``: its
+            ``steady_sliding()``). When None the initial state is estimated with the
+            parameters (from a local quadratic fit of the first samples where positions are
+            measured, from a simulation at the initial guess elsewhere).
         name: a label (file name) used in messages.
 
     Raises:
         ValueError: naming the argument (``t``, ``q``, ``v``, ``q_dofs``, ``v_dofs``,
-            ``y0``) for wrong shapes, non-finite values, too few samples, nothing measured,
-            or times not strictly increasing or not uniform.
+            ``channels``, ``y0``) for wrong shapes, non-finite values, too few samples,
+            nothing measured, a channel name that is not a lower-case identifier, or times
+            not strictly increasing or not uniform.
     """
 
     t: np.ndarray
@@ -79,6 +93,7 @@ class Measurement:
     v: np.ndarray | None = None
     q_dofs: tuple | None = None
     v_dofs: tuple | None = None
+    channels: dict | None = None
     y0: np.ndarray | None = None
     name: str = ""
 
@@ -103,8 +118,21 @@ class Measurement:
                 f"t must be uniformly spaced (interval {interval:.6g}), but t[{i + 1}] - t[{i}] = {steps[i]:.6g}"
             )
         object.__setattr__(self, "t", t)
-        if self.q is None and self.v is None:
-            raise ValueError("a Measurement needs measured positions q or velocities v")
+        if self.q is None and self.v is None and not self.channels:
+            raise ValueError("a Measurement needs measured positions q or velocities v (or named channels)")
+        if self.channels is not None:
+            if not isinstance(self.channels, dict):
+                raise ValueError(f"channels must be a dict name -> (n,) values, got {type(self.channels).__name__}")
+            channels = {}
+            for key, values in self.channels.items():
+                if not isinstance(key, str) or not _CHANNEL.match(key) or _COLUMN.match(key) or key == "t":
+                    raise ValueError(f"channels: names must be lower-case identifiers other than t, q, v, q0, "
+                                     f"v1, ..., got {key!r}")
+                col = _as_columns(f"channels[{key!r}]", values, t.shape[0])
+                if col.shape[1] != 1:
+                    raise ValueError(f"channels[{key!r}] must have shape (n,), got {np.shape(values)}")
+                channels[key] = col[:, 0]
+            object.__setattr__(self, "channels", channels or None)
         for name in ("q", "v"):
             value = getattr(self, name)
             if value is None:
@@ -116,9 +144,9 @@ class Measurement:
             object.__setattr__(self, f"{name}_dofs", _dofs(f"{name}_dofs", getattr(self, f"{name}_dofs"), cols.shape[1]))
         if self.y0 is not None:
             y0 = np.asarray(self.y0, dtype=float)
-            if y0.ndim != 1 or y0.shape[0] % 2 or y0.shape[0] < 2 * (self.max_dof + 1):
-                raise ValueError(f"y0 must have shape (2 n_dof,) (positions, then velocities) with n_dof > "
-                                 f"{self.max_dof}, got {y0.shape}")
+            if y0.ndim != 1 or y0.shape[0] < 2 * (self.max_dof + 1):
+                raise ValueError(f"y0 must have shape (2 n_dof,) (positions, then velocities) or (2 n_dof + "
+                                 f"n_internal,) with n_dof > {self.max_dof}, got {y0.shape}")
             check_real("y0", y0)
             object.__setattr__(self, "y0", y0)
 
@@ -129,13 +157,14 @@ class Measurement:
 
     @property
     def max_dof(self) -> int:
-        """The largest degree of freedom measured."""
-        return max((*(self.q_dofs or ()), *(self.v_dofs or ())))
+        """The largest degree of freedom measured (-1 when only channels are measured)."""
+        return max((*(self.q_dofs or ()), *(self.v_dofs or ())), default=-1)
 
     @property
     def n_values(self) -> int:
         """Number of measured values (residuals)."""
-        return sum(0 if x is None else x.size for x in (self.q, self.v))
+        return sum(0 if x is None else x.size for x in (self.q, self.v)) + sum(
+            x.size for x in (self.channels or {}).values())
 
     def __len__(self):
         return int(self.t.shape[0])
@@ -173,7 +202,7 @@ class Measurement:
 
     def columns(self) -> dict:
         """Column name -> values: ``q``/``v`` when only degree of freedom 0 is measured, else
-        ``q0``, ``q2``, ``v1``, ... (the CSV header)."""
+        ``q0``, ``q2``, ``v1``, ...; then the channels by name (the CSV header)."""
         single = set((*(self.q_dofs or ()), *(self.v_dofs or ()))) == {0}
         out = {}
         for kind in ("q", "v"):
@@ -181,6 +210,7 @@ class Measurement:
             if values is not None:
                 for j, d in enumerate(getattr(self, f"{kind}_dofs")):
                     out[kind if single else f"{kind}{d}"] = values[:, j]
+        out.update(self.channels or {})
         return out
 
     def to_csv(self, path: str | Path) -> None:
@@ -196,7 +226,8 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measureme
 
     Format: optional ``#`` comment lines and blank lines, then a header naming the columns:
     ``t`` and any of ``q``, ``v`` (degree of freedom 0), ``q<i>`` / ``q[i]`` and ``v<i>`` /
-    ``v[i]`` (degree of freedom ``i``), comma separated, any order; then one row of numbers
+    ``v[i]`` (degree of freedom ``i``), and named channels (any other lower-case identifier,
+    e.g. ``mu``; see :class:`Measurement`), comma separated, any order; then one row of numbers
     per sample. Times must be uniform (see :class:`Measurement`).
 
     Args:
@@ -227,11 +258,12 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measureme
         fields = [f.strip() for f in text.split(",")]
         if columns is None:
             columns = [f.lower() for f in fields]
-            parsed = [_COLUMN.match(c) for c in columns[1:]] if columns[:1] == ["t"] else None
-            keys = None if parsed is None or not all(parsed) else [(m.group(1), int(m.group(2) or 0)) for m in parsed]
+            parsed = [_COLUMN.match(c) or _CHANNEL.match(c) for c in columns[1:]] if columns[:1] == ["t"] else None
+            keys = None if parsed is None or not all(parsed) else [
+                (m.group(1), int(m.group(2) or 0)) if m.re is _COLUMN else ("channel", m.group(0)) for m in parsed]
             if "t" in columns[1:] or keys is None or not keys or len(set(keys)) != len(keys):
                 raise ValueError(f"{path}:{lineno}: the header must be t followed by measured columns q, v, q0, "
-                                 f"v1, q[2], ... (once each), got {text!r}")
+                                 f"v1, q[2], ... or channel names such as mu (once each), got {text!r}")
             continue
         if len(fields) != len(columns):
             raise ValueError(f"{path}:{lineno}: expected {len(columns)} values ({','.join(columns)}), got {len(fields)}")
@@ -245,10 +277,10 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measureme
     if not rows:
         raise ValueError(f"{path}: no data rows after the header")
     data = np.asarray(rows, dtype=float)
-    measured = {"q": [], "v": []}
+    measured = {"q": [], "v": [], "channel": []}
     for j, (kind, dof) in enumerate(keys, start=1):
         measured[kind].append((dof, data[:, j]))
-    args = {}
+    args = {"channels": dict(measured.pop("channel")) or None}
     for kind, cols in measured.items():
         if cols:
             args[kind] = np.column_stack([c for _, c in cols])

@@ -20,6 +20,7 @@ import optax
 from jax import Array
 
 from ..._integrate.rk4 import rk4_scan
+from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
 from ..._paths import set_parameters
 
@@ -27,14 +28,17 @@ from ..._paths import set_parameters
 class Record(eqx.Module):
     q: jax.Array | None  # (n, kq) measured positions
     v: jax.Array | None  # (n, kv) measured velocities
+    channels: jax.Array | None  # (n, kc) measured channels, system.internal(ys, name)
     y0: jax.Array | None  # (2 n_dof + n_internal,) known initial state (q, v, z)
     weight: jax.Array
+    channel_names: tuple = eqx.field(static=True)
     q_dofs: tuple = eqx.field(static=True)
     v_dofs: tuple = eqx.field(static=True)
     t_bounds: tuple = eqx.field(static=True)  # segment start times (S Python floats) and the end time
     i_bounds: tuple = eqx.field(static=True)  # segment boundary sample indices, S + 1 ints
     h: float = eqx.field(static=True)  # RK4 step
     n_sub: int = eqx.field(static=True)  # RK4 steps per sample interval
+    solver: object = None  # an adaptive Diffrax run (one segment) instead of RK4, or None
 
     @property
     def n_segments(self) -> int:
@@ -103,10 +107,11 @@ def to_unconstrained(params, problem: Problem) -> Array:
 
 
 def _simulate_record(system, rec, starts):
-    """Predicted positions and velocities ``(n, n_dof)`` at every sample of ``rec`` and the
-    continuity defects.
+    """Predicted states ``(n, state_size)`` at every sample of ``rec`` and the continuity
+    defects.
 
-    One segment: :func:`~jaxfriction.simulate` (RK4 in ``lax.scan``). Several: the same RK4
+    One segment: :func:`~jaxfriction.simulate` (RK4 in ``lax.scan``; with ``rec.solver``, that
+    adaptive run saved at the sample times, its steps ending at the drive's jumps). Several: the same RK4
     scan (:func:`~jaxfriction.rk4_scan`, which ``simulate`` runs) vmapped over the segments
     (``simulate`` needs concrete start times; one vmapped scan keeps the compiled program, and
     its compile time, independent of the number of segments); every segment runs the longest
@@ -114,8 +119,13 @@ def _simulate_record(system, rec, starts):
     """
     n, width = system.n_dof, 2 * system.n_dof + system.n_internal
     if rec.n_segments == 1:
-        traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], rec.h, save_every=rec.n_sub)
-        return traj.ys[:, :n], traj.ys[:, n : 2 * n], jnp.zeros((0,), dtype=traj.ys.dtype)
+        if rec.solver is not None:
+            ts = rec.t_bounds[0] + rec.h * rec.n_sub * jnp.arange(rec.i_bounds[1] + 1)
+            traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], solver=rec.solver,
+                            saveat=SaveAt(ts=jnp.minimum(ts, rec.t_bounds[1])))
+        else:
+            traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], rec.h, save_every=rec.n_sub)
+        return traj.ys, jnp.zeros((0,), dtype=traj.ys.dtype)
     lengths = np.diff(rec.i_bounds)
     y0s = jax.vmap(system.initial_state)(starts[:, :n], starts[:, n : 2 * n], starts[:, 2 * n :])
     t0s = jnp.asarray(rec.t_bounds[:-1], dtype=y0s.dtype)
@@ -125,8 +135,7 @@ def _simulate_record(system, rec, starts):
     seg = np.concatenate([np.full(n, s) for s, n in enumerate(lengths)] + [[len(lengths) - 1]])
     step = np.concatenate([np.arange(n) for n in lengths] + [[lengths[-1]]])
     ends = ys[np.arange(len(lengths) - 1), lengths[:-1], :width]
-    ys = ys[seg, step]
-    return ys[:, :n], ys[:, n : 2 * n], (ends - starts[1:]).ravel()
+    return ys[seg, step], (ends - starts[1:]).ravel()
 
 
 def _residuals(theta, problem):
@@ -139,12 +148,16 @@ def _residuals(theta, problem):
         free = theta[offset : offset + width * k].reshape(k, width)
         offset += width * k
         starts = free if rec.y0 is None else jnp.concatenate([rec.y0[None].astype(free.dtype), free])
-        q, v, d = _simulate_record(system, rec, starts)
+        ys, d = _simulate_record(system, rec, starts)
+        q, v = ys[:, : system.n_dof], ys[:, system.n_dof : 2 * system.n_dof]
         w = jnp.sqrt(rec.weight)
         if rec.q is not None:
             data.append(w * (q[:, list(rec.q_dofs)] - rec.q).ravel())
         if rec.v is not None:
             data.append(w * problem.velocity_weight * (v[:, list(rec.v_dofs)] - rec.v).ravel())
+        if rec.channels is not None:
+            sim = jnp.stack([system.internal(ys, name) for name in rec.channel_names], axis=-1)
+            data.append(w * (sim - rec.channels).ravel())
         defects.append(d)
     defects = jnp.concatenate(defects)
     return jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype)

@@ -78,7 +78,8 @@ def report(problem: Problem, data, u, at_u, history, taken: int, message: str, s
     # relative sensitivities d q / d ln(theta) far beyond the data's size mean exploding
     # tangents: RK4 unstable in a stiff stick band (h mu N / (m eps) > 2.8) or a stiff internal
     # state while the clipped force keeps the trajectory itself bounded; the Jacobian is garbage
-    data_size = max(max(float(np.max(np.abs(x))) for m in data for x in (m.q, m.v) if x is not None), 1e-300)
+    data_size = max(max(float(np.max(np.abs(x))) for m in data
+                        for x in (m.q, m.v, *(m.channels or {}).values()) if x is not None), 1e-300)
     sensitivity = np.abs(jac) * np.maximum(np.abs(theta), 1e-300)
     if not np.all(np.isfinite(jac)) or float(np.max(sensitivity, initial=0.0)) > 1e8 * data_size:
         converged = False
@@ -87,7 +88,8 @@ def report(problem: Problem, data, u, at_u, history, taken: int, message: str, s
 
     reasons = _zero_sensitivity_reasons(list(names), ident["zero_sensitivity"], theta, problem)
     ident["reasons"] = reasons
-    reliable = converged and not reasons
+    # Gauss-Newton standard errors assume a model that explains the data (diagnostics.py)
+    reliable = converged and not reasons and bool(goodness["fits_data"])
     if not converged:
         fit_warnings.append(f"the fit did not converge ({message}): its standard errors are unreliable")
     elif reasons:

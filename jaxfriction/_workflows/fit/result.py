@@ -45,8 +45,8 @@ class FitResult:
         problem: the least-squares problem (an equinox module: template system, records,
             parameter transforms) that follow-up workflows reuse (posterior sampling).
         u: ``(n_variables,)`` the optimum in the optimiser's unconstrained variables.
-        stderr_reliable: the standard errors mean what they say: converged, and every
-            parameter has a sensitivity.
+        stderr_reliable: the standard errors mean what they say: converged, every
+            parameter has a sensitivity, and the model explains the data (``fits_data``).
         goodness: goodness of fit (dict): ``noise`` and ``noise_source`` (given, or estimated
             from the record), ``residual_std``, ``noise_ratio`` (residual std / noise),
             ``chi2``, ``chi2_p`` and ``dof`` (chi-square test, known noise only),

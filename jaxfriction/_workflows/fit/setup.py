@@ -115,7 +115,7 @@ def _segment_starts(system, m, i_bounds, h, n_sub, first):
         scale[n + d] = float(np.std(np.gradient(m.q[:, j], m.t))) or 1.0
     for d, j in v_cols.items():
         scale[n + d] = float(np.std(m.v[:, j])) or 1.0
-    q_scale = float(np.mean(scale[:n]))
+    q_scale = float(np.mean(scale[:n])) if n else 1.0  # no positions (n_dof = 0): z in its own units
     weight = np.concatenate([np.ones(2 * n), q_scale / scale[2 * n :]])
     state0, scales = [], []
     for i in free:
@@ -136,26 +136,56 @@ def _with_measured(y, m, i, n):
 
 
 def _first_state(system, m):
-    """The record's start ``(q, v, z)``: the known ``y0`` with the law's initial internal
-    variables, else measured coordinates from the data and 0 elsewhere."""
+    """The record's start ``(q, v, z)``: the known ``y0`` (with the system's initial internal
+    variables unless it holds them), else measured coordinates from the data and the
+    initial internal variables, 0 elsewhere."""
     n = system.n_dof
     if m.y0 is not None:
+        if m.y0.shape[0] == 2 * n + system.n_internal:
+            return np.asarray(m.y0, dtype=float)
         return np.concatenate([m.y0, np.asarray(system.initial_internal(), dtype=float)])
     return _with_measured(np.concatenate([np.zeros(2 * n), np.asarray(system.initial_internal(), dtype=float)]), m, 0, n)
 
 
-def check_data(data, n_dof: int, weights) -> tuple[list[Measurement], list[float]]:
-    """The records as a list, with one weight each (ValueError naming ``data`` / ``weights``)."""
+def adaptive_solver(system):
+    """The system's ``default_solver()`` with forward-mode derivatives (``diffrax.ForwardMode``:
+    the fit's Jacobians are forward), or None for a system without one (RK4 then).
+
+    A :class:`~jaxfriction.QuasiStaticSlider` states its own adaptive solver (its steps end at
+    the load's jumps, :meth:`~jaxfriction.AbstractFrictionSystem.jump_times`): RK4 on the sample
+    grid would take the velocity step's jump into the last stage of the step before it, a
+    first-order error (4e-5 in friction at a 0.01 s step on rsfmodel's velocity step, 4x
+    the parameters' standard errors at a noise of 1e-4)."""
+    if not hasattr(system, "default_solver"):
+        return None
+    import dataclasses
+
+    import diffrax
+
+    solver = system.default_solver()
+    return dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
+
+
+def check_data(data, n_dof: int, weights, n_internal: int = 0, system=None) -> tuple[list[Measurement], list[float]]:
+    """The records as a list, with one weight each (ValueError naming ``data`` / ``weights``;
+    with ``system``, a channel it cannot compute from its state)."""
     if isinstance(data, Measurement):
         data = [data]
     if not isinstance(data, (list, tuple)) or not data or not all(isinstance(m, Measurement) for m in data):
         raise ValueError(f"data must be a Measurement or a non-empty list of them, got {type(data).__name__}")
     for j, m in enumerate(data):
+        for name in m.channels or {}:
+            if system is not None:
+                try:
+                    system.internal(jnp.zeros((1, system.state_size)), name)
+                except ValueError as exc:
+                    raise ValueError(f"data[{j}] ({m.name or 'record'}) channel {name!r}: {exc}") from None
         if m.max_dof >= n_dof:
             raise ValueError(f"data[{j}] ({m.name or 'record'}) measures degree of freedom {m.max_dof}, but the "
                              f"system has {n_dof}")
-        if m.y0 is not None and m.y0.shape != (2 * n_dof,):
-            raise ValueError(f"data[{j}].y0 must have shape ({2 * n_dof},) for this system, got {m.y0.shape}")
+        if m.y0 is not None and m.y0.shape[0] not in (2 * n_dof, 2 * n_dof + n_internal):
+            raise ValueError(f"data[{j}].y0 must have shape ({2 * n_dof},) or, with the internal variables, "
+                             f"({2 * n_dof + n_internal},) for this system, got {m.y0.shape}")
     weights = [1.0] * len(data) if weights is None else list(np.atleast_1d(np.asarray(weights, dtype=float)))
     if len(weights) != len(data) or not all(np.isfinite(w) and w > 0 for w in weights):
         raise ValueError(f"weights must be {len(data)} positive numbers (one per record), got {weights}")
@@ -173,7 +203,9 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
             :func:`parse_bounds`.
         data: list of :class:`Measurement`; ``weights`` one per record.
         segments: shooting segments per record (list of ints).
-        dt: largest RK4 step or None (the sample interval).
+        dt: largest RK4 step or None: the sample interval, or, for a system with a
+            ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`), that adaptive run
+            with forward-mode derivatives (:func:`adaptive_solver`).
         velocity_weight, continuity_weight: the misfit's weights (see :func:`fit`).
 
     Raises:
@@ -181,12 +213,17 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
             variables (naming ``shooting_segments`` / ``data``).
     """
     records, state0, scale, defect_weight, n_data = [], [], [], [], 0
+    solver = adaptive_solver(system) if dt is None else None
     for j, (m, s) in enumerate(zip(data, segments)):
         n = len(m)
         if n - 1 < MIN_SEGMENT_INTERVALS * s:
             raise ValueError(f"shooting_segments = {s} is too many for record {j} "
                              f"({m.name or 'data'}, {n} samples): each segment needs >= 2 intervals")
         interval = m.interval
+        if solver is not None and s > 1:
+            raise ValueError(f"shooting_segments = {s}: multiple shooting runs RK4 on a fixed step, but "
+                             f"{type(system).__name__} is fitted with its adaptive default solver; give dt (the "
+                             f"RK4 step) for multiple shooting, or shooting_segments=1")
         n_sub = 1 if dt is None else max(1, math.ceil(interval / float(dt) * (1 - 1e-9)))
         i_bounds = tuple(int(round(x)) for x in np.linspace(0, n - 1, s + 1))
         first = _first_state(system, m)
@@ -197,9 +234,10 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
         records.append(Record(
             q=None if m.q is None else jnp.asarray(m.q), v=None if m.v is None else jnp.asarray(m.v),
             y0=None if m.y0 is None else jnp.asarray(first), weight=jnp.asarray(weights[j]),
-            q_dofs=m.q_dofs or (), v_dofs=m.v_dofs or (),
+            channels=None if m.channels is None else jnp.asarray(np.column_stack(list(m.channels.values()))),
+            channel_names=tuple(m.channels or ()), q_dofs=m.q_dofs or (), v_dofs=m.v_dofs or (),
             t_bounds=tuple(float(m.t[0] + i * interval) for i in i_bounds), i_bounds=i_bounds,
-            h=interval / n_sub, n_sub=n_sub))
+            h=interval / n_sub, n_sub=n_sub, solver=solver))
         n_data += m.n_values
     n_vars = len(names) + len(state0)
     if n_data <= n_vars:
