@@ -16,7 +16,12 @@ from jax.typing import ArrayLike
 STATUS_OK = 0
 #: A state became NaN or infinite.
 STATUS_NONFINITE = 1
-#: The diffrax solver failed (e.g. ``max_steps`` reached).
+#: The diffrax solver failed: its step budget (``max_steps``) was used up, most often because
+#: an implicit solver's Newton iterations stall and the steps shrink. Known case: an inertial
+#: rate-and-state :class:`~jaxfriction.SpringSlider` with a tiny mass (1e-9 to 1e-12 of the
+#: spring's units), whose acceleration ``(k delta - N mu) / m`` is round-off amplified by
+#: ``1 / m``: use :class:`~jaxfriction.QuasiStaticSlider`, its mass-free limit (the inertial
+#: run differs from it by O(m); docs/howto/rate-and-state.md).
 STATUS_SOLVER_FAILED = 2
 #: The event-driven solver used its whole event budget before ``t1``.
 STATUS_EVENT_BUDGET = 3
@@ -51,7 +56,7 @@ STATUS_NOT_PERIODIC = 7
 STATUS_MEANINGS = {
     STATUS_OK: "ok",
     STATUS_NONFINITE: "non-finite state",
-    STATUS_SOLVER_FAILED: "solver failed",
+    STATUS_SOLVER_FAILED: "solver failed (step budget used up: a stiff system for this solver)",
     STATUS_EVENT_BUDGET: "event budget exhausted",
     STATUS_INVALID_PARAMETER: "invalid parameter",
     STATUS_UNSTABLE_STEP: "RK4 step too long (stick band, internal state, or exact-Coulomb stick)",
