@@ -73,9 +73,15 @@ class QuasiStaticSlider(AbstractFrictionSystem):
     ``"stiffness"``, ``"normal"``, ``"damping"``, ``"load.value"`` / ``"load.before"``,
     ``"load.after"`` / ``"load.values[i]"``.
 
+    Two state variables (:class:`~jaxfriction.TwoStateRateState`, Ruina 1983) need nothing
+    more: the state is then ``[ln(v / V_0), psi_1, psi_2, ...]`` and ``dmu/dpsi psi'`` above a
+    sum over the states; the closed forms of linear stability below are the one-state law's
+    and refuse it.
+
     Args:
-        law: a :class:`~jaxfriction.RateState` law (a dynamic law with
-            ``coefficient_at_log_rate(log_v, z)``, ``steady_state(v)`` and a ``V_0``).
+        law: a :class:`~jaxfriction.RateState` or :class:`~jaxfriction.TwoStateRateState`
+            law (a dynamic law with ``coefficient_at_log_rate(log_v, z)``,
+            ``steady_state(v)`` and a ``V_0``).
         load: drive ``V(t)``, the load point's velocity (m/s), ``>= 0`` in use; default
             ``Constant(1e-6)``.
         stiffness: ``k > 0`` (N/m).
@@ -253,24 +259,31 @@ class QuasiStaticSlider(AbstractFrictionSystem):
         """
         return self.state(self._velocity(velocity))
 
+    def _one_state_law(self, what):
+        if not isinstance(self.law, RateState):
+            raise TypeError(f"{what} is the closed form of a one-state law (jaxfriction.RateState); for "
+                            f"{type(self.law).__name__} linearize jax.jacobian(slider.vector_field, "
+                            f"argnums=1) at steady sliding")
+        return self.law
+
     def critical_stiffness(self, velocity: float | None = None) -> Array:
         """``k_c = (N (b - a) - eta V) / D_c`` (N/m): steady sliding at ``V`` is linearly stable
         for ``k > k_c`` (Ruina 1983; Rice & Ruina 1983; with radiation damping, from the
         Jacobian's trace, class docstring). ``<= 0`` for velocity strengthening."""
-        law, V = self.law, jnp.abs(self._velocity(velocity))
+        law, V = self._one_state_law("critical_stiffness"), jnp.abs(self._velocity(velocity))
         return (self.normal * (law.b - law.a) - self.damping * V) / law.D_c
 
     def critical_frequency(self, velocity: float | None = None) -> Array:
         """``omega_c = (V / D_c) sqrt((N (b - a) - eta V) / (N a + eta V))`` (rad/s), the
         angular frequency of the neutral oscillation at ``k = k_c`` (``b > a``)."""
-        law, V = self.law, jnp.abs(self._velocity(velocity))
+        law, V = self._one_state_law("critical_frequency"), jnp.abs(self._velocity(velocity))
         N, eta = self.normal, self.damping
         return V / law.D_c * jnp.sqrt((N * (law.b - law.a) - eta * V) / (N * law.a + eta * V))
 
     def linear_eigenvalues(self, velocity: float | None = None) -> np.ndarray:
         """The two eigenvalues (1/s) of steady sliding at ``V`` in ``(ln v, psi)``, closed form
         (class docstring), sorted by decreasing real part; complex numpy ``(2,)``."""
-        law, V = self.law, float(abs(self._velocity(velocity)))
+        law, V = self._one_state_law("linear_eigenvalues"), float(abs(self._velocity(velocity)))
         N, k, eta = float(self.normal), float(self.stiffness), float(self.damping)
         a, b, D_c = float(law.a), float(law.b), float(law.D_c)
         trace = (N * b - k * D_c) * V / (D_c * (N * a + eta * V)) - V / D_c
