@@ -1,6 +1,8 @@
 """Rate-and-state laws and protocols beyond one state (issue 26): Ruina's two-state law in the
 quasi-static slider, against rsfmodel's published values and scipy Radau solves written here."""
 
+import itertools
+
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -9,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
 
 import jaxfriction as jf
 
@@ -94,3 +97,92 @@ def test_two_state_mixed_laws_and_bad_input():
         slider.critical_stiffness()
     with pytest.raises(ValueError, match="name"):
         law.named_state(jnp.zeros(2), "theta")
+
+
+# ---------------------------------------------------------------------------------------------
+# normal-force steps (Linker & Dieterich 1992)
+
+def scipy_normal_history(ts, N_of, dN_of, t_steps, N_vals, alpha, eta=0.0, a=0.005, b=0.01, Dc=10.0, k=1e-2,
+                         mu_0=0.6, V=1.0):
+    """Aging law under a normal force N(t), by scipy's Radau in (shear force tau = k delta, theta):
+    ``tau' = k (V - v)``, ``theta' = 1 - v theta / Dc - alpha theta N' / (b N)``, ``v`` from ``tau =
+    N mu(v, theta) + eta v`` (Brent on ln v when eta > 0); at a step N_{i-1} -> N_i, ``theta *=
+    (N_{i-1} / N_i)^(alpha / b)`` with tau continuous. Returns tau, theta, v."""
+    def velocity(tau, theta, N):
+        if eta == 0.0:
+            return np.exp((tau / N - mu_0 - b * np.log(theta / Dc)) / a)
+        return np.exp(brentq(lambda s: N * (mu_0 + a * s + b * np.log(theta / Dc)) + eta * np.exp(s) - tau,
+                             -60.0, 60.0, xtol=1e-14, rtol=1e-15))
+
+    def f(t, y):
+        v = velocity(y[0], y[1], N_of(t))
+        return [k * (V - v), 1.0 - v * y[1] / Dc - alpha * y[1] * dN_of(t) / (b * N_of(t))]
+
+    y = [N_of(0.0) * mu_0 + eta * V, Dc / V]
+    edges = [ts[0], *t_steps, ts[-1]]
+    out = np.zeros((2, len(ts)))
+    for i, (lo, hi) in enumerate(itertools.pairwise(edges)):
+        if i > 0:
+            y = [y[0], y[1] * (N_vals[i - 1] / N_vals[i]) ** (alpha / b)]
+        inside = (ts >= lo) & ((ts < hi) if i < len(edges) - 2 else (ts <= hi))
+        with np.errstate(over="ignore", invalid="ignore"):  # Radau's trial states far out
+            leg = solve_ivp(f, (lo, hi), y, method="Radau", rtol=1e-12, atol=1e-13, t_eval=ts[inside],
+                            dense_output=True, max_step=0.5)
+        out[:, inside] = leg.y
+        y = leg.sol(hi)
+    v = np.array([velocity(tau, th, N_of(t)) for t, tau, th in zip(ts, *out)])
+    return out[0], out[1], v
+
+
+ALPHA = 0.25
+N_STEPS = (1.0, 1.1, 1.0)  # up 10 % at 10 s, back at 40 s
+
+
+def ld_slider(normal, damping=0.0):
+    law = jf.RateState(a=0.005, b=0.01, D_c=10.0, mu_0=0.6, V_0=1.0, form="log", alpha=ALPHA)
+    return jf.QuasiStaticSlider(law=law, load=jf.Constant(1.0), stiffness=1e-2, normal=normal, damping=damping)
+
+
+@pytest.mark.parametrize("damping", [0.0, 2e-3])
+def test_normal_stress_steps_against_scipy(damping):
+    slider = ld_slider(jf.Steps(N_STEPS, (10.0, 40.0)), damping)
+    assert slider.reset_times() == (10.0, 40.0) and slider.internal_names() == ["ln_v", "psi", "ln_N"]
+    ts = np.linspace(0.0, 70.0, 141)
+    traj = jf.simulate(slider, slider.steady_sliding(), 0.0, 70.0, saveat=jf.SaveAt(ts=jnp.asarray(ts)))
+    assert int(traj.status) == 0
+
+    def N_of(t):
+        return N_STEPS[int(np.sum(t >= np.array([10.0, 40.0])))]
+
+    tau, theta, v = scipy_normal_history(ts, N_of, lambda t: 0.0, (10.0, 40.0), N_STEPS, ALPHA, eta=damping)
+    shear = np.asarray(-traj.friction_force + damping * traj.velocity)  # k delta = N mu + eta v
+    np.testing.assert_allclose(shear, tau, rtol=1e-9)  # measured: 3e-11
+    np.testing.assert_allclose(np.asarray(traj.internal("theta")), theta, rtol=1e-8)  # measured: 5e-10
+    np.testing.assert_allclose(np.asarray(traj.velocity), v, rtol=1e-7)  # measured: 4e-9
+    assert float(jf.relative_energy_residual(traj)) < 1e-9
+    if damping == 0.0:  # the instantaneous response at t = 10 s (sample 20): closed forms
+        mu = np.asarray(traj.internal("mu"))
+        assert mu[20] == pytest.approx(0.6 / 1.1, rel=1e-12)  # the shear force is continuous
+        jump = np.exp((0.6 / 1.1 - 0.6 + ALPHA * np.log(1.1)) / 0.005)  # psi -> psi - (alpha/b) ln 1.1
+        assert float(traj.velocity[20]) == pytest.approx(jump, rel=1e-10)
+
+
+def test_smooth_normal_history_and_bad_input():
+    # a smooth step (tanh over 0.5 s): the Linker-Dieterich term -alpha theta N' / (b N) in the rates
+    slider = ld_slider(jf.Step(1.0, 1.1, 10.0, 0.5), damping=2e-3)
+    assert slider.reset_times() == ()
+    ts = np.linspace(0.0, 40.0, 81)
+    traj = jf.simulate(slider, slider.steady_sliding(), 0.0, 40.0, saveat=jf.SaveAt(ts=jnp.asarray(ts)))
+    tau, _, v = scipy_normal_history(ts, lambda t: 1.0 + 0.05 * (1.0 + np.tanh((t - 10.0) / 0.5)),
+                                     lambda t: 0.1 / np.cosh((t - 10.0) / 0.5) ** 2, (), (1.0,), ALPHA, eta=2e-3)
+    np.testing.assert_allclose(np.asarray(-traj.friction_force + 2e-3 * traj.velocity), tau, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(traj.velocity), v, rtol=1e-7)  # measured: 1.4e-9
+    with pytest.raises(ValueError, match="normal"):
+        ld_slider(jf.Steps((1.0, 0.0), (10.0,)))
+    with pytest.raises(ValueError, match="normal"):
+        ld_slider(jf.Step(1.0, -2.0, 10.0))
+    with pytest.raises(ValueError, match="alpha"):
+        jf.RateState(b=0.0, alpha=0.3)
+    with pytest.raises(ValueError, match="adaptive"):
+        sharp = ld_slider(jf.Steps(N_STEPS, (10.0, 40.0)))
+        jf.simulate(sharp, sharp.steady_sliding(), 0.0, 1.0, dt=1e-3)

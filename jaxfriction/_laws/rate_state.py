@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, positive, real
+from .._checks import Constraint, is_concrete, positive, real
 from .dynamic import AbstractDynamicLaw
 
 EVOLUTION_LAWS = ("aging", "slip", "perrin")
@@ -96,11 +97,18 @@ class RateState(AbstractDynamicLaw):
         D_c: characteristic slip distance > 0 (m).
         mu_0: reference friction coefficient at ``V_0`` (real).
         V_0: reference velocity > 0 (m/s).
+        alpha: the Linker-Dieterich coefficient (real, default 0), used where
+            the normal force varies: :class:`~jaxfriction.QuasiStaticSlider` with a normal-force
+            drive (Linker & Dieterich 1992, J. Geophys. Res. 97:4923: ``theta'``
+            gains ``-alpha theta sigma' / (b sigma)``, i.e. ``psi' -= (alpha / b) d ln sigma /
+            dt``, and a normal-stress step ``sigma_0 -> sigma_1`` takes ``theta`` to ``theta
+            (sigma_0 / sigma_1)^(alpha / b)``). A constant normal force leaves it unused.
         evolution: ``"aging"`` (default), ``"slip"`` or ``"perrin"`` (static).
         form: ``"regularized"`` (default, the asinh form) or ``"log"`` (static).
 
     Raises:
-        ValueError: parameters out of range, an unknown evolution law or form.
+        ValueError: parameters out of range, an unknown evolution law or form, ``alpha != 0``
+            with ``b = 0`` (the state term ``alpha / b`` is then undefined).
     """
 
     a: float = 0.01
@@ -108,6 +116,7 @@ class RateState(AbstractDynamicLaw):
     D_c: float = 1e-5
     mu_0: float = 0.6
     V_0: float = 1e-6
+    alpha: float = 0.0
     evolution: str = eqx.field(default="aging", static=True)
     form: str = eqx.field(default="regularized", static=True)
 
@@ -120,11 +129,15 @@ class RateState(AbstractDynamicLaw):
             raise ValueError(f"evolution must be one of {EVOLUTION_LAWS}, got {self.evolution!r}")
         if self.form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
+        if is_concrete((self.alpha, self.b)) and np.any(np.asarray(self.alpha) != 0) and np.any(
+                np.asarray(self.b) == 0):
+            raise ValueError(f"alpha (Linker-Dieterich) needs b != 0: the state changes by alpha / b, got "
+                             f"alpha={self.alpha!r}, b={self.b!r}")
         super().__check_init__()
 
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("a", self.a), real("b", self.b), positive("D_c", self.D_c), real("mu_0", self.mu_0),
-                positive("V_0", self.V_0))
+                positive("V_0", self.V_0), real("alpha", self.alpha))
 
     def named_state(self, z: Array, name: str) -> Array:
         """``"psi"`` or ``"theta" = D_c exp(psi) / V_0`` (s; Perrin: ``2 D_c exp(psi) / V_0``)
@@ -186,7 +199,8 @@ class TwoStateRateState(AbstractDynamicLaw):
     velocity step the friction relaxes on two slip distances, ``D_c1`` and ``D_c2`` (``b_2``
     may be negative: a state whose steady level strengthens with slip rate). ``form="regularized"``
     (default) is the asinh form ``a asinh(v / (2 V_0) exp((mu_0 + b_1 psi_1 + b_2 psi_2) /
-    a))`` (Lapusta et al. 2000, eq. 8, with the two state terms), ``form="log"`` the formula above as it is (see :class:`RateState`).
+    a))`` (Lapusta et al. 2000, eq. 8, with the two state terms), ``form="log"`` the formula
+    above as it is (see :class:`RateState`).
 
     Use it as :class:`RateState` is used: in :class:`~jaxfriction.QuasiStaticSlider` (its
     state is then ``[ln(v / V_0), psi_1, psi_2]``), :class:`~jaxfriction.SpringSlider` or
