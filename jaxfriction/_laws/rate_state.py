@@ -8,10 +8,10 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, is_concrete, positive, real
+from .._checks import Constraint, is_concrete, nonnegative, positive, real
 from .dynamic import AbstractDynamicLaw
 
-EVOLUTION_LAWS = ("aging", "slip", "perrin")
+EVOLUTION_LAWS = ("aging", "slip", "perrin", "nagata")
 FORMS = ("regularized", "log")
 
 
@@ -25,7 +25,7 @@ def _x_log_x(x):
 def _psi_rate(evolution: str, psi, speed, D_c, V_0):
     """``psi'`` of one log state ``psi = ln(V_0 theta / D_c)`` at the slip speed ``|v|``
     (Perrin: ``psi = ln(V_0 theta / (2 D_c))``); see :class:`RateState`."""
-    if evolution == "aging":
+    if evolution in ("aging", "nagata"):  # Nagata's law less its -(c / b) dmu/dt
         return (V_0 * jnp.exp(-psi) - speed) / D_c
     if evolution == "slip":
         return -(speed * psi + V_0 * _x_log_x(speed / V_0)) / D_c
@@ -103,7 +103,14 @@ class RateState(AbstractDynamicLaw):
             gains ``-alpha theta sigma' / (b sigma)``, i.e. ``psi' -= (alpha / b) d ln sigma /
             dt``, and a normal-stress step ``sigma_0 -> sigma_1`` takes ``theta`` to ``theta
             (sigma_0 / sigma_1)^(alpha / b)``). A constant normal force leaves it unused.
-        evolution: ``"aging"`` (default), ``"slip"`` or ``"perrin"`` (static).
+        c: Nagata's stress-weakening coefficient ``>= 0`` (``evolution="nagata"``; default 0).
+        evolution: ``"aging"`` (default), ``"slip"``, ``"perrin"`` or ``"nagata"`` (static).
+            ``"nagata"`` (Nagata, Nakatani & Yoshida 2012, J. Geophys. Res. 117:B02314, the
+            revised aging law): ``theta' = 1 - V theta / D_c - (c / b) theta dmu/dt``, i.e.
+            ``psi' = (V_0 exp(-psi) - V) / D_c - (c / b) dmu/dt``. The friction rate is the
+            system's: only :class:`~jaxfriction.QuasiStaticSlider` supplies it (from the
+            spring, ``N dmu/dt = k (V_lp - v) - eta dv/dt - N' mu``, solved together with the
+            slip rate's equation); :meth:`state_rate` refuses it elsewhere.
         form: ``"regularized"`` (default, the asinh form) or ``"log"`` (static).
 
     Raises:
@@ -117,6 +124,7 @@ class RateState(AbstractDynamicLaw):
     mu_0: float = 0.6
     V_0: float = 1e-6
     alpha: float = 0.0
+    c: float = 0.0
     evolution: str = eqx.field(default="aging", static=True)
     form: str = eqx.field(default="regularized", static=True)
 
@@ -137,7 +145,7 @@ class RateState(AbstractDynamicLaw):
 
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("a", self.a), real("b", self.b), positive("D_c", self.D_c), real("mu_0", self.mu_0),
-                positive("V_0", self.V_0), real("alpha", self.alpha))
+                positive("V_0", self.V_0), real("alpha", self.alpha), nonnegative("c", self.c))
 
     def named_state(self, z: Array, name: str) -> Array:
         """``"psi"`` or ``"theta" = D_c exp(psi) / V_0`` (s; Perrin: ``2 D_c exp(psi) / V_0``)
@@ -174,7 +182,21 @@ class RateState(AbstractDynamicLaw):
         return _coefficient_at_log_rate(self.form, self.a, self.mu_0 + self.b * z[..., 0], log_v)
 
     def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """``psi'`` ``(..., 1)`` (1/s). Raises ValueError for ``evolution="nagata"``, whose rate
+        needs ``dmu/dt`` (:meth:`state_rate_given_friction_rate`)."""
+        if self.evolution == "nagata":
+            raise ValueError("evolution='nagata' needs the friction rate dmu/dt, which only "
+                             "jaxfriction.QuasiStaticSlider supplies (state_rate_given_friction_rate)")
         return _psi_rate(self.evolution, z[..., 0], jnp.abs(v), self.D_c, self.V_0)[..., None]
+
+    def state_rate_given_friction_rate(self, v: ArrayLike, z: Array, mu_dot: ArrayLike) -> Array:
+        """``psi'`` ``(..., 1)`` (1/s) of any evolution law given the friction rate ``dmu/dt``
+        (1/s): Nagata's ``(V_0 exp(-psi) - V) / D_c - (c / b) dmu/dt``; the other laws ignore
+        ``mu_dot``."""
+        rate = _psi_rate(self.evolution, z[..., 0], jnp.abs(v), self.D_c, self.V_0)
+        if self.evolution == "nagata":
+            rate = rate - self.c / self.b * mu_dot
+        return rate[..., None]
 
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -normal * self.coefficient(v, z)

@@ -89,6 +89,13 @@ class QuasiStaticSlider(AbstractFrictionSystem):
     a)`` in the log form. A run with such steps needs an adaptive diffrax solver (the
     default); ``N`` must stay ``> 0``.
 
+    Nagata's law (``RateState(evolution="nagata", c=...)``; Nagata et al. 2012) needs the
+    friction rate, which the spring gives: ``N dmu/dt = k (V - v) - eta v d ln v/dt - N' mu``;
+    with ``psi' = R - (c / b) dmu/dt`` (``R`` the aging rate) and ``dmu/dt = mu_{ln v} d ln
+    v/dt + mu_psi psi'`` the three equations are linear in ``(dmu/dt, d ln v/dt, psi')`` and
+    solved in closed form (``dmu/dt = k (V - v) / N`` for ``eta = 0``, N constant: rsfmodel's
+    ``NagataState``).
+
     Two state variables (:class:`~jaxfriction.TwoStateRateState`, Ruina 1983) need nothing
     more: the state is then ``[ln(v / V_0), psi_1, psi_2, ...]`` and ``dmu/dpsi psi'`` above a
     sum over the states; the closed forms of linear stability below are the one-state law's
@@ -242,9 +249,14 @@ class QuasiStaticSlider(AbstractFrictionSystem):
         mu_of = self.law.coefficient_at_log_rate
         mu, (mu_log_v, mu_z) = jax.value_and_grad(mu_of, argnums=(0, 1))(log_v, z)
         k, eta = self.stiffness, self.damping
-        z_dot = jnp.reshape(self.law.state_rate(v, z, N), (self.law.n_state,))
+        nagata = isinstance(self.law, RateState) and self.law.evolution == "nagata"
+        if nagata:  # its dmu/dt part is added below
+            z_dot = jnp.reshape(self.law.state_rate_given_friction_rate(v, z, 0.0), (1,))
+        else:
+            z_dot = jnp.reshape(self.law.state_rate(v, z, N), (self.law.n_state,))
         load = self.load(t)
         tail = []
+        N_dot = 0.0
         if self.varying_normal:  # d ln N / dt of the drive; the Linker-Dieterich term of the state
             value, slope = jax.jvp(self.normal, (jnp.asarray(t, dtype=jnp.result_type(y)),),
                                    (jnp.ones((), dtype=jnp.result_type(y)),))
@@ -252,10 +264,17 @@ class QuasiStaticSlider(AbstractFrictionSystem):
             if isinstance(self.law, RateState):
                 z_dot = z_dot.at[0].add(-self.law.alpha / self.law.b * log_N_dot)
             tail = [jnp.reshape(log_N_dot, (1,))]
-            numerator = k * (load - v) - N * log_N_dot * mu - N * jnp.dot(mu_z, z_dot)
+            N_dot = N * log_N_dot
+        shear_rate = k * (load - v) - N_dot * mu  # N dmu/dt + eta v dln v/dt
+        if nagata:
+            # psi' = R - (c/b) M with M = dmu/dt = mu_l x + mu_p psi' and N M + eta v x = shear_rate
+            # (x = dln v/dt): linear in (M, x), solved in closed form (M = shear_rate / N for eta = 0)
+            R, mu_p, g = z_dot[0], mu_z[0], self.law.c / self.law.b
+            M = (shear_rate + eta * v * mu_p * R / mu_log_v) / (N + eta * v * (1.0 + g * mu_p) / mu_log_v)
+            z_dot = jnp.reshape(R - g * M, (1,))
+            log_v_dot = (M - mu_p * z_dot[0]) / mu_log_v
         else:
-            numerator = k * (load - v) - N * jnp.dot(mu_z, z_dot)
-        log_v_dot = numerator / (N * mu_log_v + eta * v)
+            log_v_dot = (shear_rate - N * jnp.dot(mu_z, z_dot)) / (N * mu_log_v + eta * v)
         delta = (N * mu + eta * v) / k
         empty = jnp.zeros(0, dtype=jnp.result_type(y))
         return Rates(empty, empty, N * mu * v, k * delta * load, eta * v**2,
