@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
         coupled_force_balance, disc_on_driving_disc, jointed_oscillator,
     )
     from ._systems.quasi_static import QuasiStaticSlider  # noqa: F401
+    from ._laws.rate_state import TwoStateRateState  # noqa: F401
     from ._forcing.drives import Steps  # noqa: F401
     from ._templates import TEMPLATES, Template, template  # noqa: F401
     from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
@@ -133,6 +134,7 @@ _EXPORTS = {
     ),
     "._systems.quasi_static": ("QuasiStaticSlider",),
     "._forcing.drives": ("Steps",),
+    "._laws.rate_state": ("TwoStateRateState",),
     "._templates": ("TEMPLATES", "Template", "template"),
     "._workflows.gradient": ("AbstractGradientMode", "AutoMode", "ForwardMode", "ReverseMode"),
     "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "CompiledLoopKernel", "FusedKernel", "VmapKernel"),

@@ -30,6 +30,7 @@ DYNAMIC_LAWS = [  # law, extra states (springs on their limits, bristles beyond 
      [[7.5e-4, 1.5e-3, 3e-3], [-7.5e-4, -1.6e-3, -2e-3]]),  # springs on and beyond their limits
     (jf.RateState(), [[5.0], [-5.0]]),
     (jf.RateState(evolution="slip"), [[5.0], [-5.0]]),
+    (jf.TwoStateRateState(evolution=("aging", "slip")), [[5.0, 3.0], [-5.0, 2.0]]),
 ]
 
 SHAKE = jf.Harmonic(jnp.array([3.0, 2.0]), 6.0)

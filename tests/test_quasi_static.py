@@ -245,7 +245,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="form"):
         jf.RateState(form="linear")
     with pytest.raises(ValueError, match="evolution"):
-        jf.RateState(evolution="nagata")
+        jf.RateState(evolution="kato-tullis")
     slider = lab_slider()
     with pytest.raises(ValueError, match="slip rate"):
         slider.state(-1.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -159,6 +160,14 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     Returns:
         The ``diffrax.Solution``; ``sol.ys`` are the states ``(len(save_ts), state_size)``.
     """
+    resets = system.reset_times() if hasattr(system, "reset_times") else ()
+    if resets:
+        if step_ts is not None:
+            raise ValueError(f"{type(system).__name__} jumps its state at {resets} (a normal-force step): it "
+                             f"needs an adaptive solver (diffrax.Tsit5(), the default), not the fixed steps of "
+                             f"{type(solver).__name__}")
+        return _segmented_solution(system, y0, t0, t1, solver, save_ts, resets, dt0=dt0, rtol=rtol, atol=atol,
+                                   max_steps=max_steps, args=args, adjoint=adjoint, controller=controller)
     if step_ts is not None:
         controller = diffrax.StepTo(ts=step_ts)
         dt0 = None
@@ -187,3 +196,47 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     if by_rows:
         sol = eqx.tree_at(lambda s: s.ys, sol, jnp.stack(sol.ys, axis=-1).reshape((-1, *jnp.shape(y0))))
     return sol
+
+
+def _segmented_solution(system, y0, t0, t1, solver, save_ts, resets, **kwargs):
+    """A run that restarts at the system's state jumps: one diffrax solve per interval between
+    the reset times ``system.reset_times()`` inside ``(t0, t1)``, the state mapped by
+    ``system.reset_state(t, y)`` at each (a normal-force step of
+    :class:`~jaxfriction.QuasiStaticSlider`). A saved time equal to a reset time gets the state
+    after the jump (as a :class:`~jaxfriction.Steps` drive takes its new value there); a reset
+    time outside ``(t0, t1)`` (traced times included) gives an empty interval and no jump.
+    Returns the last interval's ``diffrax.Solution`` with the saved states of all intervals,
+    the first failure's result and the summed step counts."""
+    t0 = jnp.asarray(t0, dtype=jnp.result_type(float))
+    t1 = jnp.asarray(t1, dtype=t0.dtype)
+    edges = [t0, *(jnp.clip(jnp.asarray(t, t0.dtype), t0, t1) for t in resets), t1]
+    ys = jnp.zeros((jnp.size(save_ts), jnp.size(y0)), dtype=jnp.result_type(y0))
+    y, result, stats, sol = y0, None, None, None
+    for i, (lo, hi) in enumerate(itertools.pairwise(edges)):
+        if i > 0:  # the jump at lo, when it lies inside (t0, t1)
+            y = jnp.where((lo > t0) & (lo < t1), system.reset_state(lo, y), y)
+        hi = jnp.maximum(lo, hi)
+        ts = jnp.concatenate([jnp.clip(save_ts, lo, hi), hi[None]])
+        sol = diffrax_solution(_NoResets(system), y, lo, hi, solver, ts, **kwargs)
+        last = i == len(edges) - 2
+        inside = (save_ts >= lo) & ((save_ts <= hi) if last else (save_ts < hi))
+        ys = jnp.where(inside[:, None], sol.ys[:-1], ys)
+        y = sol.ys[-1]
+        result = sol.result if result is None else diffrax.RESULTS.where(
+            result == diffrax.RESULTS.successful, sol.result, result)
+        counts = {key: value for key, value in sol.stats.items() if key.startswith("num_")}
+        stats = counts if stats is None else {key: stats[key] + counts[key] for key in counts}
+    return eqx.tree_at(lambda s: (s.ys, s.result, s.stats), sol, (ys, result, {**sol.stats, **stats}))
+
+
+class _NoResets:
+    """A system seen without its state jumps (one interval of :func:`_segmented_solution`)."""
+
+    def __init__(self, system):
+        self._system = system
+
+    def reset_times(self):
+        return ()
+
+    def __getattr__(self, name):
+        return getattr(self._system, name)

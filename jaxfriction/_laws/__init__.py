@@ -76,7 +76,7 @@ from .dynamic import AbstractDynamicLaw, drive_law  # noqa: E402
 from .iwan import Iwan, SegalmanIwan  # noqa: E402
 from .lugre import LuGre  # noqa: E402
 from .maxwell_slip import MaxwellSlip  # noqa: E402
-from .rate_state import RateState  # noqa: E402
+from .rate_state import RateState, TwoStateRateState  # noqa: E402
 
 __all__ += [
     "AbstractDynamicLaw",
@@ -87,5 +87,6 @@ __all__ += [
     "MaxwellSlip",
     "RateState",
     "SegalmanIwan",
+    "TwoStateRateState",
     "drive_law",
 ]
