@@ -133,7 +133,7 @@ def newton_on_whole_state(solver, rtol, atol):
 
 
 def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=None, rtol, atol, max_steps,
-                     args, adjoint=None, controller=None):
+                     args, adjoint=None, controller=None, resets=True):
     """Run ``diffrax.diffeqsolve`` on ``system.vector_field`` and return diffrax's solution.
 
     Fixed-step solvers step exactly through ``step_ts`` (``diffrax.StepTo``); adaptive ones
@@ -157,10 +157,14 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     solvers (Kvaerno5) keep the flat array: on the tuple their Newton iterations failed
     (the rate-and-state velocity step of ``tests/test_spring_slider.py`` ran out of steps).
 
+    A system with state jumps (``system.reset_times()``, a normal-force step) runs one solve
+    per interval between them (:func:`_segmented_solution`; ``resets=False`` runs one
+    interval).
+
     Returns:
         The ``diffrax.Solution``; ``sol.ys`` are the states ``(len(save_ts), state_size)``.
     """
-    resets = system.reset_times() if hasattr(system, "reset_times") else ()
+    resets = system.reset_times() if resets and hasattr(system, "reset_times") else ()
     if resets:
         if step_ts is not None:
             raise ValueError(f"{type(system).__name__} jumps its state at {resets} (a normal-force step): it "
@@ -217,7 +221,7 @@ def _segmented_solution(system, y0, t0, t1, solver, save_ts, resets, **kwargs):
             y = jnp.where((lo > t0) & (lo < t1), system.reset_state(lo, y), y)
         hi = jnp.maximum(lo, hi)
         ts = jnp.concatenate([jnp.clip(save_ts, lo, hi), hi[None]])
-        sol = diffrax_solution(_NoResets(system), y, lo, hi, solver, ts, **kwargs)
+        sol = diffrax_solution(system, y, lo, hi, solver, ts, resets=False, **kwargs)
         last = i == len(edges) - 2
         inside = (save_ts >= lo) & ((save_ts <= hi) if last else (save_ts < hi))
         ys = jnp.where(inside[:, None], sol.ys[:-1], ys)
@@ -228,15 +232,3 @@ def _segmented_solution(system, y0, t0, t1, solver, save_ts, resets, **kwargs):
         stats = counts if stats is None else {key: stats[key] + counts[key] for key in counts}
     return eqx.tree_at(lambda s: (s.ys, s.result, s.stats), sol, (ys, result, {**sol.stats, **stats}))
 
-
-class _NoResets:
-    """A system seen without its state jumps (one interval of :func:`_segmented_solution`)."""
-
-    def __init__(self, system):
-        self._system = system
-
-    def reset_times(self):
-        return ()
-
-    def __getattr__(self, name):
-        return getattr(self._system, name)
