@@ -77,11 +77,11 @@ import jax
 import numpy as np
 
 jax.config.update("jax_enable_x64", True)
-import jax.numpy as jnp  # noqa: E402
+import jax.numpy as jnp
 
-import jaxfriction as jf  # noqa: E402
+import jaxfriction as jf
 
-JOINT = dict(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1)
+JOINT = {"F_S": 1.0, "K_T": 3.0, "chi": -0.5, "beta": 0.1}
 MASS, STIFFNESS = 1.0, 1.0
 #: the small-amplitude range of the power-law fits, in units of phi_max
 FIT_RANGE = (1e-3, 1e-2)
@@ -228,7 +228,7 @@ def compare(ring, fit_range=FIT_RANGE):
     w_cont, z_cont, w_pow, z_pow = segalman_backbone(law, a[a < phi_max])
     omega0 = math.sqrt((STIFFNESS + JOINT["K_T"]) / MASS)
     d_meas = zeta * 2 * math.pi * MASS * omega**2 * a**2  # the joint's dissipation per cycle, 2 Delta E_half
-    rel = lambda u, v: float(np.max(np.abs(u[sel] / v[sel] - 1)))  # noqa: E731
+    rel = lambda u, v: float(np.max(np.abs(u[sel] / v[sel] - 1)))
     return {
         "n_elements": law.n_elements, "phi_max": phi_max, "half_cycles": int(a.size),
         "amplitude_range": [float(a.min() / phi_max), float(a.max() / phi_max)],

@@ -17,7 +17,7 @@ import pytest
 jax.config.update("jax_enable_x64", True)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-import jointed_backbone as jb  # noqa: E402
+import jointed_backbone as jb
 
 
 def test_describing_function_is_the_loop_first_harmonic():
