@@ -487,9 +487,9 @@ def _check_integrator(integrator, system):
 @eqx.filter_jit
 def _exact_periods(system, x, t0, period, cycles, integrator):
     """``cycles`` periods of the exact flow from ``x`` (a transient; Python int cycles)."""
-    for _ in range(cycles):
-        x = exact_period_run(system, x, t0, period, 1, integrator)[0].ys[-1][: system.dynamical_size]
-    return x
+    def one(_, x):
+        return exact_period_run(system, x, t0, period, 1, integrator)[0].ys[-1][: system.dynamical_size]
+    return jax.lax.fori_loop(0, cycles, one, x)  # one compiled period, not ``cycles`` copies
 
 
 def _exact_orbit(system, y0, dt, period, frequency, t0, transient, tol, max_steps, solver, integrator, warn):
