@@ -7,7 +7,8 @@ dissipation per cycle). :func:`period_map` appends zero integrals, takes ``n_ste
 RK4 steps of ``h = period / n_steps`` from ``t0`` (the arithmetic of
 :func:`~jaxfriction.rk4_scan`, so a 50-cycle sweep's window and the orbit are the same
 discrete map) and returns the end state, whose integrals are the friction, damping and
-input energy of one period.
+input energy of one period. :func:`exact_period_run` is the period of the exact
+event-driven flow (``periodic_orbit(..., integrator=EventDriven(...))``).
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ map (:mod:`.flow`), for any law; the root finders are optimistix's (``optx.Newto
 parameters come from the implicit function theorem at the converged orbit, never through
 the Newton iterations or the transient (:mod:`.sensitivity`).
 
+With ``integrator=EventDriven(...)`` the period map is the exact event-driven flow of
+set-valued Coulomb friction instead (:func:`.flow.exact_period_run`): the same residual, root
+finders and implicit derivative, the Jacobian by forward-mode AD through the located events
+(which carries the saltation matrices).
+
 The guess comes from a short transient (a few periods from ``y0``). Every returned orbit
 carries its residual ``|phi_T(x) - x|``; one that did not converge says so (``converged``,
 ``status``) and warns.
