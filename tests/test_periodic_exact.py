@@ -31,7 +31,7 @@ def coulomb_period_map(x, alpha, omega, mu, t0=0.0):
         def stop(t, y):
             return y[1]
         stop.terminal, stop.direction = True, -s
-        sol = solve_ivp(lambda t, y: [y[1], alpha * math.sin(omega * t) - y[0] - mu * s], (t, t1), y,
+        sol = solve_ivp(lambda t, y, s=s: [y[1], alpha * math.sin(omega * t) - y[0] - mu * s], (t, t1), y,
                         method="DOP853", rtol=1e-13, atol=1e-13, events=stop)
         t, y = sol.t[-1], sol.y[:, -1]
         if sol.status == 1:
@@ -115,3 +115,16 @@ def test_exact_orbit_sensitivity_is_den_hartogs_derivative(den_hartog_orbit):
 
     np.testing.assert_allclose([s["amplitude"][n] for n in ("force.amplitude", "force.omega", "law.mu")],
                                [d(0), d(1), d(2)], rtol=1e-8)
+
+
+@pytest.mark.slow
+def test_exact_belt_orbit_period_is_the_closed_form():
+    cycle = jf.belt_limit_cycle(0.5, 0.6, 0.4)
+    system = jf.Oscillator(law=jf.StaticKineticCoulomb(0.6, 0.4), surface=jf.Constant(0.5))
+    o = jf.periodic_orbit(system, y0=[0.0, 0.5], period=6.0, integrator=EXACT)
+    assert o.converged and o.autonomous
+    assert abs(o.period / cycle["period"] - 1) < 1e-10  # the RK4 orbit of Quinn's law: 9e-4
+    assert abs(o.stick_fraction - cycle["stick_duration"] / cycle["period"]) < 2 / 200  # the saved grid
+    np.testing.assert_allclose(np.abs(o.multipliers), [1.0, 0.0], atol=1e-9)  # trivial, and stick's zero
+    # a peak inside a slip on a moving belt is not an event: to the sample spacing
+    assert abs(o.amplitude / ((cycle["peak_spring_force"] - cycle["min_spring_force"]) / 2) - 1) < 1e-4
