@@ -135,6 +135,10 @@ def continue_orbits(start, path: str, *, bounds: tuple[float, float], ds: float 
     if not start.converged:
         raise ValueError(f"start did not converge ({start.status}, residual {start.residual:.3g}): continue from "
                          f"a converged orbit")
+    if start.integrator is not None:
+        raise ValueError("start: continuation follows orbits of the RK4 flow; an exact-stick orbit "
+                         "(integrator=EventDriven) cannot be continued yet: call periodic_orbit at each parameter "
+                         "value, or continue the orbit of a regularized law")
     system = start.system
     check_paths(system, [path], "path")
     p0 = get_parameter(system, path)

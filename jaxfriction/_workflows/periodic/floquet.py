@@ -19,7 +19,17 @@ contraction during stick gives the multipliers near 0 that exact stick has (Lein
 Nijmeijer 2004, Sec. 7.2: the smoothed system's monodromy converges to the one of the
 non-smooth system with saltation matrices). No saltation matrix has to be assembled by hand,
 and no transition has to be located; the price is that a multiplier computed at a finite
-``eps`` carries an O(eps) error against the exact-stick limit.
+``eps`` carries an O(eps) error against the exact-stick limit. One caveat, measured against
+the exact flow: that limit is the regularized *ODE*'s. At a fixed ``h / eps`` (Quinn's ``eps
+= 2 h``) RK4 crosses the band in a step or two, and an orbit whose slip reverses without
+sticking (Den Hartog's) keeps an O(1) error in its multipliers that depends on where the
+steps fall (a few per cent); sticking orbits converge at O(eps).
+
+Exact stick: ``periodic_orbit(..., integrator=EventDriven(...))`` shoots on the event-driven
+flow, and its monodromy is the forward-mode Jacobian through the located events, i.e. the
+product of the regimes' Jacobians and the saltation matrices (Leine & Nijmeijer 2004, Sec.
+7.2); a sticking orbit has a multiplier 0 there (see
+:func:`~jaxfriction._workflows.periodic.flow.exact_period_run`).
 """
 
 from __future__ import annotations

@@ -26,13 +26,14 @@ QUANTITIES = ("dissipation", "amplitude", "period", "input_work", "y0")
 
 
 @eqx.filter_jit
-def _jacobian(system, p0, z0, frequency, t0, n_steps, tol, max_steps):
+def _jacobian(system, p0, z0, frequency, t0, n_steps, tol, max_steps, integrator=None):
     def quantities(values):
         sys = set_parameters(system, values)
-        out = shoot(sys, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps)
+        out = shoot(sys, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps,
+                    integrator=integrator)
         traj = out["trajectory"]
         q = {"dissipation": out["end"][-3], "input_work": out["end"][-1], "period": out["period"],
-             "amplitude": amplitude(traj), "y0": out["x"]}
+             "amplitude": amplitude(traj, out["event_positions"]), "y0": out["x"]}
         return q, (q, out["converged"])
 
     jac, (value, converged) = jax.jacfwd(quantities, has_aux=True)(p0)
@@ -46,7 +47,9 @@ def orbit_sensitivity(orbit: PeriodicOrbit, params) -> dict:
     Args:
         orbit: a converged :class:`~jaxfriction.PeriodicOrbit` (from
             :func:`~jaxfriction.periodic_orbit`; its state is the starting point, so the
-            solve takes one Newton step).
+            solve takes one Newton step). An exact-stick orbit (``integrator=EventDriven``)
+            is differentiated through its event-driven flow (forward mode, event times by
+            the implicit function theorem).
         params: a path or a list of scalar leaf paths (``"force.omega"``, ``"law.mu"``,
             ``"law.eps"``).
 
@@ -77,7 +80,8 @@ def orbit_sensitivity(orbit: PeriodicOrbit, params) -> dict:
     z0 = jnp.asarray(orbit.y0)
     if orbit.autonomous:
         z0 = jnp.concatenate([z0, jnp.asarray([orbit.period], z0.dtype)])
-    value, jac, converged = _jacobian(system, p0, z0, orbit.frequency, orbit.t0, orbit.n_steps, orbit.tol, 20)
+    value, jac, converged = _jacobian(system, p0, z0, orbit.frequency, orbit.t0, orbit.n_steps, orbit.tol, 20,
+                                      orbit.integrator)
     if not bool(converged):
         raise ValueError("orbit: the orbit does not solve the shooting problem at its own parameters")
     out = {q: {n: np.asarray(jac[q][n]) if q == "y0" else float(jac[q][n]) for n in names} for q in QUANTITIES}

@@ -12,6 +12,11 @@ map (:mod:`.flow`), for any law; the root finders are optimistix's (``optx.Newto
 parameters come from the implicit function theorem at the converged orbit, never through
 the Newton iterations or the transient (:mod:`.sensitivity`).
 
+With ``integrator=EventDriven(...)`` the period map is the exact event-driven flow of
+set-valued Coulomb friction instead (:func:`.flow.exact_period_run`): the same residual, root
+finders and implicit derivative, the Jacobian by forward-mode AD through the located events
+(which carries the saltation matrices).
+
 The guess comes from a short transient (a few periods from ``y0``). Every returned orbit
 carries its residual ``|phi_T(x) - x|``; one that did not converge says so (``converged``,
 ``status``) and warns.
@@ -32,13 +37,14 @@ import numpy as np
 from ..._checks import check_int, check_real
 from ..._integrate.resolution import check_step_resolution
 from ..._integrate.rk4 import rk4_scan
+from ..._integrate.solvers import RK4, AbstractSolver
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._integrate.trajectory import Trajectory
 from ..._observables.stick import stick_fraction
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template
 from .floquet import floquet_multipliers, is_stable
-from .flow import full_state, period_map, period_trajectory, steps_per_period
+from .flow import exact_period_run, full_state, period_map, period_trajectory, steps_per_period
 from .period import forcing_frequency_path, forcing_period
 
 #: Solver names of :func:`periodic_orbit`.
@@ -50,10 +56,15 @@ def residual_scale(x):
     return jnp.maximum(1.0, jnp.max(jnp.abs(x)))
 
 
-def amplitude(traj: Trajectory):
+def amplitude(traj: Trajectory, event_positions=None):
     """Half the peak-to-peak range of the positions over a saved period (per dof), each
     extreme refined by the parabola through the saved point and its two neighbours (the
-    saved period is periodic, so the neighbours wrap around). Units of the positions."""
+    saved period is periodic, so the neighbours wrap around). Units of the positions.
+    With ``event_positions`` (one dof: an exact orbit's positions at its events, where a
+    still surface's velocity zeros lie) the extremes are the largest and smallest of those and
+    the saved points, unrefined: the acceleration jumps at an event, so a parabola through
+    samples around it would overshoot (exact for a still surface; to the sample spacing,
+    O(h^2), for an extreme inside a slip on a moving surface)."""
     q = jnp.reshape(traj.ys[:-1, : traj.system.n_dof], (traj.ys.shape[0] - 1, -1))  # (n, dof)
 
     def extreme(q, sign):
@@ -63,24 +74,37 @@ def amplitude(traj: Trajectory):
         safe = jnp.where(curvature == 0, 1.0, curvature)
         return jnp.where(curvature == 0, b, b - (c - a) ** 2 / (8 * safe))
 
-    top = jax.vmap(lambda col: extreme(col, 1.0), in_axes=1)(q)
-    bottom = jax.vmap(lambda col: extreme(col, -1.0), in_axes=1)(q)
+    if event_positions is not None:
+        top = jnp.maximum(jnp.max(q, axis=0), jnp.max(event_positions))
+        bottom = jnp.minimum(jnp.min(q, axis=0), jnp.min(event_positions))
+    else:
+        top = jax.vmap(lambda col: extreme(col, 1.0), in_axes=1)(q)
+        bottom = jax.vmap(lambda col: extreme(col, -1.0), in_axes=1)(q)
     half = 0.5 * (top - bottom)
     return half[0] if traj.system.n_dof == 1 else half
 
 
-def _residual_fn(frequency, t0, n_steps, d):
+def _flow(integrator, t0, n_steps):
+    """The period map ``(system, x, period) -> end state`` of the RK4 flow (``integrator``
+    None) or of the exact event-driven flow (a :class:`~jaxfriction.EventDriven`)."""
+    if integrator is None:
+        return lambda system, x, period: period_map(system, x, t0, period, n_steps)
+    return lambda system, x, period: exact_period_run(system, x, t0, period, 1, integrator)[0].ys[-1]
+
+
+def _residual_fn(frequency, t0, n_steps, d, integrator=None):
     """The shooting residual ``F(z, args)``: ``z = x`` (forced, ``args = system``) or ``z =
     [x, T]`` (autonomous, ``args = (system, x_ref, f_ref)``)."""
+    flow = _flow(integrator, t0, n_steps)
     if frequency is not None:
         def forced(x, system):
-            return period_map(system, x, t0, forcing_period(system, frequency), n_steps)[:d] - x
+            return flow(system, x, forcing_period(system, frequency))[:d] - x
         return forced
 
     def autonomous(z, args):
         system, x_ref, f_ref = args
         x, period = z[:d], z[d]
-        end = period_map(system, x, t0, period, n_steps)[:d]
+        end = flow(system, x, period)[:d]
         return jnp.concatenate([end - x, jnp.dot(f_ref, x - x_ref)[None]])
     return autonomous
 
@@ -91,7 +115,7 @@ def frozen(tree):
     return jax.tree.map(lambda x: jax.lax.stop_gradient(x) if eqx.is_array(x) else x, tree)
 
 
-def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"):
+def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton", integrator=None):
     """The traceable core: solve the shooting problem from ``z0`` (``x``, or ``[x, T]`` for an
     autonomous system) and measure the orbit (usable inside ``jit``, ``vmap`` and a sweep lane).
 
@@ -104,6 +128,11 @@ def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"
     unconverged; a singular ``J`` (a non-isolated orbit, e.g. a block stuck anywhere in its
     static band) keeps the root without the correction. Nothing raises inside a batch.
 
+    ``integrator``: None shoots on the RK4 flow of ``n_steps`` steps per period; a
+    :class:`~jaxfriction.EventDriven` on the exact event-driven flow
+    (:func:`~jaxfriction._workflows.periodic.flow.exact_period_run`), whose period is then
+    saved at ``n_steps + 1`` equal times and ``event_positions`` are returned too.
+
     Returns:
         Dict: ``z`` (the solution), ``x`` ``(d,)``, ``period``, ``residual`` (``|phi_T(x) -
             x|_inf``), ``converged`` (bool: optimistix succeeded and ``residual <= tol
@@ -115,7 +144,7 @@ def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"
     import optimistix as optx
 
     d = system.dynamical_size
-    fn = _residual_fn(frequency, t0, n_steps, d)
+    fn = _residual_fn(frequency, t0, n_steps, d, integrator)
     z0 = jax.lax.stop_gradient(z0)
     if frequency is None:
         x_ref = z0[:d]
@@ -149,23 +178,29 @@ def shoot(system, z0, *, frequency, t0, n_steps, tol, max_steps, solver="newton"
     z = jnp.where(small, root - step, root)  # a singular Jacobian (a non-isolated orbit) keeps the root
     x = z[:d]
     period = forcing_period(system, frequency) if frequency is not None else z[d]
-    traj = period_trajectory(system, x, t0, period, n_steps)  # the orbit's period, saved at every step
+    if integrator is None:
+        traj = period_trajectory(system, x, t0, period, n_steps)  # the orbit's period, saved at every step
+        events = None
+    else:
+        traj, events = exact_period_run(system, x, t0, period, n_steps, integrator)
     end = traj.ys[-1]
     residual = jnp.max(jnp.abs(end[:d] - x))
     ok = (start_ok | found) & (residual <= tol * scale) & jnp.all(jnp.isfinite(end))
     if frequency is None:
         ok = ok & (period > 0)
     return {"z": z, "x": x, "period": period, "residual": residual, "converged": ok,
-            "steps": sol.stats["num_steps"], "end": end, "trajectory": traj, "monodromy": jac[:d, :d] + jnp.eye(d, dtype=jac.dtype)}
+            "steps": sol.stats["num_steps"], "end": end, "trajectory": traj, "monodromy": jac[:d, :d] + jnp.eye(d, dtype=jac.dtype),
+            "event_positions": events}
 
 
 @eqx.filter_jit
-def _solve(system, z0, frequency, t0, n_steps, tol, max_steps, solver):
-    out = shoot(system, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps, solver=solver)
+def _solve(system, z0, frequency, t0, n_steps, tol, max_steps, solver, integrator=None):
+    out = shoot(system, z0, frequency=frequency, t0=t0, n_steps=n_steps, tol=tol, max_steps=max_steps, solver=solver,
+                integrator=integrator)
     traj = out.pop("trajectory")
     out["traj_ts"], out["traj_ys"], out["traj_status"] = traj.ts, traj.ys, traj.status
     out["stick_fraction"] = stick_fraction(traj)
-    out["amplitude"] = amplitude(traj)
+    out["amplitude"] = amplitude(traj, out.pop("event_positions"))
     return out
 
 
@@ -218,6 +253,8 @@ class PeriodicOrbit:
         trajectory: the period saved at every RK4 step (:class:`~jaxfriction.Trajectory`).
         frequency: the path of the forcing frequency (None: autonomous).
         tol: the residual tolerance the orbit was solved to.
+        integrator: None (the RK4 flow) or the :class:`~jaxfriction.EventDriven` of an
+            exact-stick orbit (then ``n_steps`` counts the saved intervals of the period).
     """
 
     system: Any
@@ -241,6 +278,7 @@ class PeriodicOrbit:
     trajectory: Trajectory = dataclasses.field(repr=False)
     frequency: str | None = None
     tol: float = 1e-10
+    integrator: Any = None
 
     def __repr__(self):
         return (f"PeriodicOrbit(status={self.status!r}, period={self.period:.6g}, residual={self.residual:.2e}, "
@@ -263,8 +301,9 @@ def _unpack(system, y0, dt, frequency):
 def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | None = None,
                    frequency: str | None = None, t0: float = 0.0, transient: float | None = None,
                    tol: float = 1e-10, max_steps: int = 50, solver: str = "newton",
-                   warn: bool = True) -> PeriodicOrbit:
-    """The periodic steady state of ``system`` by shooting on its fixed-step RK4 flow.
+                   integrator=None, warn: bool = True) -> PeriodicOrbit:
+    """The periodic steady state of ``system`` by shooting on its fixed-step RK4 flow, or on
+    the exact event-driven flow (``integrator=jf.EventDriven(...)``).
 
     Forced systems (a :class:`~jaxfriction.Harmonic` drive, or ``frequency``): ``T = 2 pi /
     omega``, the unknown is the state at phase ``t0``. Autonomous systems (no forcing: the belt,
@@ -275,6 +314,19 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
     short transient from ``y0``. The step is ``h = T / n`` with ``n = ceil(T / dt)``, the grid
     of a sweep's last-cycle window, so the orbit's dissipation is the 50-cycle sweep's
     without the transient.
+
+    Exact stick (``integrator=jf.EventDriven(...)``): the period map is the event-driven
+    solution of set-valued Coulomb friction (single-contact :class:`~jaxfriction.Oscillator`,
+    ``Coulomb`` or ``StaticKineticCoulomb``), and Newton's Jacobian and the monodromy are
+    forward-mode Jacobians through it, the located events included, which carries the
+    saltation matrices of the stick-slip transitions (Leine & Nijmeijer 2004, Sec. 7.2; see
+    :func:`~jaxfriction._workflows.periodic.flow.exact_period_run`). The orbit is exact to the
+    solver tolerance (no O(eps) regularization error); a sticking orbit has a zero multiplier.
+    ``dt`` is then only the spacing of the saved period (default ``T / 200``), the
+    transient is whole periods of the exact flow, and ``max_events`` of the integrator is the
+    event budget of one period (16 is plenty for one stick-slip cycle; the default 256 costs
+    time). ``t0`` should not be an event time of the orbit (the period map is not smooth
+    there). The argument is ``integrator`` because ``solver`` names the root finder.
 
     Args:
         system: a jaxfriction system, or a :class:`~jaxfriction.Template` (its ``dt``, ``y0``
@@ -296,6 +348,8 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
             solver's step tolerance).
         max_steps: solver iterations allowed.
         solver: ``"newton"`` or ``"lm"``.
+        integrator: None (or :class:`~jaxfriction.RK4`): the RK4 flow of the system's law;
+            a :class:`~jaxfriction.EventDriven`: the exact event-driven flow.
         warn: warn (UserWarning) when the orbit did not converge.
 
     Returns:
@@ -305,7 +359,9 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
         ValueError: naming the argument: not a system, missing or invalid ``dt``, ``period``
             for a forced system, an autonomous system with neither ``period`` nor
             ``transient``, no oscillation to estimate a period from, ``y0`` of the wrong
-            shape, an unknown solver, invalid ``tol``/``max_steps``.
+            shape, an unknown solver, invalid ``tol``/``max_steps``; an ``integrator`` other
+            than RK4 or EventDriven, or a system or law EventDriven cannot solve exactly
+            (naming ``system`` or ``law``).
 
     Example:
         Quinn's forced oscillator (Quinn 2004 eq. 5, Fig. 7 case a) in its sticking steady
@@ -315,11 +371,20 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
             orbit.dissipation, orbit.stick_fraction, orbit.stable
     """
     system, y0, dt, frequency = _unpack(system, y0, dt, frequency)
+    if isinstance(solver, AbstractSolver):
+        raise ValueError(f"solver is the root finder, one of {SOLVERS}; pass the {type(solver).__name__} "
+                         f"integrator as integrator=")
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     check_real("tol", tol, positive=True)
     check_int("max_steps", max_steps, minimum=1)
     check_real("t0", t0)
+    integrator = _check_integrator(integrator, system)
+    if integrator is not None:
+        # floats become arrays, so that another value of a parameter reuses the compiled solve
+        system = jax.tree.map(lambda v: jnp.asarray(v, jnp.result_type(float)) if isinstance(v, float) else v, system)
+        return _exact_orbit(system, y0, dt, period, frequency, float(t0), transient, float(tol), int(max_steps),
+                            solver, integrator, warn)
     if dt is None:
         raise ValueError("dt is required (the RK4 step bound), unless a Template gives it")
     check_real("dt", dt, positive=True)
@@ -365,6 +430,12 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
             y = _transient(system, y, float(t0) - run, run / n_tr, n_tr)
         z0 = jnp.concatenate([y[:d], jnp.asarray([T], dtype)])
     out = _solve(system, z0, frequency, float(t0), n, float(tol), int(max_steps), solver)
+    return _finish(system, out, frequency, float(t0), n, float(tol), warn)
+
+
+def _finish(system, out, frequency, t0, n, tol, warn, integrator=None):
+    """The host-side :class:`PeriodicOrbit` of a :func:`_solve` output."""
+    d = system.dynamical_size
     out = jax.tree.map(np.asarray, out)
     traj = Trajectory(ts=jnp.asarray(out["traj_ts"]), ys=jnp.asarray(out["traj_ys"]), system=system,
                       status=jnp.asarray(out["traj_status"]))
@@ -389,9 +460,86 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
         stable=converged and is_stable(multipliers, frequency is None),
         dissipation=float(end[-3]), damping_dissipation=float(end[-2]), input_work=float(end[-1]),
         stick_fraction=float(out["stick_fraction"]), amplitude=float(amp) if np.ndim(amp) == 0 else amp,
-        trajectory=traj, frequency=frequency, tol=float(tol))
+        trajectory=traj, frequency=frequency, tol=float(tol), integrator=integrator)
     if warn and not converged:
         warnings.warn(f"periodic_orbit did not converge ({status}): residual |phi_T(y0) - y0| = {orbit.residual:.3g} "
                       f"after {orbit.iterations} iterations; try a longer transient, another y0 or solver='lm'",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)
     return orbit
+
+
+def _check_integrator(integrator, system):
+    """None for the RK4 flow, or the :class:`~jaxfriction.EventDriven` after checking that it
+    can solve ``system`` exactly."""
+    from ..._exact.solver import EventDriven
+
+    if integrator is None or isinstance(integrator, RK4):
+        return None
+    if not isinstance(integrator, EventDriven):
+        raise ValueError(f"integrator must be None (RK4), jf.RK4() or jf.EventDriven(...) for periodic_orbit, got "
+                         f"{type(integrator).__name__}: shooting needs a forward-mode Jacobian of the period map, "
+                         f"which these two provide")
+    from ..._exact.coulomb_params import coulomb_coefficients
+    from ..._systems.oscillator import Oscillator
+
+    if not isinstance(system, Oscillator):
+        raise ValueError(f"system: EventDriven solves a single-contact Oscillator exactly, got "
+                         f"{type(system).__name__}; use the RK4 flow of a regularized law (integrator=None)")
+    coulomb_coefficients(system)  # raises naming law
+    return integrator
+
+
+@eqx.filter_jit
+def _exact_periods(system, x, t0, period, cycles, integrator):
+    """``cycles`` periods of the exact flow from ``x`` (a transient; Python int cycles)."""
+    def one(_, x):
+        return exact_period_run(system, x, t0, period, 1, integrator)[0].ys[-1][: system.dynamical_size]
+    return jax.lax.fori_loop(0, cycles, one, x)  # one compiled period, not ``cycles`` copies
+
+
+def _exact_orbit(system, y0, dt, period, frequency, t0, transient, tol, max_steps, solver, integrator, warn):
+    """:func:`periodic_orbit` on the exact event-driven flow."""
+    from ..._exact.event_driven import simulate_event_driven
+
+    frequency = forcing_frequency_path(system, frequency)
+    if transient is not None:
+        check_real("transient", transient, nonnegative=True)
+    d = system.dynamical_size
+    y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)[:d]
+    if frequency is not None:
+        if period is not None:
+            raise ValueError(f"period: a forced system's period is 2 pi / {frequency}; do not give period "
+                             f"(or name no frequency for an autonomous system)")
+        check_real("frequency", float(np.asarray(forcing_period(system, frequency))), positive=True)
+        T = float(forcing_period(system, frequency))
+    else:
+        if period is None:
+            if transient is None:
+                raise ValueError("period: an autonomous system needs a period guess, or a transient (time units) to "
+                                 "estimate it from")
+            run = float(transient)
+            traj, _ = simulate_event_driven(system, y, t0 - run, t0, n_save=2000, max_events=integrator.max_events,
+                                            rtol=integrator.rtol, atol=integrator.atol, dtmax=integrator.dtmax,
+                                            max_steps=integrator.max_steps)
+            if int(traj.status) != STATUS_OK:
+                raise ValueError(f"transient: the event-driven transient failed ({STATUS_MEANINGS[int(traj.status)]}); "
+                                 f"raise the integrator's max_events or give period=")
+            half = traj.ts.shape[0] // 2
+            period = estimate_period(traj.ts[half:], traj.ys[half:, 0])
+            if period is None:
+                raise ValueError("transient: no oscillation in the second half of the transient to estimate a "
+                                 "period from (the system may be at rest); give period= or a longer transient")
+            y, transient = traj.ys[-1, :d], 0.0
+        check_real("period", period, positive=True)
+        T = float(period)
+    if dt is None:
+        dt = T / 200
+    check_real("dt", dt, positive=True)
+    n = steps_per_period(T, dt)
+    run = 5 * T if transient is None else float(transient)
+    cycles = math.ceil(run / T * (1 - 1e-12)) if run > 0 else 0
+    if cycles:  # whole periods of the exact flow, ending at phase t0
+        y = _exact_periods(system, y, t0, T, cycles, integrator)
+    z0 = y if frequency is not None else jnp.concatenate([y, jnp.asarray([T], y.dtype)])
+    out = _solve(system, z0, frequency, t0, n, tol, max_steps, solver, integrator)
+    return _finish(system, out, frequency, t0, n, tol, warn, integrator)
