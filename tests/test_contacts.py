@@ -159,6 +159,7 @@ def test_bad_input(make, match):
         make()
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); the chain's D: the Moreau-Jean checks
 def test_quinn_chain_dissipation_weights_the_last_block_like_the_others():
     # the physical dissipation weights the last block by its normal force (3/4 of the others');
     # Quinn's D weights all blocks alike: the two agree while the last block sticks

@@ -6,6 +6,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxfriction as jf
 from jaxfriction.testing import check_system
@@ -55,6 +56,7 @@ def test_contact_system_with_a_dynamic_law_is_the_oscillator():
                                rtol=1e-12)
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); contact systems with dynamic laws: the fast tests below
 def test_chain_and_belt_carry_one_state_per_contact():
     chain = jf.BurridgeKnopoffChain(law=jf.Dahl(sigma=200.0, mu=1.0, alpha=1.0), n=6, alpha=0.25, omega=0.5)
     assert chain.n_internal == 6 and chain.state_size == 2 * 6 + 6 + 3
@@ -72,6 +74,7 @@ def test_chain_and_belt_carry_one_state_per_contact():
     assert np.all(np.abs(forces) <= np.array([0.5, 0.25]) * (1 + 1e-9))
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); chain gradients: test_contacts.py
 def test_gradient_through_a_chain_with_lugre_matches_finite_differences():
     def dissipation(sigma0):
         chain = jf.BurridgeKnopoffChain(law=jf.LuGre(sigma0=sigma0, sigma1=20.0, sigma2=0.0, mu_c=1.0, mu_s=1.2,

@@ -293,6 +293,7 @@ def test_bouc_wen_loading_branch_closed_form_and_passivity():
     assert float(traj.friction_dissipation[-1]) > 0.1
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); LuGre's flag: test_step_honesty.py
 def test_rk4_flags_a_step_too_long_for_the_bristles():
     # LuGre's bristles relax at sigma0 |v| / g(v): at 2 ms and a 1.6 N force the run blows
     # up (energy residual ~1) and is flagged, at 0.5 ms it is fine

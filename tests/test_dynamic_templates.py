@@ -13,7 +13,8 @@ import jaxfriction as jf
 from jaxfriction.cli import main
 
 
-@pytest.mark.parametrize("name, law", [("lugre", "lugre"), ("lugre", "dahl"), ("jointed", "segalman"),
+@pytest.mark.parametrize("name, law", [("lugre", "lugre"), ("lugre", "dahl"),
+                                       pytest.param("jointed", "segalman", marks=pytest.mark.slow),
                                        ("jointed", "iwan"), ("spring-slider", "aging"), ("spring-slider", "slip")])
 def test_templates_sweep_with_their_defaults(name, law):
     tpl = jf.template(name, law=law)

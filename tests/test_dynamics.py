@@ -99,6 +99,7 @@ def test_peak_samples():
     assert np.all(np.isnan(np.asarray(peak_samples(t, 2))))  # monotone: no peaks
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); the Lyapunov checks stay fast
 def test_reproduce_awrejcewicz_cli(tmp_path):
     result = CliRunner().invoke(main, ["reproduce", "awrejcewicz", "--n-params", "6", "--json",
                                        "--figure", str(tmp_path / "a.png")])

@@ -25,7 +25,7 @@ from jaxfriction.testing import check_fused
 SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
 #: One law of each kind runs in the fast suite; the rest of the matrix is marked slow
 #: (interpret mode traces and compiles each system, ~5-25 s apiece on one core).
-FAST = {"VectorQuinn", "LuGre"}  # Quinn and StaticKineticQuinn: the templates below
+FAST = {"VectorQuinn"}  # Quinn: the templates below; LuGre: the compiled loop's fast set (same traced pieces)
 
 
 def _params(items, name):

@@ -48,6 +48,7 @@ def test_presliding_virgin_curve_is_piecewise_linear():
     assert slope == pytest.approx(float(jnp.sum(K)), rel=1e-10)
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); Maxwell-slip's closed forms stay fast
 def test_energy_balance_and_finite_gradients_at_rest():
     law = jf.MaxwellSlip(jnp.array([50.0, 20.0]), jnp.array([0.6, 0.4]), C=5.0, sigma2=0.1, mu_c=0.3, mu_s=0.5,
                          v_s=0.1)

@@ -204,6 +204,7 @@ def test_quake_methods():
         jf.quake_response(motion, MU, exact=True, method="quinn")
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); Na et al.'s validation case stays fast
 def test_reproduce_na2d_cli(tmp_path):
     import json
 

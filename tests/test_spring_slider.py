@@ -230,6 +230,7 @@ def test_gradients_match_finite_differences():
         assert float(grad[path]) == pytest.approx(float(fd), rel=1e-6, abs=1e-10), path
 
 
+@pytest.mark.slow  # moved out of the fast default (suite time); the stability closed forms stay fast
 def test_reproduce_rate_state_cli(tmp_path):
     import json
 
