@@ -4,7 +4,7 @@ The fused kernel (:class:`jaxfriction.FusedKernel`) keeps a block of lanes throu
 time loop. On a CPU it runs in Pallas' interpret mode, which XLA compiles into one loop over
 the blocks with the whole RK4 time loop inside, on ``(block,)`` arrays: the CPU form of
 "one compiled loop per lane block". This script measures workload A of ``scripts/bench.py``
-(Quinn's forced oscillator, ``dt = 0.01``, 50 cycles at ``omega = 0.5``, 62,833 RK4 steps,
+(Quinn's forced oscillator, ``dt = 0.01``, 50 cycles at ``omega = 0.5``, 62,850 RK4 steps,
 ``D`` and the stick fraction of the last cycle) side by side in one run:
 
 - ``jf.sweep`` on the XLA path (``kernel="vmap"``),

@@ -1,7 +1,7 @@
 """GPU benchmark: the fused Pallas kernel against vmap-of-scan, side by side in one run.
 
 Workload A, the default sweep: Quinn's forced oscillator (``jf.template("oscillator")``:
-Quinn's law, ``eps = 2 dt``, ``dt = 0.01``, 50 cycles at ``omega = 0.5``, 62,833 RK4 steps),
+Quinn's law, ``eps = 2 dt``, ``dt = 0.01``, 50 cycles at ``omega = 0.5``, 62,850 RK4 steps),
 ``D`` of the last cycle, without and with ``dD/d(mu N)`` (forward mode), over ``B`` lanes of
 ``(mu N, alpha)``, for ``B = 1e3 ... 1e7``, in float64 and float32. Workload B: the
 Burridge-Knopoff chain (``jf.template("chain", n=32)``: 4 cycles, the last measured), its

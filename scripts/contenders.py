@@ -5,9 +5,10 @@ classical RK4 as jaxfriction, so their results agree with the library's to round
 
 - **Workload A** (the default sweep): Quinn's forced oscillator ``x'' + x = f + alpha sin(omega t)``
   with ``f = -mu N clip(v / eps - zeta, -1, 1)``, ``zeta = clip(f_eq / (mu N), -1, 1)``
-  (``sign(f_eq)`` when ``mu N = 0``), ``f_eq = x - alpha sin(omega t)``; from rest, a transient
-  of ``cycles - 1`` forcing periods on the grid ``h = span / ceil(span / dt)`` of
-  :func:`jaxfriction._integrate.grid.fixed_grid`, then the last period on its own grid. The
+  (``sign(f_eq)`` when ``mu N = 0``), ``f_eq = x - alpha sin(omega t)``; from rest,
+  ``cycles`` forcing periods on the last period's grid ``h = T / ceil(T / dt)`` of
+  :func:`jaxfriction._integrate.grid.fixed_grid` (a sweep's transient that is whole windows
+  takes the window's step: :func:`jaxfriction._integrate.solvers.transient_step`). The
   output ``D`` is the increase of ``E_friction = int -f v dt`` over the last period, with
   ``E_friction`` integrated by RK4 as a third state (as the library does). ``E_damping`` and
   ``W_input`` are dropped (they do not affect ``D``).
@@ -84,9 +85,9 @@ def sweep_segments(omega, dt, cycles):
     """
     period = 2 * math.pi / omega
     t_last = (cycles - 1) * period
-    n_pre, h_pre = step_grid(0.0, t_last, dt)
     n_last, h_last = step_grid(t_last, t_last + period, dt)
-    return [(0.0, n_pre, h_pre), (t_last, n_last, h_last)]
+    n_pre = (cycles - 1) * n_last  # the transient on the window's step, as the library runs it
+    return [(0.0, n_pre, t_last / n_pre if n_pre else 0.0), (t_last, n_last, h_last)]
 
 
 def sweep_lanes(batch):
