@@ -395,11 +395,7 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
     dtype = y.dtype
     if frequency is not None:
-        if period is not None:
-            raise ValueError(f"period: a forced system's period is 2 pi / {frequency}; do not give period "
-                             f"(or name no frequency for an autonomous system)")
-        check_real("frequency", float(np.asarray(forcing_period(system, frequency))), positive=True)
-        T = float(forcing_period(system, frequency))
+        T = _forced_period(system, frequency, period)
         check_step_resolution(system, dt, span=T)
         n = steps_per_period(T, dt)
         run = 5 * T if transient is None else float(transient)
@@ -409,17 +405,12 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
         z0 = y[:d]
     else:
         if period is None:
-            if transient is None:
-                raise ValueError("period: an autonomous system needs a period guess, or a transient (time units) to "
-                                 "estimate it from")
+            _need_transient(transient)
             n_tr = steps_per_period(float(transient), dt)
             ts, ys = jax.jit(lambda y: rk4_scan(system.vector_field, y, float(t0) - float(transient),
                                                 float(transient) / n_tr, n_tr, 1), )(y)
             half = n_tr // 2
-            period = estimate_period(ts[half:], ys[half:, 0])
-            if period is None:
-                raise ValueError("transient: no oscillation in the second half of the transient to estimate a "
-                                 "period from (the system may be at rest); give period= or a longer transient")
+            period = _estimated_period(ts[half:], ys[half:, 0])
             y, transient = ys[-1], 0.0
         check_real("period", period, positive=True)
         T = float(period)
@@ -431,6 +422,33 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
         z0 = jnp.concatenate([y[:d], jnp.asarray([T], dtype)])
     out = _solve(system, z0, frequency, float(t0), n, float(tol), int(max_steps), solver)
     return _finish(system, out, frequency, float(t0), n, float(tol), warn)
+
+
+def _forced_period(system, frequency, period) -> float:
+    """``T = 2 pi / omega`` of a forced system (ValueError naming ``period`` if one was given,
+    ``frequency`` if it is not positive)."""
+    if period is not None:
+        raise ValueError(f"period: a forced system's period is 2 pi / {frequency}; do not give period "
+                         f"(or name no frequency for an autonomous system)")
+    T = float(forcing_period(system, frequency))
+    check_real("frequency", T, positive=True)
+    return T
+
+
+def _need_transient(transient):
+    """An autonomous system without a period guess needs a transient to estimate it from."""
+    if transient is None:
+        raise ValueError("period: an autonomous system needs a period guess, or a transient (time units) to "
+                         "estimate it from")
+
+
+def _estimated_period(ts, q) -> float:
+    """:func:`estimate_period`, or ValueError naming ``transient`` when ``q`` does not oscillate."""
+    period = estimate_period(ts, q)
+    if period is None:
+        raise ValueError("transient: no oscillation in the second half of the transient to estimate a "
+                         "period from (the system may be at rest); give period= or a longer transient")
+    return period
 
 
 def _finish(system, out, frequency, t0, n, tol, warn, integrator=None):
@@ -507,16 +525,10 @@ def _exact_orbit(system, y0, dt, period, frequency, t0, transient, tol, max_step
     d = system.dynamical_size
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)[:d]
     if frequency is not None:
-        if period is not None:
-            raise ValueError(f"period: a forced system's period is 2 pi / {frequency}; do not give period "
-                             f"(or name no frequency for an autonomous system)")
-        check_real("frequency", float(np.asarray(forcing_period(system, frequency))), positive=True)
-        T = float(forcing_period(system, frequency))
+        T = _forced_period(system, frequency, period)
     else:
         if period is None:
-            if transient is None:
-                raise ValueError("period: an autonomous system needs a period guess, or a transient (time units) to "
-                                 "estimate it from")
+            _need_transient(transient)
             run = float(transient)
             traj, _ = simulate_event_driven(system, y, t0 - run, t0, n_save=2000, max_events=integrator.max_events,
                                             rtol=integrator.rtol, atol=integrator.atol, dtmax=integrator.dtmax,
@@ -525,10 +537,7 @@ def _exact_orbit(system, y0, dt, period, frequency, t0, transient, tol, max_step
                 raise ValueError(f"transient: the event-driven transient failed ({STATUS_MEANINGS[int(traj.status)]}); "
                                  f"raise the integrator's max_events or give period=")
             half = traj.ts.shape[0] // 2
-            period = estimate_period(traj.ts[half:], traj.ys[half:, 0])
-            if period is None:
-                raise ValueError("transient: no oscillation in the second half of the transient to estimate a "
-                                 "period from (the system may be at rest); give period= or a longer transient")
+            period = _estimated_period(traj.ts[half:], traj.ys[half:, 0])
             y, transient = traj.ys[-1, :d], 0.0
         check_real("period", period, positive=True)
         T = float(period)
