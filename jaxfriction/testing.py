@@ -110,6 +110,8 @@ def check_law(law: AbstractFrictionLaw, normal: float = 1.0, *, atol: float = 1e
     - finite derivatives with respect to ``v``, ``f_eq`` and every parameter leaf
       (forward mode), at every point, zero slip included;
     - the law's ``constraints()`` hold for its own parameters;
+    - laws that declare ``slope_bounded``: ``|law(v, 0, N) - law(0, 0, N)| <= |df/dv(0)| |v|``
+      (``atol``), the secant never above the slope at zero slip;
     - vector laws: the same in 2-D (components on the last axis), and the law restricted
       to one axis has the symmetry and bound of a scalar law.
 
@@ -167,7 +169,32 @@ def check_law(law: AbstractFrictionLaw, normal: float = 1.0, *, atol: float = 1e
             problems.append(f"non-finite derivative with respect to {path}")
     checks = ["bound", "odd symmetry"] + (["force balance at zero slip"] if law.keeps_coulomb_structure else []) + \
         ["finite derivatives", "constraints"]
+    if law.slope_bounded:
+        problems += _secant_problems(law, vs, normal, atol)
+        checks.append("slope bounded")
     return _fail(f"{type(law).__name__}", problems, "friction-law", checks)
+
+
+def _secant_problems(law, vs, normal, atol) -> list[str]:
+    """``slope_bounded``: the secant ``|law(v, 0, N) - law(0, 0, N)| / |v|`` at most the
+    slope at zero slip, at ``vs`` and out to 100 times the largest of them."""
+    speeds = np.unique(np.abs(np.concatenate([vs, np.geomspace(1e-9, 100.0 * max(np.max(np.abs(vs)), 1.0), 64)])))
+    unit = np.array([1.0, 0.0]) if law.vector else np.array(1.0)
+    v = jnp.asarray(speeds[:, None] * unit if law.vector else speeds)
+    zero = jnp.zeros_like(v[0])
+
+    def force(u) -> Array:
+        return law(u, jnp.zeros_like(u), normal)
+
+    slope = float(np.max(np.abs(np.asarray(jax.jvp(force, (zero,), (jnp.asarray(unit, zero.dtype),))[1]))))
+    change = np.asarray(jax.vmap(force)(v) - force(zero))
+    change = np.linalg.norm(change, axis=-1) if law.vector else np.abs(change)
+    over = change - slope * speeds
+    if np.any(over > atol):
+        i = int(np.argmax(over))
+        return [f"slope bounded: |law(v) - law(0)| = {change[i]} > |df/dv(0)| |v| = {slope * speeds[i]} at "
+                f"|v| = {speeds[i]}"]
+    return []
 
 
 @eqx.filter_jit

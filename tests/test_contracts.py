@@ -66,6 +66,18 @@ def test_every_law_passes(law):
     check_law(law)
 
 
+def test_a_false_slope_bounded_claim_is_caught():
+    """A law whose secant exceeds its slope at zero slip (Stribeck's jump: slope 0 there)
+    fails ``check_law`` when it declares ``slope_bounded``; Quinn's claim holds."""
+
+    class Claims(jf.Stribeck):
+        slope_bounded = True
+
+    with pytest.raises(AssertionError, match="slope bounded"):
+        check_law(Claims())
+    assert "slope bounded" in str(check_law(jf.Quinn(0.4, 1e-3)))
+
+
 @pytest.mark.parametrize("law, states", DYNAMIC_LAWS, ids=lambda x: type(x).__name__ if not isinstance(x, list) else "")
 def test_every_dynamic_law_passes(law, states):
     check_dynamic_law(law, states=states, speeds=(1e-6, 1e-3, 1.0))

@@ -98,6 +98,26 @@ def test_static_laws_pay_nothing():
     assert internal_state_rate(system, jnp.zeros(2), jnp.zeros((2, system.state_size))) is None
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mu=st.floats(0.0, 3.0), eps=st.floats(1e-4, 1.0), mass=st.floats(0.05, 20.0), amplitude=st.floats(0.0, 4.0))
+def test_a_slope_bounded_law_skips_a_secant_rule_that_could_not_fire(mu, eps, mass, amplitude):
+    """Quinn declares ``slope_bounded``: the secant rule is None (not evaluated at every step of
+    a sweep's transient). Evaluated as for an undeclared law (the same force), it is exactly 0
+    at every state of a run through stick and slip, so no status changes."""
+    from jaxfriction._integrate.stability import secant_rate
+
+    class Undeclared(jf.Quinn):
+        slope_bounded = False
+
+    def oscillator(law):
+        return jf.Oscillator(law=law, force=jf.Harmonic(amplitude, 1.3), mass=mass)
+
+    system = oscillator(jf.Quinn(mu, eps))
+    traj = jf.simulate(system, jnp.array([0.3, -0.2]), 0.0, 12.0, dt=min(1e-2, 0.5 * eps * mass / max(mu, 1e-9)))
+    assert secant_rate(system, traj.ts, traj.ys) is None
+    assert float(secant_rate(oscillator(Undeclared(mu, eps)), traj.ts, traj.ys)) == 0.0
+
+
 def test_exact_coulomb_stick_is_flagged_true_stick_and_regularized_laws_are_not():
     """Exact Coulomb under RK4 chatters across zero in stick (Quinn 2004 Fig. 5a): the
     window's dissipation was 0.0092 against 0.0013 at dt / 10 with status 0. Flagged now;

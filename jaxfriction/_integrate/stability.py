@@ -139,7 +139,10 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None)
     ``df/dv`` at the state): a regularized law's secant is at most its band slope, so it is
     held to its band rule alone (Quinn at ``h mu N / (m eps) = 1.2`` is not flagged), and a
     law whose force is linear in ``v`` at fixed state (LuGre, Maxwell-slip) to its state
-    rule. ``v = 0`` exactly (force balance: true stick) counts 0.
+    rule. ``v = 0`` exactly (force balance: true stick) counts 0. A static law that declares
+    ``slope_bounded`` (Quinn's: its secant is at most its slope at zero slip, so never twice
+    the band slope) gets None: the rule cannot fire, and is not evaluated at every step of
+    a sweep's transient.
     Scaled by ``RK4_STABILITY_LIMIT / SECANT_STEP_LIMIT`` for the common test ``h rate <=
     RK4_STABILITY_LIMIT`` (:data:`SECANT_STEP_LIMIT`).
 
@@ -153,7 +156,8 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None)
         band: :func:`stick_band_rate` of ``system`` if already computed (None: computed here).
 
     Returns:
-        A scalar (traced under ``vmap``) or None.
+        A scalar (traced under ``vmap``) or None (no contacts with a known mobility, no
+        law, or a ``slope_bounded`` static law).
     """
     contacts = _contacts(system)
     if contacts is None or getattr(system, "law", None) is None:
@@ -161,6 +165,8 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None)
     mobility, normal, _, _ = contacts
     system, ts, ys = without_tangents((system, ts, ys))
     law, dynamic = system.law, has_internal_states(system)
+    if not dynamic and getattr(law, "slope_bounded", False):
+        return None
     band = None if dynamic else stick_band_rate(system) if band is None else band
 
     def one(t, y) -> Array:

@@ -55,6 +55,14 @@ class AbstractFrictionLaw(eqx.Module):
     is ``force_balance(f_eq, mu_s N)`` (Coulomb's structure at zero velocity, Quinn eq. 2);
     ``vector`` is True for laws of tangential slip vectors (the last axis holds the
     components, :mod:`jaxfriction._laws.vector`), False for scalar slip.
+    ``slope_bounded`` is True for laws whose force at ``f_eq = 0`` changes by at most its
+    slope at zero slip times the slip speed, ``|law(v, 0, N) - law(0, 0, N)| <= |df/dv(0)|
+    |v|`` for every ``v`` (Quinn's clip: ``mu N min(|v|/eps, 1)``): the fixed-step rule that
+    watches for a law acting as a switch at zero slip
+    (:func:`~jaxfriction._integrate.stability.secant_rate`, which needs a secant twice that
+    slope) can then never fire, and is skipped along the run. Leave it False (the default)
+    unless the bound holds for every parameter value; :func:`jaxfriction.testing.check_law`
+    checks it.
 
     Writing your own law: subclass, declare the parameters as fields (each a pytree leaf,
     so it can be swept, fitted and differentiated by its path ``"law.<field>"``), implement
@@ -69,6 +77,7 @@ class AbstractFrictionLaw(eqx.Module):
 
     keeps_coulomb_structure: ClassVar[bool] = True
     vector: ClassVar[bool] = False
+    slope_bounded: ClassVar[bool] = False
 
     def __check_init__(self):
         check_constraints(self)

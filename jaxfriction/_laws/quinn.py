@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import jax
 import jax.numpy as jnp
 from jax import Array
@@ -98,6 +100,8 @@ class Quinn(AbstractFrictionLaw):
     Raises:
         ValueError: ``mu < 0``, ``eps <= 0`` or non-finite values.
     """
+
+    slope_bounded: ClassVar[bool] = True  # |f(v) - f(0)| = mu N min(|v|/eps, 1) <= (mu N/eps) |v|
 
     mu: float = 1.0
     eps: float = 0.02

@@ -11,6 +11,8 @@ Restricted to one axis (the other components 0) every law equals its scalar coun
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
@@ -138,6 +140,8 @@ class VectorQuinn(_AbstractVectorLaw):
     Raises:
         ValueError: invalid values.
     """
+
+    slope_bounded: ClassVar[bool] = True  # |f(v) - f(0)| = mu N min(|v|/eps, 1) <= (mu N/eps) |v|
 
     mu: float = 0.3
     eps: float = 1e-3
