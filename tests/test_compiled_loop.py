@@ -153,3 +153,47 @@ def test_a_program_too_long_for_numba_runs_on_the_xla_path():
     tpl = jf.template("jointed", law="segalman")
     plan = jf.plan_sweep(tpl, {"force.amplitude": [0.1]}, wrt=tpl.wrt)
     assert plan.kernel == "vmap" and "lines, more than the compiled loop's 4000" in plan.kernel_reason
+
+
+def _live(system, observables, **options):
+    """The kernel's integrated state components for a sweep of ``system`` asking ``observables``."""
+    plan = jf.plan_sweep(system, {"force.amplitude": [0.5, 1.0]}, observables=observables, kernel="vmap",
+                         **SHORT, **options)
+    return FusedLanes(plan.program, 8, 4, True).build(["force.amplitude"])[0].live
+
+
+def test_books_no_output_reads_are_not_integrated():
+    """Workload A asks D and the stick fraction: the damping and input-work books are not
+    integrated (they were a quarter of the loop's arithmetic); with ``energy_residual``
+    every book is. The outputs are the XLA path's either way."""
+    system = jf.Oscillator(law=jf.Quinn(0.4, 0.02), force=jf.Harmonic(0.8, 2.0), damping=0.05)
+    few = {"dissipation": jf.window_dissipation, "stick_fraction": jf.stick_fraction}
+    np.testing.assert_array_equal(_live(system, few), [True, True, True, False, False])
+    assert _live(system, {"final_position": jf.final_position}).tolist() == [True, True, False, False, False]
+    assert _live(system, None) is None  # the defaults include energy_residual: every book
+    _check(system, {"force.amplitude": [0.3, 0.9, 1.5]}, observables=few, wrt=("law.mu",), y0=jnp.array([0.2, 0.0]),
+           **SHORT)
+
+
+class _FedBack(jf.Oscillator):
+    """A system whose acceleration reads its own input-work book (the layout allows it)."""
+
+    def rates(self, t, y):
+        r = super().rates(t, y)
+        return r._replace(acceleration=r.acceleration - 0.3 * self.input_work(y))
+
+
+def test_a_book_the_dynamics_read_stays_integrated():
+    system = _FedBack(law=jf.Quinn(0.4, 0.02), force=jf.Harmonic(0.8, 2.0))
+    few = {"dissipation": jf.window_dissipation}
+    np.testing.assert_array_equal(_live(system, few), [True, True, True, False, True])
+    _check(system, {"force.amplitude": [0.3, 0.9]}, observables=few, y0=jnp.array([0.2, 0.0]), **SHORT)
+
+
+def test_components_read_walks_the_scalar_trace():
+    from jaxfriction._kernels.fused_rk4 import components_read
+
+    spec = (jax.ShapeDtypeStruct((4,), jnp.float64), jax.ShapeDtypeStruct((), jnp.float64))
+    assert components_read(lambda y, s: y[2] * s + jnp.sin(y[0]), spec) == {0, 2}
+    assert components_read(lambda y, s: jnp.stack([y[3], s]), spec) == {3}
+    assert components_read(lambda y, s: jnp.sum(y) * 0.0, spec) == {0, 1, 2, 3}  # x * 0 is not 0 (NaN)

@@ -24,12 +24,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend import core as jex_core
 
 from .._integrate.rk4 import rk4_step
 from .._integrate.stability import saved_state_rate
 from .._laws.vector import safe_norm
 from .._observables.stick import STICK_TOL
-from .componentwise import Componentwise, cells_of, is_concrete, traced_cells
+from .componentwise import Componentwise, Unsupported, cells_of, is_concrete, traced_cells
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,12 +80,18 @@ class FusedRK4:
         plan: the :class:`WindowPlan`.
         wrt: indices into ``p`` of the parameters to carry tangents for (forward mode).
         reductions: the :class:`Reductions` to accumulate.
+        observed: ``observed(y_a, y_b, shared, p) -> outputs``, what is computed from the
+            window's first and last states outside the kernel (observables, statuses), or
+            None. Given, only the state components those outputs read are integrated, with
+            those that the reductions read and that the step needs to advance them; the others
+            (an energy book that no output reads: the input work when ``energy_residual`` is
+            not asked for) keep their start value (:attr:`live`).
 
     Raises:
         Unsupported: the system's step cannot be evaluated component-wise (named).
     """
 
-    def __init__(self, make_system, initial_state, shared_example, n_p, plan, wrt, reductions):
+    def __init__(self, make_system, initial_state, shared_example, n_p, plan, wrt, reductions, observed=None):
         self.plan, self.wrt, self.reductions = plan, tuple(wrt), reductions
         self.dtype = jnp.result_type(float)
         self.shared = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in shared_example]
@@ -104,7 +111,8 @@ class FusedRK4:
 
         def step(t, h, y, shared, p, ydot) -> tuple:
             def advance(y, p) -> Any:
-                return rk4_step(make_system(shared, p).vector_field, t, y, h)
+                y_next = rk4_step(make_system(shared, p).vector_field, t, y, h)
+                return y_next if self.live is None else jnp.where(self.live, y_next, y)
 
             return with_tangents(advance, (y, p), (ydot, basis)) if self.n_w else (advance(y, p), ydot)
 
@@ -119,7 +127,8 @@ class FusedRK4:
                                                     (y, p), (ydot, basis))[1]
             if reductions.rate:
                 out["rate"] = rate_at(t, y, shared, p)
-            out["finite"] = jnp.all(jnp.isfinite(y))
+            out["finite"] = jnp.all(jnp.isfinite(y if self.live is None else
+                                                 jnp.stack([y[i] for i in np.flatnonzero(self.live)])))
             return out
 
         def rate_at(t, y, shared, p) -> Array:
@@ -131,11 +140,46 @@ class FusedRK4:
         y_shape = jax.eval_shape(initial_state, self.shared, p).shape
         self.n_y = int(np.prod(y_shape, dtype=int))
         y, ydot = jax.ShapeDtypeStruct((self.n_y,), self.dtype), jax.ShapeDtypeStruct((self.n_w, self.n_y), self.dtype)
+        #: which state components are integrated (bools, ``(n_y,)``), or None: all
+        self.live = None
+        if observed is not None:
+            self.live = self._live(observed, lambda *a: step(*a)[0], point, rate_at, (t, h, y, self.shared, p, ydot))
         self.start = Componentwise(start, self.shared, p)
         self.step = Componentwise(step, t, h, y, self.shared, p, ydot)
         self.point = Componentwise(point, t, y, self.shared, p, ydot)
         self.rate_at = Componentwise(rate_at, t, y, self.shared, p)
         self.outputs = self._layout()
+
+    def _live(self, observed, step, point, rate_at, specs):
+        """The state components that the outputs need (see ``observed``), as a bool array, or
+        None when all are (or when a piece cannot be traced component-wise). A component is
+        needed when ``observed``, the saved-point reductions or the transient's rate read
+        it, or when the step of a needed component reads it."""
+        t, h, y, shared, p, ydot = specs
+        n = self.n_y
+        ends = jax.ShapeDtypeStruct((2 * n,), self.dtype)
+        needed = components_read(lambda yy, shared, p: observed(yy[:n], yy[n:], shared, p), (ends, shared, p))
+        def reduced(y, t, shared, p, ydot) -> dict:  # the finiteness check follows the live components
+            return {k: v for k, v in point(t, y, shared, p, ydot).items() if k != "finite"}
+
+        pieces = [components_read(reduced, (y, t, shared, p, ydot))]
+        if self.reductions.rate:
+            pieces.append(components_read(lambda y, t, shared, p: rate_at(t, y, shared, p), (y, t, shared, p)))
+        if needed is None or any(r is None for r in pieces):
+            return None
+        live = {i % n for i in needed}.union(*pieces)
+        while True:  # close under the step: what advancing the live components reads
+            def advanced(y, t, h, shared, p, ydot, live=tuple(sorted(live))) -> list:
+                y_next = step(t, h, y, shared, p, ydot)
+                return [y_next[i] for i in live]
+
+            reads = components_read(advanced, (y, t, h, shared, p, ydot))
+            if reads is None:
+                return None
+            if reads <= live:
+                break
+            live |= reads
+        return None if len(live) == n else np.isin(np.arange(n), sorted(live))
 
     def operations_per_step(self, block: int = 2) -> dict:
         """Per-lane operations of one RK4 step (with tangents), by primitive name: the
@@ -328,6 +372,43 @@ class FusedRK4:
             size = int(np.prod(shape, dtype=int))
             result[name] = out[row : row + size].T.reshape((n_lanes,) + shape)
         return result
+
+
+def components_read(fn, example_args) -> set[int] | None:
+    """The indices of the components of ``fn``'s first argument (a vector) that its outputs
+    read, or None when ``fn`` has an operation without a component-wise rule.
+
+    ``fn`` is evaluated component-wise (:class:`~jaxfriction._kernels.componentwise.Componentwise`)
+    on one traced scalar per component of every argument, so each operation of the trace
+    acts on scalars; the trace is then walked back from its outputs.
+
+    Args:
+        fn: ``fn(*args)`` -> a pytree of arrays.
+        example_args: shapes and dtypes of the arguments (``jax.ShapeDtypeStruct`` pytrees).
+    """
+    try:
+        piece = Componentwise(fn, *example_args)
+    except Unsupported:
+        return None
+    leaves, tree = jax.tree.flatten(example_args)
+    sizes = [int(np.prod(leaf.shape, dtype=int)) for leaf in leaves]
+
+    def flat(*scalars) -> list:
+        cells, at = [], 0
+        for leaf, size in zip(leaves, sizes):
+            cells.append(traced_cells(list(scalars[at: at + size]), leaf.shape))
+            at += size
+        out = piece(*jax.tree.unflatten(tree, cells))
+        leaves_out = jax.tree.leaves(out, is_leaf=lambda x: isinstance(x, np.ndarray))
+        return [c for leaf in leaves_out for c in np.ravel(leaf) if not is_concrete(c)]
+
+    specs = [jax.ShapeDtypeStruct((), leaf.dtype) for leaf, size in zip(leaves, sizes) for _ in range(size)]
+    jaxpr = jax.make_jaxpr(flat)(*specs).jaxpr
+    read = {v for v in jaxpr.outvars if not isinstance(v, jex_core.Literal)}
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in read for v in eqn.outvars):
+            read.update(v for v in eqn.invars if not isinstance(v, jex_core.Literal))
+    return {i for i, v in enumerate(jaxpr.invars[: sizes[0]]) if v in read}
 
 
 def _lanes(cell, dtype, block):

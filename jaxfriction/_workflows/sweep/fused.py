@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..._checks import constraints_hold
 from ..._integrate.saveat import SaveAt
@@ -109,7 +110,19 @@ class FusedLanes(eqx.Module):
                                                                              lane.measure.y0[None])) is not None)
         make_system, shared = self._maker(names)
         wrt = [names.index(p) for p in lane.wrt]
-        kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), self.plan(), wrt, reductions)
+        plan = self.plan()
+        ts = np.asarray([plan.t_measure, plan.t_measure + plan.n_saves * plan.every * plan.h])  # not traced
+
+        def observed(y_a, y_b, shared, p) -> list:
+            """What :meth:`_lane_outputs` reads of the window's end states (the finiteness
+            check aside): the end-point observables and the step rule at the end points."""
+            system, ys, times = make_system(shared, p), jnp.stack([y_a, y_b]), jnp.asarray(ts, y_a.dtype)
+            traj = Trajectory(ts=times, ys=ys, system=system, status=jnp.zeros((), jnp.int32))
+            rate = saved_state_rate(system, times, ys)
+            return [fn.fn(traj) for _, fn in window.observables if fn.fn in END_POINT] + ([] if rate is None else [rate])
+
+        kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), plan, wrt, reductions,
+                          observed=observed)
         return kernel, shared
 
     def __call__(self, **points):
