@@ -192,8 +192,8 @@ def _secant_problems(law, vs, normal, atol) -> list[str]:
     over = change - slope * speeds
     if np.any(over > atol):
         i = int(np.argmax(over))
-        return [f"slope bounded: |law(v) - law(0)| = {change[i]} > |df/dv(0)| |v| = {slope * speeds[i]} at "
-                f"|v| = {speeds[i]}"]
+        return [(f"slope bounded: |law(v) - law(0)| = {change[i]} > |df/dv(0)| |v| = {slope * speeds[i]} at "
+                 f"|v| = {speeds[i]}")]
     return []
 
 

@@ -169,9 +169,11 @@ class FusedRK4:
             return None
         live = {i % n for i in needed}.union(*pieces)
         while True:  # close under the step: what advancing the live components reads
-            def advanced(y, t, h, shared, p, ydot, live=tuple(sorted(live))) -> list:
+            order = sorted(live)
+
+            def advanced(y, t, h, shared, p, ydot, order=order) -> list:
                 y_next = step(t, h, y, shared, p, ydot)
-                return [y_next[i] for i in live]
+                return [y_next[i] for i in order]
 
             reads = components_read(advanced, (y, t, h, shared, p, ydot))
             if reads is None:
