@@ -366,10 +366,9 @@ def measure_ceiling(quick, cores):
         "peak_flops_all_cores": peak_flops,
         "div_rate_all_cores": div_rate,
         "A": {"flops_per_step": C.FLOPS_PER_STEP_A, "minmax_per_step": C.MINMAX_PER_STEP_A,
-              "divs_per_step_numba": C.DIVS_PER_STEP_A_NUMBA, "divs_per_step_library_formula": C.DIVS_PER_STEP_A_LIBRARY,
+              "divs_per_step_numba": C.DIVS_PER_STEP_A_NUMBA,
               "sines_per_step_shared_by_batch": C.SINES_PER_STEP_A,
-              "flop_bound_steps_per_s": peak_flops / C.FLOPS_PER_STEP_A,
-              "div_bound_steps_per_s_library_formula": div_rate / C.DIVS_PER_STEP_A_LIBRARY},
+              "flop_bound_steps_per_s": peak_flops / C.FLOPS_PER_STEP_A},
         "C": {"flops_per_step": C.FLOPS_PER_STEP_C, "flop_bound_steps_per_s": peak_flops / C.FLOPS_PER_STEP_C},
     }
 
@@ -718,12 +717,9 @@ def markdown(meta, ceiling, rows, args, elapsed, checks=()):
         out.append(f"Per lane and RK4 step of workload A (numba kernel): {a['flops_per_step']} flops (adds + muls), "
                    f"{a['minmax_per_step']} min/max, {a['divs_per_step_numba']} divisions (reciprocals of mu N and "
                    f"eps precomputed), 0 transcendentals ({a['sines_per_step_shared_by_batch']} sines per step shared "
-                   f"by the whole batch). The library's formula has {a['divs_per_step_library_formula']} divisions "
-                   f"per step. Workload C: {ceiling['C']['flops_per_step']} flops per lane-step.")
+                   f"by the whole batch). Workload C: {ceiling['C']['flops_per_step']} flops per lane-step.")
         out.append(f"Ceilings (all cores): flop-bound A {fmt_rate(a['flop_bound_steps_per_s'])} steps/s; "
-                   f"C {fmt_rate(ceiling['C']['flop_bound_steps_per_s'])} steps/s; with the library's 8 divisions "
-                   f"per step the division rate alone bounds A at {fmt_rate(a['div_bound_steps_per_s_library_formula'])} "
-                   f"steps/s. `frac. of ceiling` = flops/step x steps/s / peak flops/s (all cores; a serial "
+                   f"C {fmt_rate(ceiling['C']['flop_bound_steps_per_s'])} steps/s. `frac. of ceiling` = flops/step x steps/s / peak flops/s (all cores; a serial "
                    f"contender can reach at most 1/{meta['cpu_cores']}).\n")
     titles = {
         "A": f"## Workload A: default sweep (Quinn oscillator, RK4, dt = 0.01, {args.cycles} cycles at omega = 0.5, "

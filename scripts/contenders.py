@@ -63,7 +63,6 @@ FASTMATH = {"contract"}
 FLOPS_PER_STEP_A = 65
 MINMAX_PER_STEP_A = 16
 DIVS_PER_STEP_A_NUMBA = 0
-DIVS_PER_STEP_A_LIBRARY = 8
 SINES_PER_STEP_A = 3  # per step of the whole batch, not per lane
 FLOPS_PER_STEP_C = 223
 
