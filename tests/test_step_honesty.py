@@ -165,6 +165,9 @@ def test_the_transient_is_judged_at_the_windows_cadence():
     np.testing.assert_allclose(peaks[1], np.max(np.abs(ref[[115, 125], 1])), rtol=1e-12)
     with pytest.raises(ValueError, match="multiple"):
         rk4_legs(system.vector_field, y0, [(0.0, 1e-2, 15, 10, True)])
+    # with nothing to judge, a transient marked at every step runs as one loop, value for value
+    plain = rk4_legs(system.vector_field, y0, [(0.0, 1e-2, 105, 1, False), (1.05, 1e-2, 20, 10, True)])
+    np.testing.assert_array_equal(plain, ys)
 
 
 def test_bouc_wen_needs_n_at_least_one():

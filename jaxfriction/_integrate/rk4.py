@@ -142,6 +142,8 @@ def rk4_legs(vector_field, y0: Array, legs: list, args=None, monitor=None) -> Py
             each leg (all of a stored leg's ``n_steps / every``, the end of any other);
             with a ``monitor``, ``(ys, peaks)`` with ``peaks`` ``(len(legs),)``.
     """
+    if monitor is None:  # a leg that is not stored needs no marked points but its end: one inner loop
+        legs = [leg if leg[4] else (*leg[:3], max(int(leg[2]), 1), leg[4]) for leg in legs]
     shape = jnp.shape(y0)
     by_rows = jnp.size(y0) <= ROW_STATE_LIMIT
     field = ComponentField(vector_field, shape) if by_rows else vector_field
