@@ -171,6 +171,8 @@ def test_books_no_output_reads_are_not_integrated():
     np.testing.assert_array_equal(_live(system, few), [True, True, True, False, False])
     assert _live(system, {"final_position": jf.final_position}).tolist() == [True, True, False, False, False]
     assert _live(system, None) is None  # the defaults include energy_residual: every book
+    # with no end-point observable the motion is still integrated: its finiteness is the status
+    np.testing.assert_array_equal(_live(system, {"peak_slip": jf.peak_slip}), [True, True, False, False, False])
     _check(system, {"force.amplitude": [0.3, 0.9, 1.5]}, observables=few, wrt=("law.mu",), y0=jnp.array([0.2, 0.0]),
            **SHORT)
 

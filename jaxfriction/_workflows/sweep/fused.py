@@ -114,12 +114,14 @@ class FusedLanes(eqx.Module):
         ts = np.asarray([plan.t_measure, plan.t_measure + plan.n_saves * plan.every * plan.h])  # not traced
 
         def observed(y_a, y_b, shared, p) -> list:
-            """What :meth:`_lane_outputs` reads of the window's end states (the finiteness
-            check aside): the end-point observables and the step rule at the end points."""
+            """What :meth:`_lane_outputs` reads of the window's end states: the end-point
+            observables, the step rule at the end points, and the motion (every component
+            but the energy books), whose finiteness is the lane's status."""
             system, ys, times = make_system(shared, p), jnp.stack([y_a, y_b]), jnp.asarray(ts, y_a.dtype)
             traj = Trajectory(ts=times, ys=ys, system=system, status=jnp.zeros((), jnp.int32))
             rate = saved_state_rate(system, times, ys)
-            return [fn.fn(traj) for _, fn in window.observables if fn.fn in END_POINT] + ([] if rate is None else [rate])
+            return ([fn.fn(traj) for _, fn in window.observables if fn.fn in END_POINT] + [ys[:, : system.dynamical_size]]
+                    + ([] if rate is None else [rate]))
 
         kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), plan, wrt, reductions,
                           observed=observed)
