@@ -390,6 +390,10 @@ def components_read(fn, example_args) -> set[int] | None:
     Args:
         fn: ``fn(*args)`` -> a pytree of arrays.
         example_args: shapes and dtypes of the arguments (``jax.ShapeDtypeStruct`` pytrees).
+
+    Returns:
+        A set of indices into the first argument's flattened components, or None. An
+        operation whose result is unused counts for nothing; ``x * 0`` still reads ``x``.
     """
     try:
         piece = Componentwise(fn, *example_args)
