@@ -6,7 +6,7 @@ line). The library's own laws and systems pass them (``tests/test_contracts.py``
 >>> import jaxfriction as jf
 >>> from jaxfriction.testing import check_law
 >>> check_law(jf.Quinn(mu=0.5, eps=0.02))  # raises AssertionError naming what fails
-Quinn passes the friction-law contract: bound, odd symmetry, force balance at zero slip, finite derivatives, constraints
+Quinn passes the friction-law contract: bound, odd symmetry, force balance at zero slip, finite derivatives, constraints, slope bounded
 
 :func:`check_dynamic_law` does the same for laws with internal state
 (:class:`~jaxfriction.AbstractDynamicLaw`: LuGre, Dahl, Iwan, rate-and-state).
