@@ -107,7 +107,7 @@ def test_peak_slip_gradient_and_observable_subsets():
     system = jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(1.5, 1.0))
     observables = {"peak": jf.peak_slip, "D": jf.window_dissipation}
     check_fused(system, {"force.amplitude": [1.0, 2.0]}, observables=observables, wrt=("law.mu", "force.amplitude"),
-                gradient_of=("peak", "D"), t1=2.0, window=1.0, dt=0.01, lower=False)
+                gradient_of=("peak", "D"), t1=2.0, window=1.0, dt=0.01)  # lowered too: the unread books are left out
 
 
 def test_auto_picks_the_xla_path_off_gpus_and_cpus_and_says_why():
