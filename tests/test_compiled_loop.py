@@ -59,11 +59,30 @@ def test_vector_laws_in_the_block(law):
 @pytest.mark.parametrize("law", _params([law for law, _ in DYNAMIC_LAWS[:1] + DYNAMIC_LAWS[2:]],
                                         lambda law: type(law).__name__))
 def test_dynamic_laws_in_the_oscillator(law):
+    if isinstance(law, jf.SegalmanIwan):  # 16 elements emit 5,602 lines: past MAX_SOURCE_LINES (the XLA path)
+        law = jf.SegalmanIwan(F_S=law.F_S, K_T=law.K_T, n_elements=8)
     system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0))
     _check(system, {"force.amplitude": [0.4, 1.2]}, wrt=("force.amplitude",), dt=1e-3, t1=0.2, window=0.1)
 
 
-@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks",)], str))
+@pytest.mark.slow
+def test_a_program_past_the_line_limit_falls_back_with_its_size():
+    """The contract's 8-element jointed oscillator with a tangent emits 5,455 lines (numba:
+    tens of seconds): AutoKernel runs it on the XLA path and says why. With 4 elements it runs
+    in the loop and agrees with the XLA path."""
+    options = {"wrt": ("law.F_S",), "dt": 1e-3, "t1": 0.04, "window": 0.02,
+               "y0": jnp.array([0.05, 0.1])}
+    for n, kernel in ((8, "vmap"), (4, "compiled")):
+        joint = jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=n, smoothing=0.1)
+        system = jf.jointed_oscillator(joint, force_amplitude=0.8, damping=0.05)
+        lane = jf.plan_sweep(system, {"law.F_S": [0.5]}, **options).lane
+        _, name, reason = jf.AutoKernel().program(lane, ["law.F_S"], jax.devices("cpu"), dry=True)
+        assert name == kernel, reason
+        assert ("lines, more than the compiled loop's" in str(reason)) == (n == 8)
+    _check(system, {"law.F_S": [0.5, 0.56]}, **options)
+
+
+@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks", "jointed-oscillator")], str))
 def test_contract_systems(name):
     system = SYSTEMS[name][0]
     path = jf.scalar_parameter_paths(system)[0]

@@ -148,6 +148,12 @@ def test_auto_falls_back_on_a_gpu_with_a_logged_warning(caplog):
     with caplog.at_level(logging.WARNING, logger="jaxfriction"):
         _, name, reason = jf.AutoKernel().program(custom, ["law.mu"], gpu)
     assert name == "vmap" and "observables" in reason and "falls back" in caplog.text
+    # the n = 32 chain's step (4,311 operations per lane) did not compile in 230 s on an H200
+    chain = jf.template("chain", n=32)
+    path = next(iter(chain.grid))
+    big = jf.plan_sweep(chain, {path: [0.3]}, cycles=1).lane
+    _, name, reason = jf.AutoKernel().program(big, [path], gpu, dry=True)
+    assert name == "vmap" and "operations per lane" in reason and "kernel='fused' forces it" in reason
 
 
 def test_componentwise_evaluation_folds_constants_and_refuses_state_dependent_indices():

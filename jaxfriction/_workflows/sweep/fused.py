@@ -61,6 +61,26 @@ REDUCED = (stick_fraction, peak_slip)
 #: The most numbers (state and tangents) one lane may carry through the kernel.
 MAX_CARRIED = 1024
 
+#: The most per-lane operations of one step (with tangents) that the GPU kernel takes on: its
+#: time loop's body is one Triton program, whose compile time grows faster than the program.
+#: Measured on an H200 (2026-11-26): the oscillator's 123-300 operations compiled in 2-5 s;
+#: the n = 32 Burridge-Knopoff chain's 4,311 had not compiled after 230 s. The bound between
+#: is a choice (not measured): :class:`~jaxfriction.AutoKernel` runs larger programs on the
+#: XLA path, with the reason logged; ``kernel="fused"`` still runs the kernel.
+MAX_GPU_OPERATIONS = 1000
+
+
+def too_large_for_the_gpu(lane, paths: list[str]) -> str | None:
+    """Why :class:`~jaxfriction.AutoKernel` leaves a supported sweep off the GPU kernel (a step
+    of more than :data:`MAX_GPU_OPERATIONS` per-lane operations), or None."""
+    names = list(paths) + [p for p in lane.wrt if p not in paths]
+    operations = sum(FusedLanes(lane, 8, 4, True).build(names)[0].operations_per_step().values())
+    if operations <= MAX_GPU_OPERATIONS:
+        return None
+    return (f"a step of the lane program has {operations} operations per lane, more than the "
+            f"{MAX_GPU_OPERATIONS} the GPU kernel takes on: Triton would compile it for minutes (the n = 32 "
+            f"chain's 4,311: over 230 s on an H200), where XLA takes seconds; kernel='fused' forces it")
+
 
 class FusedLanes(eqx.Module):
     """A chunk of lanes of a sweep, computed by the fused kernel (``batched``: the engine
@@ -268,6 +288,7 @@ def _fused_support(lane, paths, triton, numba=False):
         return f"tracing the kernel failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     if triton:
         from ..._kernels.lowering import triton_problems
+
 
         problems = triton_problems(lambda shared, p: kernel(shared, p, block=block), shared, p)
         if problems:

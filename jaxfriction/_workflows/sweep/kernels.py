@@ -174,7 +174,9 @@ class CompiledLoopKernel(AbstractKernel):
 class AutoKernel(AbstractKernel):
     """The fused kernel (:class:`FusedKernel` with its defaults) when the devices are GPUs,
     the compiled loop (:class:`CompiledLoopKernel`) when they are CPUs, where the sweep is
-    supported; otherwise the XLA path (:class:`VmapKernel`). The choice and its reason are
+    supported (on a GPU, also no larger than
+    :data:`~jaxfriction._workflows.sweep.fused.MAX_GPU_OPERATIONS` per-lane operations per step,
+    which Triton compiles in seconds); otherwise the XLA path (:class:`VmapKernel`). The choice and its reason are
     logged (logger ``"jaxfriction"``: a warning when a GPU sweep falls back, info when a CPU
     sweep does, debug otherwise)
     and kept in the dataset's ``kernel`` and ``kernel_reason`` attributes."""
@@ -190,6 +192,10 @@ class AutoKernel(AbstractKernel):
             log.debug("sweep on the XLA path: %s", reason)
             return lane, "vmap", reason
         reason = option.why_not(lane, paths, devices)
+        if reason is None and platform == "gpu":
+            from .fused import too_large_for_the_gpu
+
+            reason = too_large_for_the_gpu(lane, paths)
         if reason is not None:  # a GPU sweep that falls back loses far more: a warning there
             log.log(logging.WARNING if platform == "gpu" else logging.INFO,
                     "sweep falls back to the XLA path (vmap of scan) from the %s: %s", name, reason)
