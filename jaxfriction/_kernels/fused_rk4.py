@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
+from jax import Array, lax
 from jax.extend import core as jex_core
 
 from .._integrate.rk4 import rk4_step

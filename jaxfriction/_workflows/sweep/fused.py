@@ -289,7 +289,6 @@ def _fused_support(lane, paths, triton, numba=False):
     if triton:
         from ..._kernels.lowering import triton_problems
 
-
         problems = triton_problems(lambda shared, p: kernel(shared, p, block=block), shared, p)
         if problems:
             return "; ".join(problems)
