@@ -167,9 +167,7 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     resets = system.reset_times() if resets and hasattr(system, "reset_times") else ()
     if resets:
         if step_ts is not None:
-            raise ValueError(f"{type(system).__name__} jumps its state at {resets} (a normal-force step): it "
-                             f"needs an adaptive solver (diffrax.Tsit5(), the default), not the fixed steps of "
-                             f"{type(solver).__name__}")
+            raise ValueError(jumps_need_adaptive(system, type(solver).__name__))
         return _segmented_solution(system, y0, t0, t1, solver, save_ts, resets, dt0=dt0, rtol=rtol, atol=atol,
                                    max_steps=max_steps, args=args, adjoint=adjoint, controller=controller)
     if step_ts is not None:
@@ -200,6 +198,14 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     if by_rows:
         sol = eqx.tree_at(lambda s: s.ys, sol, jnp.stack(sol.ys, axis=-1).reshape((-1, *jnp.shape(y0))))
     return sol
+
+
+def jumps_need_adaptive(system, solver_name: str) -> str:
+    """The error of a fixed-step solver (``solver_name``) given a system that jumps its state
+    (``system.reset_times()``, a normal-force step of :class:`~jaxfriction.QuasiStaticSlider`)."""
+    return (f"{type(system).__name__} jumps its state at {system.reset_times()} (a normal-force step): give it "
+            f"an adaptive diffrax solver (diffrax.Tsit5(); simulate's solver=None and dt=None use "
+            f"system.default_solver()), not the fixed steps of {solver_name}")
 
 
 def _segmented_solution(system, y0, t0, t1, solver, save_ts, resets, **kwargs):

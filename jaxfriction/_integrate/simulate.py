@@ -122,9 +122,9 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
     solver = as_solver(solver)
     check_time_span(t0, t1, dt)
     if _fixed_step(solver) and getattr(system, "reset_times", tuple)():
-        raise ValueError(f"{type(system).__name__} jumps its state at {system.reset_times()} (a normal-force "
-                         f"step): give it an adaptive diffrax solver (solver=None and dt=None use "
-                         f"system.default_solver()), not a fixed-step one")
+        from .diffrax_solvers import jumps_need_adaptive
+
+        raise ValueError(jumps_need_adaptive(system, type(getattr(solver, "solver", solver)).__name__))
     if _fixed_step(solver):
         check_step_resolution(system, dt, span=float(t1) - float(t0) if is_concrete((t0, t1)) else None)
     if saveat.ts is not None and is_concrete(saveat.ts) and is_concrete((t0, t1)):
