@@ -63,6 +63,9 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     )
     from ._systems.quasi_static import QuasiStaticSlider  # noqa: F401
     from ._laws.rate_state import TwoStateRateState  # noqa: F401
+    from ._laws.asymmetric import AsymmetricFriction, asymmetric_friction  # noqa: F401
+    from ._laws.load_dependent import LoadDependent, smooth_abs  # noqa: F401
+    from ._laws.passivity import PassivityReport, lugre_passivity_margin, passivity, passivity_margin  # noqa: F401
     from ._forcing.drives import Steps  # noqa: F401
     from ._templates import TEMPLATES, Template, template  # noqa: F401
     from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
@@ -135,6 +138,9 @@ _EXPORTS = {
     "._systems.quasi_static": ("QuasiStaticSlider",),
     "._forcing.drives": ("Steps",),
     "._laws.rate_state": ("TwoStateRateState",),
+    "._laws.asymmetric": ("AsymmetricFriction", "asymmetric_friction"),
+    "._laws.load_dependent": ("LoadDependent", "smooth_abs"),
+    "._laws.passivity": ("PassivityReport", "lugre_passivity_margin", "passivity", "passivity_margin"),
     "._templates": ("TEMPLATES", "Template", "template"),
     "._workflows.gradient": ("AbstractGradientMode", "AutoMode", "ForwardMode", "ReverseMode"),
     "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "CompiledLoopKernel", "FusedKernel", "VmapKernel"),

@@ -37,6 +37,8 @@ from ._integrate.simulate import simulate
 from ._integrate.trajectory import Trajectory
 from ._laws.base import AbstractFrictionLaw
 from ._laws.dynamic import AbstractDynamicLaw, friction_power
+from ._laws.passivity import passivity as run_passivity
+from ._laws.passivity import passivity_margin
 from ._laws.vector import project_to_disc
 from ._observables.energy import relative_energy_residual
 from ._paths import get_parameter, scalar_parameter_paths, set_parameters
@@ -48,22 +50,25 @@ if TYPE_CHECKING:
 
 class ContractReport(NamedTuple):
     """What a contract check verified: ``subject`` (the law's or system's class name),
-    ``contract`` (which one) and ``checks`` (the properties, all of which hold). Printed, one
-    line."""
+    ``contract`` (which one), ``checks`` (the properties, all of which hold) and ``notes``
+    (findings that are reported but not required, e.g. a dynamic law that is not passive).
+    Printed, one line."""
 
     subject: str
     contract: str
     checks: tuple
+    notes: tuple = ()
 
     def __repr__(self):
-        return f"{self.subject} passes the {self.contract} contract: {', '.join(self.checks)}"
+        notes = "".join(f"; note: {n}" for n in self.notes)
+        return f"{self.subject} passes the {self.contract} contract: {', '.join(self.checks)}{notes}"
 
 
-def _fail(what, problems, contract=None, checks=()):
+def _fail(what, problems, contract=None, checks=(), notes=()):
     """Raise listing the problems; else the report of what was checked (None without a contract)."""
     if problems:
         raise AssertionError(f"{what} fails its contract:\n- " + "\n- ".join(problems))
-    return None if contract is None else ContractReport(what, contract, tuple(checks))
+    return None if contract is None else ContractReport(what, contract, tuple(checks), tuple(notes))
 
 
 def _law_points(law, normal):
@@ -74,8 +79,11 @@ def _law_points(law, normal):
     scale = max(band, 1e-3)
     vs = sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (band, 0.5 * band, band * (1 + 1e-9), 1e-12, 0.1 * scale,
                                                                  3 * scale, 100 * scale))})
-    fs = sorted({0.0, *(s * x for s in (1.0, -1.0) for x in (limit, 0.5 * limit, limit * (1 - 1e-12),
-                                                                 limit * (1 + 1e-12), 2 * limit + 1.0))})
+    limits = {limit}
+    if hasattr(law, "static_limits"):  # direction-dependent limits: probe the edges of both
+        limits |= {float(np.max(np.asarray(x))) for x in law.static_limits(normal)}
+    fs = sorted({0.0, *(s * x for s in (1.0, -1.0) for lim in limits for x in (
+        lim, 0.5 * lim, lim * (1 - 1e-12), lim * (1 + 1e-12), 2 * lim + 1.0))})
     return np.array(vs), np.array(fs), limit
 
 
@@ -86,14 +94,19 @@ def _probe_law(law, v, f_eq, normal, params):
     size = jnp.sqrt(jnp.sum(force**2, axis=-1)) if law.vector else jnp.abs(force)
     static = law.static_limit(normal)
     held = law(jnp.zeros_like(v), f_eq, normal)
-    expected = project_to_disc(f_eq, static) if law.vector else jnp.clip(f_eq, -static, static)
+    if hasattr(law, "zero_slip_force"):  # direction- or load-dependent static limits
+        expected = law.zero_slip_force(f_eq, normal)
+    else:
+        expected = project_to_disc(f_eq, static) if law.vector else jnp.clip(f_eq, -static, static)
+    mirror = law.mirrored() if hasattr(law, "mirrored") else law
+    bound = law.load_bound(v, f_eq, normal) if hasattr(law, "load_bound") else law.bound(v, normal)
     d_v, d_f = jax.vmap(jax.jacfwd(law, argnums=(0, 1)), in_axes=(0, 0, None))(v, f_eq, normal)
 
     def with_params(p, v, f_eq) -> Array:
         return set_parameters(law, p)(v, f_eq, normal)
 
     d_p = jax.vmap(lambda v, f_eq: jax.jacfwd(with_params)(params, v, f_eq))(v, f_eq) if params else {}
-    return {"force": force, "size": size, "bound": law.bound(v, normal), "odd": jnp.abs(law(-v, -f_eq, normal) + force),
+    return {"force": force, "size": size, "bound": bound, "odd": jnp.abs(mirror(-v, -f_eq, normal) + force),
             "held": held, "expected": expected, "d_v": d_v, "d_f": d_f, "d_p": d_p}
 
 
@@ -103,10 +116,16 @@ def check_law(law: AbstractFrictionLaw, normal: float = 1.0, *, atol: float = 1e
     Properties, on slip velocities and force balances that include zero, the stick band's
     edges, the static limit and points within 1e-12 of them:
 
-    - bound: ``|f| <= law.bound(v, N)`` (``atol``);
-    - odd symmetry: ``law(-v, -f_eq) = -law(v, f_eq)``;
+    - bound: ``|f| <= law.bound(v, N)`` (``atol``; ``law.load_bound(v, f_eq, N)`` for laws
+      whose force grows with the load, :class:`~jaxfriction.LoadDependent`);
+    - odd symmetry: ``law(-v, -f_eq) = -law(v, f_eq)``; for direction-dependent laws, which
+      define ``mirrored()`` (the law with the slip axis reversed,
+      :class:`~jaxfriction.AsymmetricFriction`), mirror symmetry ``law.mirrored()(-v, -f_eq) =
+      -law(v, f_eq)``;
     - force balance at zero slip (laws with ``keeps_coulomb_structure``): ``law(0, f_eq)``
-      is ``f_eq`` clipped to the static limit (Quinn 2004 eq. 2; the disc for vector laws);
+      is ``f_eq`` clipped to the static limit (Quinn 2004 eq. 2; the disc for vector laws),
+      or ``law.zero_slip_force(f_eq, N)`` for laws that define it (static limits that depend
+      on the direction or on the load);
     - finite derivatives with respect to ``v``, ``f_eq`` and every parameter leaf
       (forward mode), at every point, zero slip included;
     - the law's ``constraints()`` hold for its own parameters;
@@ -153,9 +172,10 @@ def check_law(law: AbstractFrictionLaw, normal: float = 1.0, *, atol: float = 1e
     if np.any(over > atol):
         i = int(np.argmax(over))
         problems.append(f"bound: |f| = {float(size[i])} > bound {float(bound[i])} at v = {v[i]}, f_eq = {f_eq[i]}")
+    symmetry = "mirror symmetry" if hasattr(law, "mirrored") else "odd symmetry"
     if np.any(odd > atol):
         i = int(np.argmax(odd.reshape(len(v), -1).max(axis=1)))
-        problems.append(f"odd symmetry: law(-v, -f_eq) != -law(v, f_eq) at v = {v[i]}, f_eq = {f_eq[i]}")
+        problems.append(f"{symmetry}: law(-v, -f_eq) != -law(v, f_eq) at v = {v[i]}, f_eq = {f_eq[i]}")
     if law.keeps_coulomb_structure:
         gap = np.abs(out["held"] - out["expected"])
         if np.any(gap > atol):
@@ -167,7 +187,7 @@ def check_law(law: AbstractFrictionLaw, normal: float = 1.0, *, atol: float = 1e
     for path in paths:
         if not np.all(np.isfinite(out["d_p"][path])):
             problems.append(f"non-finite derivative with respect to {path}")
-    checks = ["bound", "odd symmetry"] + (["force balance at zero slip"] if law.keeps_coulomb_structure else []) + \
+    checks = ["bound", symmetry] + (["force balance at zero slip"] if law.keeps_coulomb_structure else []) + \
         ["finite derivatives", "constraints"]
     if law.slope_bounded:
         problems += _secant_problems(law, vs, normal, atol)
@@ -214,7 +234,8 @@ def _probe_dynamic_law(law, v, z, normal, params):
 
 
 def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=None, speeds=None,
-                      atol: float = 1e-12) -> ContractReport:
+                      atol: float = 1e-12, passivity: str | None = "auto",
+                      require_passive: bool = False) -> ContractReport:
     """Check the contract of a law with internal state (:class:`~jaxfriction.AbstractDynamicLaw`).
 
     Properties, at every pair of a slip velocity (zero, +-1e-12 and ``speeds``) and a state
@@ -226,7 +247,14 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
     - bound (when ``law.bound`` is not None): ``|f| <= law.bound(v, N)`` (``atol``);
     - finite derivatives of the force and the rate with respect to ``v``, ``z`` and every
       parameter leaf (forward mode), zero slip and states on bounds included;
-    - the law's ``constraints()`` hold for its own parameters.
+    - the law's ``constraints()`` hold for its own parameters;
+    - passivity (:func:`~jaxfriction.passivity`): with ``passivity="auto"`` the closed-form
+      margin :func:`~jaxfriction.passivity_margin` where the law has one (LuGre, Bouc-Wen,
+      the spring-slider laws), else the numerical energy test at the smallest and largest
+      of ``speeds``; ``"numerical"`` runs the energy test always (and the margin where there
+      is one); None skips it. A passive law lists ``passive`` among its checks; a law that
+      is not is a note of the report (the published LuGre parameters, the class defaults, are
+      not passive), or a failure with ``require_passive=True``.
 
     Args:
         law: the law.
@@ -234,13 +262,18 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
         states: extra states to probe, ``(k, n_state)``.
         speeds: slip velocities to probe besides 0 and +-1e-12 (default ``+-1e-3, +-1``).
         atol: tolerance of the bound (N).
+        passivity: ``"auto"``, ``"numerical"`` or None (above).
+        require_passive: fail when the law is not passive.
 
     Returns:
         A :class:`ContractReport` of the properties checked.
 
     Raises:
         AssertionError: listing every failing property.
+        ValueError: an unknown ``passivity`` mode.
     """
+    if passivity not in ("auto", "numerical", None):
+        raise ValueError(f"passivity must be 'auto', 'numerical' or None, got {passivity!r}")
     if not isinstance(law, AbstractDynamicLaw):
         raise AssertionError(f"{law!r} is not an AbstractDynamicLaw")
     problems = []
@@ -277,8 +310,30 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
     for path in paths:
         if not all(np.all(np.isfinite(d[path])) for d in out["d_p"]):
             problems.append(f"non-finite derivative with respect to {path}")
-    return _fail(type(law).__name__, problems, "dynamic-law",
-                 ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"])
+    checks, notes = ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"], []
+    if passivity is not None and not problems:
+        verdict = _passivity_verdict(law, normal, vs, passivity)
+        if verdict is None:
+            checks.append("passive")
+        elif require_passive:
+            problems.append(verdict)
+        else:
+            notes.append(verdict)
+    return _fail(type(law).__name__, problems, "dynamic-law", checks, notes)
+
+
+def _passivity_verdict(law, normal, vs, mode) -> str | None:
+    """None when ``law`` is passive, else what shows it is not (:func:`check_dynamic_law`)."""
+    try:
+        margin = float(passivity_margin(law, normal))
+    except ValueError:
+        margin = None
+    if margin is not None and mode == "auto":
+        return None if margin >= 0 else (f"not passive: passivity_margin = {margin:.4g} < 0 "
+                                         f"(jaxfriction.passivity_margin)")
+    positive = np.abs(vs[vs != 0])
+    report = run_passivity(law, normal, speeds=(float(positive.min()), float(positive.max())))
+    return None if report.passive else f"not passive: {report!r}"
 
 
 def check_system(system: AbstractFrictionSystem, y0: ArrayLike | None = None, *, t1: float = 5.0,

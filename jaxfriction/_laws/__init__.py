@@ -3,6 +3,7 @@
 Every law has the call shape ``force = law(v, f_eq, normal)`` (see :mod:`.base`).
 """
 
+from .asymmetric import AsymmetricFriction, asymmetric_friction
 from .awrejcewicz import Awrejcewicz, awrejcewicz, smoothstep
 from .base import AbstractFrictionLaw, force_balance
 from .coulomb import (
@@ -14,6 +15,7 @@ from .coulomb import (
     viscous_coulomb,
 )
 from .karnopp import Karnopp, karnopp
+from .load_dependent import LoadDependent, smooth_abs
 from .quinn import Quinn, StaticKineticQuinn, quinn, static_kinetic_quinn
 from .stribeck import Stribeck, stribeck, stribeck_coefficient
 from .threlfall import Threlfall, threlfall
@@ -21,9 +23,11 @@ from .velocity_limited import VelocityLimited, velocity_limited
 
 __all__ = [
     "AbstractFrictionLaw",
+    "AsymmetricFriction",
     "Awrejcewicz",
     "Coulomb",
     "Karnopp",
+    "LoadDependent",
     "Quinn",
     "StaticKineticCoulomb",
     "StaticKineticQuinn",
@@ -31,11 +35,13 @@ __all__ = [
     "Threlfall",
     "VelocityLimited",
     "ViscousCoulomb",
+    "asymmetric_friction",
     "awrejcewicz",
     "coulomb",
     "force_balance",
     "karnopp",
     "quinn",
+    "smooth_abs",
     "smoothstep",
     "static_kinetic_coulomb",
     "static_kinetic_quinn",
@@ -76,6 +82,7 @@ from .dynamic import AbstractDynamicLaw, drive_law  # noqa: E402
 from .iwan import Iwan, SegalmanIwan  # noqa: E402
 from .lugre import LuGre  # noqa: E402
 from .maxwell_slip import MaxwellSlip  # noqa: E402
+from .passivity import PassivityReport, lugre_passivity_margin, passivity, passivity_margin  # noqa: E402
 from .rate_state import RateState, TwoStateRateState  # noqa: E402
 
 __all__ += [
@@ -85,8 +92,12 @@ __all__ += [
     "Iwan",
     "LuGre",
     "MaxwellSlip",
+    "PassivityReport",
     "RateState",
     "SegalmanIwan",
     "TwoStateRateState",
     "drive_law",
+    "lugre_passivity_margin",
+    "passivity",
+    "passivity_margin",
 ]
