@@ -91,6 +91,16 @@ def scalar_parameter_paths(tree) -> list[str]:
     return out
 
 
+def module_paths(tree, accept) -> list[str]:
+    """Paths of the sub-modules of ``tree`` for which ``accept(node)`` is true (``["force",
+    "surface"]`` for the drives of an :class:`~jaxfriction.Oscillator`), outermost first."""
+    out = []
+    for path, node in jax.tree_util.tree_flatten_with_path(tree, is_leaf=accept)[0]:
+        if accept(node):
+            out.append(jax.tree_util.keystr(path).lstrip("."))
+    return out
+
+
 def _unknown(tree, path, why):
     known = parameter_paths(tree)
     close = difflib.get_close_matches(path, known, n=3)

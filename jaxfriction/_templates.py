@@ -406,6 +406,7 @@ def load_template(spec, *, dt=None, law=None) -> Template:
     import importlib
     import importlib.util
     import inspect
+    import sys
     from pathlib import Path
 
     options = {k: v for k, v in (("dt", dt), ("law", law)) if v is not None}
@@ -422,11 +423,19 @@ def load_template(spec, *, dt=None, law=None) -> Template:
     try:
         if module_name.endswith(".py"):
             path = Path(module_name)
-            loader = importlib.util.spec_from_file_location(path.stem, path)
+            # a name of its own, so that a user's file never shadows an installed module
+            loader = importlib.util.spec_from_file_location(f"jaxfriction_user_{path.stem}", path)
             if loader is None or not path.is_file():
                 raise ImportError(f"no file {path}")
             module = importlib.util.module_from_spec(loader)
-            loader.loader.exec_module(module)
+            # registered while it runs: dataclasses (equinox modules) with ``from __future__ import
+            # annotations`` look their module up in sys.modules to resolve the annotations
+            sys.modules[loader.name] = module
+            try:
+                loader.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(loader.name, None)
+                raise
         else:
             module = importlib.import_module(module_name)
         obj = getattr(module, attr)

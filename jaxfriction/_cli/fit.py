@@ -56,6 +56,9 @@ def _model(spec, dt, settings, law=None, strict=True):
 @click.option("--compare", "compare", multiple=True, metavar="TEMPLATE[:LAW]",
               help="Also fit these models (repeatable) and print a comparison table (AIC, BIC, lack of fit); each "
                    "estimates the --bounds paths it has.")
+@click.option("--input", "input_specs", multiple=True, metavar="COLUMN=PATH",
+              help="A column of DATA that drove the rig, played back by the system's drive at PATH (repeatable), "
+                   "e.g. --input vir=force.")
 @click.option("--y0", default=None, metavar="Q0,...,V0,...",
               help="Known initial state, positions then velocities [default: estimated with the parameters].")
 @click.option("--optimizer", type=click.Choice(["adam", "lbfgs", "lm"]), default=None,
@@ -68,9 +71,10 @@ def _model(spec, dt, settings, law=None, strict=True):
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--history", is_flag=True, help="With --json: include the loss at every optimizer step.")
 def fit_command(data, system_name, law, params, settings, initials, bound_specs, noise, candidates, refine,
-                compare, y0, optimizer, steps, learning_rate, segments, dt, progress, as_json,
+                compare, input_specs, y0, optimizer, steps, learning_rate, segments, dt, progress, as_json,
                 history) -> None:
-    """Estimate parameters of a template from a measured trajectory DATA (CSV: t and q, v, q0, v1, ...).
+    """Estimate parameters of a template from a measured trajectory DATA (CSV: t and q, v, q0, v1, ...,
+    measured channels such as friction_force, and the input columns named by --input).
 
     With --bounds alone the parameters are found by a global search over the box; the report says
     whether the fit converged, whether the model explains the data, and which parameters or
@@ -111,12 +115,13 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
                     y0 = [float(x) for x in y0.split(",")]
                 except ValueError:
                     raise ValueError(f"--y0 expects numbers Q0,...,V0,..., got {y0!r}") from None
-            record = load_measurement(data)  # its columns first: a y0 is blamed only for itself
+            inputs = _inputs(input_specs)
+            record = load_measurement(data, inputs=inputs)  # its columns first: a y0 is blamed only for itself
             if record.max_dof >= tpl.system.n_dof:
                 raise ValueError(f"{data}: has a column for degree of freedom {record.max_dof} (counted from 0), but "
                                  f"--system {system_name} has {tpl.system.n_dof}")
             if y0 is not None:
-                record = load_measurement(data, y0=y0)
+                record = load_measurement(data, y0=y0, inputs=inputs)
             options = dict(noise=noise, optimizer=optimizer, steps=steps, learning_rate=learning_rate,
                            shooting_segments=segments, progress=progress,
                            search=GlobalSearch(candidates=candidates, refine=refine) if global_search else None)
@@ -151,6 +156,21 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
     else:
         click.echo(f"{system_name}: {len(names)} parameter(s) from {data} ({len(record)} samples)")
         click.echo(result.summary())
+
+
+def _inputs(specs):
+    """``--input COLUMN=PATH`` options as a dict column -> drive path (ValueError naming
+    ``--input``)."""
+    out = {}
+    for spec in specs:
+        column, sep, path = spec.partition("=")
+        if not sep or not column.strip() or not path.strip():
+            raise ValueError(f"--input expects COLUMN=PATH (a column of DATA and the path of a drive, e.g. "
+                             f"vir=force), got {spec!r}")
+        if column.strip().lower() in out:
+            raise ValueError(f"--input: column {column.strip()!r} is given twice")
+        out[column.strip().lower()] = path.strip()
+    return out or None
 
 
 def _int(option, text):

@@ -42,6 +42,25 @@ class AbstractDrive(eqx.Module):
     def __call__(self, t):
         """Value of the drive at time ``t`` (scalar)."""
 
+    def __add__(self, other):
+        """``drive + drive`` (or ``+ number``, a :class:`Constant`): a
+        :class:`~jaxfriction.DriveSum`, nested sums flattened."""
+        from .sampled import DriveSum
+
+        parts = []
+        for x in (self, other):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                x = Constant(float(x))
+            if not isinstance(x, AbstractDrive):
+                return NotImplemented
+            parts += list(x.terms) if isinstance(x, DriveSum) else [x]
+        return DriveSum(tuple(parts))
+
+    def __radd__(self, other):
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return Constant(float(other)) + self
+        return NotImplemented
+
 
 class Constant(AbstractDrive):
     """A constant drive, ``value`` at all times.

@@ -263,6 +263,8 @@ def internal_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) ->
         z = jnp.reshape(y[start:stop], (-1, n_state))
         normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, y.dtype), (-1,)), v.shape)
         law_rate = jnp.max(law.max_state_rate(v, z, normal))
+        if n_dof == 0:  # a prescribed motion (PrescribedSlip): no slip-rate stiffness
+            return law_rate
 
         def accelerations(u):
             return system.vector_field(t, y.at[n_dof:start].set(u))[n_dof:start]

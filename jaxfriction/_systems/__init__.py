@@ -8,6 +8,7 @@ from .disc import LeineSwitchDisc
 from .force_balance import coupled_force_balance
 from .jointed import jointed_oscillator
 from .oscillator import Oscillator, disc_on_driving_disc
+from .prescribed import PrescribedSlip
 from .spring_slider import SpringSlider
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "GriffinSpringBlock",
     "LeineSwitchDisc",
     "Oscillator",
+    "PrescribedSlip",
     "Rates",
     "SpringSlider",
     "TwoBlocksOnBelt",

@@ -227,6 +227,64 @@ class AbstractFrictionSystem(eqx.Module):
         derived = list(getattr(law, "derived_names", ())) if law is not None else []
         raise ValueError(f"name must be one of {names + derived} for {type(self).__name__}, got {name!r}")
 
+    #: Quantities every system computes from ``(t, y)``, read by :meth:`output` (with ``[i]``
+    #: for the ``i``-th contact of a system with several).
+    FORCE_OUTPUTS: ClassVar[tuple] = ("friction_force", "f_eq", "slip_velocity")
+
+    def output_names(self) -> list[str]:
+        """Every name :meth:`output` accepts: :meth:`internal_names`, the quantities the law
+        derives from its state, and :attr:`FORCE_OUTPUTS` (``"friction_force[i]"`` etc. for
+        the ``i``-th of several contacts)."""
+        law = getattr(self, "law", None)
+        derived = list(getattr(law, "derived_names", ())) if law is not None else []
+        shape = self._force_shape()
+        forces = list(self.FORCE_OUTPUTS) if not shape else [
+            f"{n}[{i}]" for n in self.FORCE_OUTPUTS for i in range(shape[0])]
+        return self.internal_names() + derived + forces
+
+    def _force_shape(self) -> tuple:
+        import jax
+
+        dtype = jnp.result_type(float)
+        try:
+            return jax.eval_shape(self.friction_force, jax.ShapeDtypeStruct((), dtype),
+                                  jax.ShapeDtypeStruct((self.state_size,), dtype)).shape
+        except Exception:  # noqa: BLE001 - a system whose forces cannot be traced alone: none offered
+            return ()
+
+    def output(self, ts: Array, ys: Array, name: str) -> Array:
+        """A quantity by name at every saved point: ``(n,)`` from times ``(n,)`` and states
+        ``(n, state_size)``.
+
+        ``name`` is an internal variable or a quantity the law derives from its state
+        (:meth:`internal`), or one of :attr:`FORCE_OUTPUTS`: ``"friction_force"`` (N, the
+        friction force on the body, :meth:`friction_force`), ``"f_eq"`` (N, the force
+        balance, :meth:`f_eq`), ``"slip_velocity"`` (:meth:`slip_velocity`), with ``[i]``
+        for the ``i``-th of several contacts. These are what a
+        :class:`~jaxfriction.Measurement`'s ``channels`` can measure: a tribometer's or a
+        friction damper's force record is ``channels={"friction_force": ...}``.
+
+        Raises:
+            ValueError: an unknown name (the message lists :meth:`output_names`).
+        """
+        import re
+
+        import jax
+
+        match = re.fullmatch(r"(friction_force|f_eq|slip_velocity)(?:\[(\d+)\])?", name)
+        if match is None:
+            try:
+                return self.internal(ys, name)
+            except ValueError:
+                raise ValueError(f"name must be one of {self.output_names()} for {type(self).__name__}, got "
+                                 f"{name!r}") from None
+        shape = self._force_shape()
+        index = match.group(2)
+        if (index is None) != (not shape) or (index is not None and int(index) >= shape[0]):
+            raise ValueError(f"name must be one of {self.output_names()} for {type(self).__name__}, got {name!r}")
+        values = jax.vmap(getattr(self, match.group(1)))(ts, ys)
+        return values if index is None else values[:, int(index)]
+
     @staticmethod
     def friction_dissipation(y: Array) -> Array:
         """Running friction dissipation ``E_friction`` from a state (J)."""

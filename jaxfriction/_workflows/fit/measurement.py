@@ -5,7 +5,10 @@ freedom on a uniform time grid: ``q`` holds the measured positions (one column p
 degree of freedom, listed in ``q_dofs``), ``v`` the measured velocities (``v_dofs``); and
 any named channels the system reads from its state (``channels``: ``{"mu": ...}``, the
 friction coefficient of a :class:`~jaxfriction.QuasiStaticSlider`, or an internal variable
-such as ``"psi"``; :meth:`~jaxfriction.AbstractFrictionSystem.internal`).
+such as ``"psi"``, or any quantity the system computes from ``(t, y)``: ``"friction_force"``,
+``"f_eq"``, ...; :meth:`~jaxfriction.AbstractFrictionSystem.output`), and the measured inputs
+that drove the rig (``inputs``: a sampled force, belt or load-point velocity, each played back
+by a :class:`~jaxfriction.Sampled` drive at its path in the system).
 """
 
 from __future__ import annotations
@@ -80,12 +83,27 @@ class Measurement:
             parameters (from a local quadratic fit of the first samples where positions are
             measured, from a simulation at the initial guess elsewhere).
         name: a label (file name) used in messages.
+        inputs: optional dict drive path -> ``(n_in,)`` or ``(n_in, c)`` measured input
+            samples: what drove the rig during the record (units of the driven quantity
+            before the drive's ``gain``). The path names a drive of the system
+            (``"force"``, ``"surface"``, ``"force.terms[0]"`` in a sum of drives): during a
+            fit or a prediction of this record the samples are played back there by a
+            :class:`~jaxfriction.Sampled` drive (one that is already there keeps its
+            ``gain``, ``offset`` and ``hold``; see :func:`~jaxfriction.with_inputs`). Each
+            record carries its own input, so a validation record is predicted with its own.
+        input_t: optional ``(n_in,)`` time stamps of the inputs, strictly increasing, regular
+            or not (default ``t``); :meth:`decimate` keeps the inputs at their full rate.
+        preprocessing: the pre-processing steps applied to the record, one human-readable
+            string each, oldest first (:func:`~jaxfriction.resample_record`,
+            :func:`~jaxfriction.detrend`, :func:`~jaxfriction.remove_offset` append theirs),
+            so that the choice travels with the record into the fit and its report.
 
     Raises:
         ValueError: naming the argument (``t``, ``q``, ``v``, ``q_dofs``, ``v_dofs``,
-            ``channels``, ``y0``) for wrong shapes, non-finite values, too few samples,
-            nothing measured, a channel name that is not a lower-case identifier, or times
-            not strictly increasing or not uniform.
+            ``channels``, ``y0``, ``inputs``, ``input_t``) for wrong shapes, non-finite values
+            (a NaN in an input column), too few samples, nothing measured, a channel name
+            that is not a lower-case identifier, times not strictly increasing or not
+            uniform, or input times that do not cover the record.
     """
 
     t: np.ndarray
@@ -96,6 +114,9 @@ class Measurement:
     channels: dict | None = None
     y0: np.ndarray | None = None
     name: str = ""
+    inputs: dict | None = None
+    input_t: np.ndarray | None = None
+    preprocessing: tuple = ()
 
     def __post_init__(self):
         t = _as_columns("t", self.t, None)
@@ -118,6 +139,11 @@ class Measurement:
                 f"t must be uniformly spaced (interval {interval:.6g}), but t[{i + 1}] - t[{i}] = {steps[i]:.6g}"
             )
         object.__setattr__(self, "t", t)
+        steps_done = self.preprocessing
+        if isinstance(steps_done, str) or not isinstance(steps_done, (tuple, list)) or not all(
+                isinstance(x, str) for x in steps_done):
+            raise ValueError(f"preprocessing must be a tuple of strings, got {steps_done!r}")
+        object.__setattr__(self, "preprocessing", tuple(steps_done))
         if self.q is None and self.v is None and not self.channels:
             raise ValueError("a Measurement needs measured positions q or velocities v (or named channels)")
         if self.channels is not None:
@@ -149,6 +175,39 @@ class Measurement:
                                  f"n_internal,) with n_dof > {self.max_dof}, got {y0.shape}")
             check_real("y0", y0)
             object.__setattr__(self, "y0", y0)
+        self._check_inputs(t)
+
+    def _check_inputs(self, t):
+        if self.inputs is None:
+            if self.input_t is not None:
+                raise ValueError("input_t given without inputs")
+            return
+        if not isinstance(self.inputs, dict) or not self.inputs:
+            raise ValueError(f"inputs must be a non-empty dict drive path -> samples, got {self.inputs!r}")
+        if self.input_t is None:
+            times = t
+        else:
+            times = _as_columns("input_t", self.input_t, None)
+            if times.shape[1] != 1 or times.shape[0] < 2:
+                raise ValueError(f"input_t must have shape (n_in,) with n_in >= 2, got {np.shape(self.input_t)}")
+            times = times[:, 0]
+            steps = np.diff(times)
+            if not np.all(steps > 0):
+                i = int(np.argmin(steps > 0))
+                raise ValueError(f"input_t must be strictly increasing, but input_t[{i + 1}] = {times[i + 1]} <= "
+                                 f"input_t[{i}] = {times[i]}")
+            slack = 1e-6 * (t[-1] - t[0])
+            if times[0] > t[0] + slack or times[-1] < t[-1] - slack:
+                raise ValueError(f"input_t must cover the record's times [{t[0]}, {t[-1]}], got [{times[0]}, "
+                                 f"{times[-1]}]")
+        inputs = {}
+        for key, values in self.inputs.items():
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"inputs: keys must be drive paths such as 'force', got {key!r}")
+            col = _as_columns(f"inputs[{key!r}]", values, times.shape[0])
+            inputs[key] = col[:, 0] if np.ndim(values) == 1 else col
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "input_t", times)
 
     @property
     def interval(self) -> float:
@@ -168,6 +227,74 @@ class Measurement:
 
     def __len__(self):
         return int(self.t.shape[0])
+
+    def input_samples(self) -> dict:
+        """The inputs as ``{path: (times, values)}``, what :func:`~jaxfriction.with_inputs` takes."""
+        return {k: (self.input_t, v) for k, v in (self.inputs or {}).items()}
+
+    def _replace(self, rows, **changes):
+        """A copy with the measured columns taken at ``rows`` (inputs unchanged unless given)."""
+        keep = {"t": self.t[rows], "q": None if self.q is None else self.q[rows],
+                "v": None if self.v is None else self.v[rows], "q_dofs": self.q_dofs, "v_dofs": self.v_dofs,
+                "channels": None if not self.channels else {k: x[rows] for k, x in self.channels.items()},
+                "y0": self.y0, "name": self.name, "inputs": self.inputs, "input_t": self.input_t,
+                "preprocessing": self.preprocessing}
+        keep.update(changes)
+        return Measurement(**keep)
+
+    def decimate(self, factor: int) -> Measurement:
+        """Every ``factor``-th sample of the measured columns; the inputs stay at their full rate.
+
+        Residual thinning for long records: the fit compares fewer samples (its cost and
+        the correlation of neighbouring residuals drop) while the model is still driven by
+        the whole input and integrated on the input's step (:func:`~jaxfriction.fit`'s
+        default ``dt`` is the finer of the two intervals).
+
+        Args:
+            factor: an integer >= 1.
+
+        Returns:
+            A :class:`Measurement` with ``ceil(n / factor)`` samples (at least 3).
+
+        Raises:
+            ValueError: naming ``factor`` (not an integer >= 1, or too large for 3 samples).
+        """
+        from ..._checks import check_int
+
+        factor = check_int("factor", factor, minimum=1)
+        rows = np.arange(0, len(self), factor)
+        if rows.shape[0] < 3:
+            raise ValueError(f"factor = {factor} leaves {rows.shape[0]} of {len(self)} samples; at least 3 are needed")
+        return self._replace(rows)
+
+    def window(self, t0: float, t1: float) -> Measurement:
+        """The part of the record with ``t0 <= t <= t1`` (inputs cut to what covers it).
+
+        Args:
+            t0, t1: the window (time units), ``t0 < t1``.
+
+        Returns:
+            A :class:`Measurement` (``y0`` dropped unless the window starts at the record's
+            start).
+
+        Raises:
+            ValueError: a window with fewer than 3 samples, or ``t1 <= t0``.
+        """
+        check_real("t0", t0)
+        check_real("t1", t1)
+        if not float(t1) > float(t0):
+            raise ValueError(f"t1 must be > t0, got t0 = {t0}, t1 = {t1}")
+        rows = np.flatnonzero((self.t >= t0) & (self.t <= t1))
+        if rows.shape[0] < 3:
+            raise ValueError(f"the window [{t0}, {t1}] holds {rows.shape[0]} samples of {self.name or 'the record'}; "
+                             f"at least 3 are needed")
+        changes = {} if rows[0] == 0 else {"y0": None}
+        if self.inputs is not None:
+            lo = max(int(np.searchsorted(self.input_t, self.t[rows[0]], side="right")) - 1, 0)
+            hi = min(int(np.searchsorted(self.input_t, self.t[rows[-1]], side="left")) + 1, len(self.input_t))
+            hi = max(hi, lo + 2)
+            changes.update(inputs={k: x[lo:hi] for k, x in self.inputs.items()}, input_t=self.input_t[lo:hi])
+        return self._replace(rows, **changes)
 
     @classmethod
     def from_trajectory(cls, trajectory: Trajectory, noise: float = 0.0, velocity_noise: float | None = None,
@@ -215,24 +342,41 @@ class Measurement:
 
     def to_csv(self, path: str | Path) -> None:
         """Write ``t`` and the measured columns (:meth:`columns`) with a header line (17
-        significant digits, lossless)."""
+        significant digits, lossless); inputs sampled on the record's own times and named by a
+        plain field (``"force"``) are written too, under that name (read them back with
+        ``load_measurement(path, inputs={"force": "force"})``).
+
+        Raises:
+            ValueError: inputs that cannot be written as columns (another time grid, or a
+                path such as ``"force.terms[0]"``).
+        """
         cols = self.columns()
+        for key, values in (self.inputs or {}).items():
+            if (not _CHANNEL.match(key) or key in cols or values.ndim != 1 or len(self.input_t) != len(self)
+                    or not np.array_equal(self.input_t, self.t)):
+                raise ValueError(f"inputs[{key!r}] cannot be written as a CSV column (only inputs on the record's "
+                                 f"own times, named by a plain field such as 'force')")
+            cols[key] = values
         np.savetxt(path, np.column_stack([self.t, *cols.values()]), delimiter=",",
                    header=",".join(["t", *cols]), comments="", fmt="%.17g")
 
 
-def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measurement:
+def load_measurement(path: str | Path, y0: ArrayLike | None = None, inputs: dict | None = None) -> Measurement:
     """Read a measured trajectory from a CSV file with a header line.
 
     Format: optional ``#`` comment lines and blank lines, then a header naming the columns:
     ``t`` and any of ``q``, ``v`` (degree of freedom 0), ``q<i>`` / ``q[i]`` and ``v<i>`` /
-    ``v[i]`` (degree of freedom ``i``), and named channels (any other lower-case identifier,
-    e.g. ``mu``; see :class:`Measurement`), comma separated, any order; then one row of numbers
-    per sample. Times must be uniform (see :class:`Measurement`).
+    ``v[i]`` (degree of freedom ``i``), named channels (any other lower-case identifier,
+    e.g. ``mu`` or ``friction_force``; see :class:`Measurement`) and the input columns named in
+    ``inputs``, comma separated, any order; then one row of numbers per sample. Times must be
+    uniform (see :class:`Measurement`).
 
     Args:
         path: file path.
         y0: optional known initial state ``(2 n_dof,)``.
+        inputs: optional dict column name -> drive path: the columns that drove the rig
+            (``{"vir": "force"}``: the column ``vir`` is played back by the system's drive at
+            ``"force"``; see :class:`Measurement`'s ``inputs``).
 
     Returns:
         The measurement, a :class:`Measurement` named after the file.
@@ -241,9 +385,14 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measureme
         FileNotFoundError: no such file.
         ValueError: ``path:line: ...`` for a malformed header or row (unknown or repeated
             column, wrong number of values, a value that is not a number), ``path: ...`` for
-            invalid data (non-uniform times, NaN...) or a file that is not text.
+            invalid data (non-uniform times, NaN...), an ``inputs`` column the file lacks, or
+            a file that is not text.
     """
     path = Path(path)
+    if inputs is not None and (not isinstance(inputs, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in inputs.items())):
+        raise ValueError(f"inputs must be a dict column name -> drive path, got {inputs!r}")
+    inputs = {k.lower(): v for k, v in (inputs or {}).items()}
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     columns, rows = None, []
@@ -277,10 +426,17 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None) -> Measureme
     if not rows:
         raise ValueError(f"{path}: no data rows after the header")
     data = np.asarray(rows, dtype=float)
+    missing = sorted(set(inputs) - set(columns[1:]))
+    if missing:
+        raise ValueError(f"{path}: inputs name columns {missing} that the header {columns} lacks")
     measured = {"q": [], "v": [], "channel": []}
+    driven = {}
     for j, (kind, dof) in enumerate(keys, start=1):
-        measured[kind].append((dof, data[:, j]))
-    args = {"channels": dict(measured.pop("channel")) or None}
+        if kind == "channel" and dof in inputs:
+            driven[inputs[dof]] = data[:, j]
+        else:
+            measured[kind].append((dof, data[:, j]))
+    args = {"channels": dict(measured.pop("channel")) or None, "inputs": driven or None}
     for kind, cols in measured.items():
         if cols:
             args[kind] = np.column_stack([c for _, c in cols])

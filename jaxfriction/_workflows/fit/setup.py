@@ -14,8 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real
+from ..._forcing.sampled import Sampled, with_inputs
 from ..._integrate.simulate import simulate
 from .measurement import Measurement
+from .outputs import check_channel
 from .problem import Problem, Record
 
 if TYPE_CHECKING:
@@ -166,25 +168,32 @@ def adaptive_solver(system):
     return dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
 
 
-def check_data(data, n_dof: int, weights, n_internal: int = 0, system=None) -> tuple[list[Measurement], list[float]]:
+def check_data(data, n_dof: int, weights, n_internal: int = 0, system=None, outputs: tuple = (),
+               what: str = "data") -> tuple[list[Measurement], list[float]]:
     """The records as a list, with one weight each (ValueError naming ``data`` / ``weights``;
-    with ``system``, a channel it cannot compute from its state)."""
+    with ``system``, a channel it cannot compute nor an input path that is not one of its
+    drives)."""
     if isinstance(data, Measurement):
         data = [data]
     if not isinstance(data, (list, tuple)) or not data or not all(isinstance(m, Measurement) for m in data):
-        raise ValueError(f"data must be a Measurement or a non-empty list of them, got {type(data).__name__}")
+        raise ValueError(f"{what} must be a Measurement or a non-empty list of them, got {type(data).__name__}")
     for j, m in enumerate(data):
-        for name in m.channels or {}:
-            if system is not None:
+        label = f"{what}[{j}] ({m.name or 'record'})"
+        if system is not None:
+            for name in m.channels or {}:
                 try:
-                    system.internal(jnp.zeros((1, system.state_size)), name)
+                    check_channel(system, outputs, name)
                 except ValueError as exc:
-                    raise ValueError(f"data[{j}] ({m.name or 'record'}) channel {name!r}: {exc}") from None
+                    raise ValueError(f"{label} channel {name!r}: {exc}") from None
+            try:
+                with_inputs(system, m.input_samples())
+            except ValueError as exc:
+                raise ValueError(f"{label}: {exc}") from None
         if m.max_dof >= n_dof:
-            raise ValueError(f"data[{j}] ({m.name or 'record'}) measures degree of freedom {m.max_dof}, but the "
+            raise ValueError(f"{label} measures degree of freedom {m.max_dof}, but the "
                              f"system has {n_dof}")
         if m.y0 is not None and m.y0.shape[0] not in (2 * n_dof, 2 * n_dof + n_internal):
-            raise ValueError(f"data[{j}].y0 must have shape ({2 * n_dof},) or, with the internal variables, "
+            raise ValueError(f"{what}[{j}].y0 must have shape ({2 * n_dof},) or, with the internal variables, "
                              f"({2 * n_dof + n_internal},) for this system, got {m.y0.shape}")
     weights = [1.0] * len(data) if weights is None else list(np.atleast_1d(np.asarray(weights, dtype=float)))
     if len(weights) != len(data) or not all(np.isfinite(w) and w > 0 for w in weights):
@@ -192,9 +201,27 @@ def check_data(data, n_dof: int, weights, n_internal: int = 0, system=None) -> t
     return list(data), weights
 
 
+def record_step(m: Measurement, dt: float | None) -> tuple[float, int]:
+    """``(h, n_sub)``: the RK4 step of record ``m`` and the steps per sample interval.
+
+    ``h = interval / ceil(interval / dt)`` divides the sample interval; without ``dt`` it is
+    the sample interval, or the finest interval of the record's inputs where they are sampled
+    faster (a decimated record, :meth:`~jaxfriction.Measurement.decimate`)."""
+    interval = m.interval
+    if dt is None and m.inputs is not None:
+        dt = float(np.min(np.diff(m.input_t)))
+    n_sub = 1 if dt is None else max(1, math.ceil(interval / float(dt) * (1 - 1e-9)))
+    return interval / n_sub, n_sub
+
+
+def record_inputs(system, m: Measurement) -> dict:
+    """The record's inputs as :class:`~jaxfriction.Sampled` drives by path."""
+    return {path: Sampled(m.input_t, values) for path, values in (m.inputs or {}).items()}
+
+
 def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: list[float], parsed: list,
                   data: list[Measurement], weights: list[float], *, segments: list[int], dt: float | None,
-                  velocity_weight: float, continuity_weight: float) -> Problem:
+                  velocity_weight: float, continuity_weight: float, outputs: tuple = ()) -> Problem:
     """The :class:`Problem` of a fit.
 
     Args:
@@ -203,7 +230,9 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
             :func:`parse_bounds`.
         data: list of :class:`Measurement`; ``weights`` one per record.
         segments: shooting segments per record (list of ints).
-        dt: largest RK4 step or None: the sample interval, or, for a system with a
+        outputs: the user's channel functions, ``(name, fn)`` pairs.
+        dt: largest RK4 step or None: the sample interval (the inputs' where they are
+            sampled faster, :func:`record_step`), or, for a system with a
             ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`), that adaptive run
             with forward-mode derivatives (:func:`adaptive_solver`).
         velocity_weight, continuity_weight: the misfit's weights (see :func:`fit`).
@@ -224,10 +253,12 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
             raise ValueError(f"shooting_segments = {s}: multiple shooting runs RK4 on a fixed step, but "
                              f"{type(system).__name__} is fitted with its adaptive default solver; give dt (the "
                              f"RK4 step) for multiple shooting, or shooting_segments=1")
-        n_sub = 1 if dt is None else max(1, math.ceil(interval / float(dt) * (1 - 1e-9)))
+        h, n_sub = (interval, 1) if solver is not None else record_step(m, dt)
         i_bounds = tuple(int(round(x)) for x in np.linspace(0, n - 1, s + 1))
-        first = _first_state(system, m)
-        s0, sc, dw = _segment_starts(system, m, i_bounds, interval / n_sub, n_sub, first)
+        inputs = record_inputs(system, m)
+        driven = with_inputs(system, inputs)
+        first = _first_state(driven, m)
+        s0, sc, dw = _segment_starts(driven, m, i_bounds, h, n_sub, first)
         state0 += s0
         scale += sc
         defect_weight += list(np.tile(dw[: 2 * system.n_dof + system.n_internal], s - 1)) if s > 1 else []
@@ -237,7 +268,7 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
             channels=None if m.channels is None else jnp.asarray(np.column_stack(list(m.channels.values()))),
             channel_names=tuple(m.channels or ()), q_dofs=m.q_dofs or (), v_dofs=m.v_dofs or (),
             t_bounds=tuple(float(m.t[0] + i * interval) for i in i_bounds), i_bounds=i_bounds,
-            h=interval / n_sub, n_sub=n_sub, solver=solver))
+            h=h, n_sub=n_sub, solver=solver, inputs=tuple(inputs.values()), input_paths=tuple(inputs)))
         n_data += m.n_values
     n_vars = len(names) + len(state0)
     if n_data <= n_vars:
@@ -257,4 +288,5 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
         records=tuple(records),
         velocity_weight=jnp.asarray(float(velocity_weight)),
         continuity_weight=jnp.asarray(float(continuity_weight)),
+        outputs=outputs,
     )

@@ -1,0 +1,235 @@
+"""Measured inputs (Sampled drives, sums of drives, records with inputs) and outputs beyond
+positions (friction force channels, user outputs, PrescribedSlip), checked against numpy and
+independent scipy simulations."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from scipy.integrate import solve_ivp  # noqa: E402
+
+import jaxfriction as jf  # noqa: E402
+
+
+# ---------------------------------------------------------------- the drive itself
+
+
+def test_sampled_linear_matches_numpy_interp_on_irregular_and_jittered_grids():
+    rng = np.random.default_rng(3)
+    irregular = np.cumsum(rng.uniform(0.01, 0.3, 40))
+    jittered = 0.001 * np.arange(200) + 2e-8 * rng.standard_normal(200)  # a logger's stamps (EMPS)
+    for times in (irregular, jittered):
+        values = np.sin(7 * times) + times
+        drive = jf.Sampled(times, values, gain=2.5, offset=-0.3)
+        probe = np.concatenate([rng.uniform(times[0], times[-1], 300), times, [times[0] - 1, times[-1] + 1]])
+        got = np.asarray(jax.vmap(drive)(jnp.asarray(probe)))
+        want = 2.5 * np.interp(probe, times, values) - 0.3  # held at the end values outside
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
+
+
+def test_sampled_zero_order_hold_and_channels():
+    times = np.array([0.0, 0.5, 1.5, 2.0])
+    values = np.array([[1.0, -1.0], [2.0, -2.0], [3.0, -3.0], [4.0, -4.0]])
+    drive = jf.Sampled(times, values, hold="zero")
+    for t, row in ((0.0, 0), (0.49, 0), (0.5, 1), (1.49, 1), (1.5, 2), (2.0, 3), (9.0, 3), (-1.0, 0)):
+        np.testing.assert_array_equal(np.asarray(drive(t)), values[row])
+    assert drive.n_channels == 2 and drive.jump_times() == (0.5, 1.5, 2.0)
+    assert jf.Sampled(times, values[:, 0]).jump_times() == ()
+
+
+def test_sampled_gradients_are_finite_and_match_finite_differences():
+    times = np.linspace(0.0, 1.0, 11)
+    values = times**2
+
+    def f(gain, offset, t):
+        return jf.Sampled(times, values, gain=gain, offset=offset)(t)
+
+    g = jax.grad(f, argnums=(0, 1, 2))(1.5, 0.2, 0.35)
+    assert all(np.isfinite(x) for x in g)
+    assert g[0] == pytest.approx(np.interp(0.35, times, values), abs=1e-14)
+    assert g[1] == 1.0
+    assert g[2] == pytest.approx(1.5 * (0.16 - 0.09) / 0.1, rel=1e-12)  # the secant of its interval
+    # on a sample the derivative is finite too (the interval to the right)
+    assert np.isfinite(jax.grad(f, argnums=2)(1.0, 0.0, 0.3))
+
+
+@pytest.mark.parametrize("times, values, match", [
+    (np.arange(4.0), np.array([0.0, np.nan, 1.0, 2.0]), r"values must be finite, got nan at sample 1 \(t = 1.0\)"),
+    (np.array([0.0, 1.0, 1.0, 2.0]), np.zeros(4), r"times must increase strictly.*times\[2\]"),
+    (np.arange(4.0), np.zeros(3), r"values must have shape"),
+    (np.array([0.0]), np.zeros(1), r"times must have shape \(n,\) with n >= 2"),
+])
+def test_sampled_refuses_bad_samples(times, values, match):
+    with pytest.raises(ValueError, match=match):
+        jf.Sampled(times, values)
+
+
+def test_sampled_refuses_an_unknown_hold():
+    with pytest.raises(ValueError, match="hold must be one of"):
+        jf.Sampled(hold="cubic")
+
+
+def test_drives_add():
+    times = np.linspace(0.0, 2.0, 21)
+    drive = jf.Sampled(times, np.cos(times), gain=35.15) + jf.Constant(-3.16) + 1.0
+    assert isinstance(drive, jf.DriveSum) and len(drive.terms) == 3  # nested sums flattened
+    assert float(drive(0.7)) == pytest.approx(35.15 * np.interp(0.7, times, np.cos(times)) - 2.16, abs=1e-12)
+    system = jf.Oscillator(law=jf.Quinn(), force=drive, stiffness=0.0)
+    assert {"force.terms[0].gain", "force.terms[1].value"} <= set(jf.parameter_paths(system))
+    steps = jf.Steps((0.0, 1.0), (0.5,)) + jf.Sampled(times, np.zeros(21), hold="zero")
+    assert steps.jump_times()[:3] == (0.1, 0.2, 0.30000000000000004) and 0.5 in steps.jump_times()
+    with pytest.raises(ValueError, match="terms must be a non-empty tuple of drives"):
+        jf.DriveSum((jf.Constant(1.0), "force"))
+
+
+def test_with_inputs_keeps_gain_and_offset_and_names_the_drives():
+    times = np.linspace(0.0, 1.0, 5)
+    system = jf.Oscillator(law=jf.Quinn(), force=jf.Sampled(gain=2.0) + jf.Constant(1.0))
+    driven = jf.with_inputs(system, {"force.terms[0]": (times, times)})
+    assert float(driven.force(0.5)) == pytest.approx(2.0 * 0.5 + 1.0)
+    replaced = jf.with_inputs(jf.Oscillator(law=jf.Quinn()), {"surface": (times, 3 * times)})
+    assert isinstance(replaced.surface, jf.Sampled) and float(replaced.surface(0.5)) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match=r"inputs\['law'\] must name a drive of Oscillator \(one of "
+                                         r"\['force.terms\[0\]', 'force.terms\[1\]', 'surface'\]\)"):
+        jf.with_inputs(system, {"law": (times, times)})
+
+
+# ---------------------------------------------------------------- a driven system against scipy
+
+
+def _forced_linear_reference(t, force, m, c, k, y0):
+    """m x'' + c x' + k x = F(t), F linearly interpolated between samples (scipy, tight)."""
+    sol = solve_ivp(lambda s, y: [y[1], (np.interp(s, t, force) - c * y[1] - k * y[0]) / m], (t[0], t[-1]), y0,
+                    t_eval=t, method="DOP853", rtol=1e-12, atol=1e-14, max_step=t[1] - t[0])
+    return sol.y[0]
+
+
+def test_a_measured_force_drives_the_oscillator_as_scipy_does():
+    t = np.linspace(0.0, 5.0, 501)
+    force = np.sin(2.0 * t) + 0.5 * np.sign(np.sin(0.7 * t))
+    reference = _forced_linear_reference(t, force, 2.0, 0.3, 5.0, [0.1, 0.0])
+    system = jf.Oscillator(law=jf.Quinn(mu=0.0), force=jf.Sampled(t, force), mass=2.0, stiffness=5.0, damping=0.3)
+    record = jf.Measurement(t=t, q=reference, inputs={"force": force}, y0=[0.1, 0.0])
+    predicted = jf.predict(system, record, dt=1e-3)
+    np.testing.assert_allclose(predicted.q[:, 0], reference, atol=2e-9)
+    # the record's input replaces the template's: a placeholder drive gives the same prediction
+    placeholder = jf.Oscillator(law=jf.Quinn(mu=0.0), mass=2.0, stiffness=5.0, damping=0.3)
+    np.testing.assert_allclose(jf.predict(placeholder, record, dt=1e-3).q, predicted.q, atol=0)
+
+
+def test_fit_reads_the_input_and_recovers_the_parameters_of_a_scipy_record():
+    t = np.linspace(0.0, 6.0, 601)
+    force = 2.0 * np.sin(1.1 * t) + np.sin(3.7 * t)
+    rng = np.random.default_rng(7)
+    truth = {"damping": 0.4, "stiffness": 3.0}
+    q = _forced_linear_reference(t, force, 1.0, truth["damping"], truth["stiffness"], [0.0, 0.0])
+    noise = 1e-4
+    record = jf.Measurement(t=t, q=q + noise * rng.standard_normal(t.shape), inputs={"force": force}, y0=[0.0, 0.0])
+    template = jf.Oscillator(law=jf.Quinn(mu=0.0), force=jf.Sampled())
+    result = jf.fit(template, {"damping": 0.3, "stiffness": 2.2}, record, optimizer="lm", noise=noise, dt=2e-3)
+    for name, value in truth.items():
+        assert abs(result.params[name] - value) < 4 * result.stderr[name], (name, result.params[name])
+    assert result.fits_data
+    # thinned residuals, full-rate input: dt defaults to the input's interval, same estimates
+    thinned = jf.fit(template, {"damping": 0.3, "stiffness": 2.2}, record.decimate(5), optimizer="lm", noise=noise)
+    assert thinned.problem.records[0].n_sub == 5
+    for name, value in truth.items():
+        assert abs(thinned.params[name] - value) < 4 * thinned.stderr[name]
+
+
+def test_measurement_inputs_are_checked_and_travel_through_windows_and_decimation():
+    t = np.linspace(0.0, 1.0, 11)
+    with pytest.raises(ValueError, match=r"inputs\['force'\] must be finite, got nan at row 3"):
+        jf.Measurement(t=t, q=t, inputs={"force": np.where(t == t[3], np.nan, t)})
+    with pytest.raises(ValueError, match="input_t must be strictly increasing"):
+        jf.Measurement(t=t, q=t, inputs={"force": t}, input_t=t[::-1])
+    with pytest.raises(ValueError, match="input_t must cover the record's times"):
+        jf.Measurement(t=t, q=t, inputs={"force": t[:6]}, input_t=t[:6])
+    record = jf.Measurement(t=t, q=t**2, inputs={"force": 10 * t})
+    thin = record.decimate(2)
+    assert len(thin) == 6 and thin.inputs["force"].shape == (11,)
+    part = record.window(0.29, 0.71)
+    np.testing.assert_allclose(part.t, t[3:8])
+    assert part.input_t[0] <= t[3] and part.input_t[-1] >= t[7]
+    with pytest.raises(ValueError, match=r"data\[0\] \(record\): inputs\['law'\] must name a drive"):
+        jf.fit(jf.Oscillator(law=jf.Quinn()), {"law.mu": 0.5}, jf.Measurement(t=t, q=t, inputs={"law": t}))
+
+
+def test_csv_input_columns_and_the_unknown_column_message(tmp_path):
+    t = np.linspace(0.0, 1.0, 11)
+    path = tmp_path / "rig.csv"
+    np.savetxt(path, np.column_stack([t, t**2, np.cos(t)]), delimiter=",", header="t,q,qg", comments="")
+    record = jf.load_measurement(path, inputs={"qg": "force"})
+    np.testing.assert_array_equal(record.inputs["force"], np.cos(t))
+    assert record.channels is None
+    with pytest.raises(ValueError, match=r"channel 'qg': name must be one of \['friction_force', 'f_eq', "
+                                         r"'slip_velocity'\] for Oscillator.*--input qg=force"):
+        jf.fit(jf.Oscillator(law=jf.Quinn()), {"law.mu": 0.5}, jf.load_measurement(path))
+    with pytest.raises(ValueError, match=r"inputs name columns \['vir'\] that the header"):
+        jf.load_measurement(path, inputs={"vir": "force"})
+    back = tmp_path / "back.csv"
+    jf.Measurement(t=t, q=t, inputs={"force": 2 * t}).to_csv(back)
+    np.testing.assert_array_equal(jf.load_measurement(back, inputs={"force": "force"}).inputs["force"], 2 * t)
+
+
+# ---------------------------------------------------------------- outputs beyond positions
+
+
+def test_friction_force_channel_of_a_prescribed_slip_matches_an_independent_lugre():
+    """A tribometer: the slip velocity is imposed, the friction force measured (LuGre,
+    Canudas de Wit et al. 1995, eqs. 1-3, written out here and integrated by scipy)."""
+    law = jf.LuGre(sigma0=1e4, sigma1=30.0, sigma2=0.4, mu_c=0.3, mu_s=0.5, v_s=0.01)
+    normal = 10.0
+    t = np.linspace(0.0, 2.0, 401)
+    v = 0.02 * np.sin(2 * np.pi * t)
+    system = jf.PrescribedSlip(law=law, velocity=jf.Sampled(t, v), normal=normal)
+
+    def g(u):
+        return normal * (law.mu_c + (law.mu_s - law.mu_c) * np.exp(-(u / law.v_s) ** 2))
+
+    def rate(s, z):
+        u = np.interp(s, t, v)
+        return [u - law.sigma0 * abs(u) / g(u) * z[0]]
+
+    sol = solve_ivp(rate, (0, 2), [0.0], t_eval=t, method="LSODA", rtol=1e-11, atol=1e-13, max_step=t[1] - t[0])
+    z = sol.y[0]
+    zdot = v - law.sigma0 * np.abs(v) / g(v) * z
+    reference = -(law.sigma0 * z + law.sigma1 * zdot + law.sigma2 * v)
+    record = jf.Measurement(t=t, channels={"friction_force": reference}, inputs={"velocity": v})
+    predicted = jf.predict(system, record, dt=5e-4)
+    scale = np.max(np.abs(reference))
+    np.testing.assert_allclose(predicted.channels["friction_force"], reference, atol=2e-5 * scale)
+
+
+def test_fit_a_tribometer_force_record_and_a_user_output():
+    t = np.linspace(0.0, 3.0, 301)
+    v = 0.05 * np.sin(2 * np.pi * 0.5 * t)
+    truth = jf.PrescribedSlip(law=jf.Quinn(mu=0.35, eps=2e-3), velocity=jf.Sampled(t, v), normal=20.0)
+    traj = jf.simulate(truth, jnp.zeros(0), 0.0, 3.0, 0.01)
+    force = np.asarray(truth.output(traj.ts, traj.ys, "friction_force"))
+    # Quinn 2004 eq. 4 with f_eq = 0: f = -mu N clip(v / eps, -1, 1), written out here
+    np.testing.assert_allclose(force, -0.35 * 20.0 * np.clip(v / 2e-3, -1, 1), atol=1e-12)
+    rng = np.random.default_rng(1)
+    record = jf.Measurement(t=t, channels={"friction_force": force + 0.01 * rng.standard_normal(t.shape)},
+                            inputs={"velocity": v})
+    template = jf.PrescribedSlip(law=jf.Quinn(mu=0.2, eps=2e-3), velocity=jf.Sampled(), normal=20.0)
+    result = jf.fit(template, {"law.mu": 0.2}, record, optimizer="lm", noise=0.01)
+    assert abs(result.params["law.mu"] - 0.35) < 4 * result.stderr["law.mu"]
+    # a user output: the power the rig puts in, -f v, as a channel of its own
+    rig = jf.Measurement(t=t, channels={"rig_power": np.zeros_like(t)}, inputs={"velocity": v})
+    power = jf.predict(truth, rig, outputs={"rig_power": lambda s, t, y: -s.friction_force(t, y)
+                                            * s.slip_velocity(t, y)})
+    np.testing.assert_allclose(power.channels["rig_power"], 0.35 * 20.0 * np.clip(v / 2e-3, -1, 1) * v, atol=1e-12)
+
+
+def test_prescribed_slip_energy_balance_and_contract():
+    t = np.linspace(0.0, 4.0, 401)
+    system = jf.PrescribedSlip(law=jf.Dahl(), velocity=jf.Sampled(t, 0.01 * np.sin(2 * np.pi * 0.5 * t)))
+    traj = jf.simulate(system, jnp.zeros(0), 0.0, 4.0, 1e-3)
+    assert int(traj.status) == 0
+    assert abs(float(jf.relative_energy_residual(traj))) < 1e-6
+    with pytest.raises(ValueError, match="give exactly one of velocity and displacement"):
+        jf.PrescribedSlip(law=jf.Dahl())
