@@ -233,3 +233,42 @@ def test_prescribed_slip_energy_balance_and_contract():
     assert abs(float(jf.relative_energy_residual(traj))) < 1e-6
     with pytest.raises(ValueError, match="give exactly one of velocity and displacement"):
         jf.PrescribedSlip(law=jf.Dahl())
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_cli_fit_reads_an_input_column_and_a_future_annotations_model(tmp_path):
+    """``--input COLUMN=PATH`` drives the model by a CSV column; a model file with ``from
+    __future__ import annotations`` that defines a class loads (issue 35's loader bug)."""
+    from click.testing import CliRunner
+
+    from jaxfriction.cli import main
+
+    t = np.linspace(0.0, 6.0, 301)
+    force = 2.0 * np.sin(1.1 * t) + np.sin(3.7 * t)
+    q = _forced_linear_reference(t, force, 1.0, 0.4, 3.0, [0.0, 0.0])
+    data = tmp_path / "rig.csv"
+    np.savetxt(data, np.column_stack([t, q, force]), delimiter=",", header="t,q,motor", comments="")
+    model = tmp_path / "my_rig.py"
+    model.write_text(
+        "from __future__ import annotations\n"
+        "import jaxfriction as jf\n\n"
+        "class Placeholder(jf.Constant):\n"
+        "    scale: float = 1.0  # an annotation resolved through sys.modules\n\n"
+        "def rig(dt=0.01, law=None) -> jf.Template:\n"
+        "    system = jf.Oscillator(law=jf.Quinn(mu=0.0), force=Placeholder(0.0), stiffness=2.0, damping=0.2)\n"
+        "    return jf.Template(system, dt=dt)\n")
+    args = ["fit", str(data), "--system", f"{model}:rig", "--params", "damping,stiffness", "--y0", "0,0",
+            "--optimizer", "lm", "--noise", "1e-6", "--json"]
+    out = CliRunner().invoke(main, args + ["--input", "motor=force"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    report = json.loads(out.output)
+    assert report["params"]["damping"] == pytest.approx(0.4, rel=1e-5)
+    assert report["params"]["stiffness"] == pytest.approx(3.0, rel=1e-6)
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1 and "--input motor=force" in refused.output
+    bad = CliRunner().invoke(main, args + ["--input", "motor"])
+    assert bad.exit_code == 1 and "--input expects COLUMN=PATH" in bad.output
