@@ -92,6 +92,9 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.periodic.measure import SteadyState  # noqa: F401
     from ._workflows.periodic.basins import ATTRACTORS, attractor, basin_stability  # noqa: F401
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
+    from ._applications.emps import (  # noqa: F401
+        EMPSRecord, emps_controller_force, emps_errors, emps_model, load_emps,
+    )
 
 #: The public names by the module that defines (or gathers) them, each loaded on first use.
 _EXPORTS = {
@@ -160,6 +163,7 @@ _EXPORTS = {
     "._workflows.periodic.measure": ("SteadyState",),
     "._workflows.periodic.basins": ("ATTRACTORS", "attractor", "basin_stability"),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
+    "._applications.emps": ("EMPSRecord", "emps_controller_force", "emps_errors", "emps_model", "load_emps"),
 }
 
 #: Public name -> the module it is loaded from.
