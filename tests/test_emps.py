@@ -54,7 +54,8 @@ def test_loader_reads_both_files(path, pulses):
     np.testing.assert_array_equal(record.inputs["force.terms[0]"], rec.vir)
     closed = rec.closed_loop_measurement()
     np.testing.assert_array_equal(closed.channels["force"], rec.force)
-    assert set(closed.inputs) == ({"force.terms[0]", "force.terms[1]"} if pulses else {"force.terms[0]"})
+    assert set(closed.inputs) == {"force.terms[0]", "force.terms[1]"}
+    np.testing.assert_array_equal(closed.inputs["force.terms[1]"], rec.pulses if pulses else np.zeros(24841))
 
 
 def test_loader_errors_name_the_file(tmp_path):
@@ -93,12 +94,10 @@ def test_model_arguments_are_checked():
         jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=0.0)
     with pytest.raises(ValueError, match="kp and kv"):
         jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=35.15, closed_loop=True)
-    with pytest.raises(ValueError, match="pulses"):
-        jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=35.15, pulses=True)
     open_loop = jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=35.15, mass=M, viscous=FV, offset=OFFSET)
     assert jf.get_parameter(open_loop, "force.terms[1].value") == -OFFSET and open_loop.damping == FV
     closed = jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=35.15, kp=160.18, kv=243.45, viscous=FV,
-                           closed_loop=True, pulses=True)
+                           closed_loop=True)
     np.testing.assert_allclose([closed.stiffness, closed.damping, closed.force.terms[0].gain],
                                [35.15 * 243.45 * 160.18, 35.15 * 243.45 + FV, 35.15 * 243.45 * 160.18])
 
@@ -155,7 +154,7 @@ def test_closed_loop_model_reproduces_the_controller():
     checked on its own simulated state against that formula, and near the measured force."""
     rec = jf.load_emps(VALIDATION)
     model = jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=rec.gtau, kp=rec.kp, kv=rec.kv, mass=M, viscous=FV,
-                          offset=OFFSET, closed_loop=True, pulses=True)
+                          offset=OFFSET, closed_loop=True)
     record = rec.closed_loop_measurement(position=True).window(10.0, 11.0)
     fn = jf.emps_controller_force(rec.gtau, rec.kv)
     system = with_inputs(model, record.input_samples())

@@ -102,13 +102,14 @@ class EMPSRecord:
     def closed_loop_measurement(self, reference_path: str = "force.terms[0]",
                                 pulses_path: str | None = "force.terms[1]", *, position: bool = False):
         """The input-error record: the controller force ``gtau * vir`` as channel ``"force"``,
-        the reference ``qg`` the input at ``reference_path`` (and the pulses at ``pulses_path``).
+        the reference ``qg`` the input at ``reference_path`` and the pulses at ``pulses_path``.
 
         Args:
             reference_path: drive path of the reference position ``qg`` (default the first term
                 of :func:`emps_model`'s closed-loop force).
-            pulses_path: drive path of the pulses (the second term of the closed-loop model of
-                the pulses record), used only when the record has pulses.
+            pulses_path: drive path of the pulses (default the second term of that force), or
+                None for a model without one. A record without pulses (the estimation record)
+                gives zeros there, so one closed-loop model serves both records.
             position: also measure the position ``q = qm``.
 
         Returns:
@@ -117,8 +118,8 @@ class EMPSRecord:
         from .._workflows.fit.measurement import Measurement
 
         inputs = {reference_path: self.qg}
-        if self.pulses is not None and pulses_path is not None:
-            inputs[pulses_path] = self.pulses
+        if pulses_path is not None:
+            inputs[pulses_path] = np.zeros_like(self.qg) if self.pulses is None else self.pulses
         return Measurement(t=self.t, q=self.qm if position else None, channels={"force": self.force},
                            inputs=inputs, name=self.name)
 
@@ -162,7 +163,7 @@ def load_emps(path: str | os.PathLike) -> EMPSRecord:
       and 5 (period 1 s) in the units of ``vir`` despite its name (5 V, i.e. ``5 gtau = 176 N``
       of motor force). So the output-error record (``vir`` as input) needs nothing more, and
       the closed-loop model adds ``gtau * pulses`` to the controller output
-      (:func:`emps_model` with ``pulses=True``).
+      (:func:`emps_model` with ``closed_loop=True``).
 
     Args:
         path: the file, or a bare name looked up in ``$JAXFRICTION_DATA`` and
@@ -223,7 +224,7 @@ def load_emps(path: str | os.PathLike) -> EMPSRecord:
 
 
 def emps_model(law, *, gtau: float, kp: float | None = None, kv: float | None = None, mass: float = 95.1089,
-               viscous: float = 0.0, offset: float = 0.0, closed_loop: bool = False, pulses: bool = False):
+               viscous: float = 0.0, offset: float = 0.0, closed_loop: bool = False):
     """The EMPS axis as an :class:`~jaxfriction.Oscillator` driven by the record's input.
 
     Open loop (the output-error method; ``vir`` measured)::
@@ -235,17 +236,18 @@ def emps_model(law, *, gtau: float, kp: float | None = None, kv: float | None = 
     = 1`` the law's coefficients are forces (N). Closed loop (the input-error method; the
     reference ``qg`` measured), the PD controller ``vir = kv (kp (qg - q) - q')`` inside::
 
-        M q'' + gtau kv (kp q + q') = gtau kv kp qg(t) [+ gtau p(t)] - Fv q' + f(q') - offset
+        M q'' + gtau kv (kp q + q') = gtau kv kp qg(t) + gtau p(t) - Fv q' + f(q') - offset
 
     is the same oscillator with ``stiffness = gtau kv kp``, ``damping = gtau kv + Fv`` and
-    ``force = Sampled(gain=gtau kv kp) [+ Sampled(gain=gtau)] + Constant(-offset)``: ``qg`` at
-    ``"force.terms[0]"``, the pulses ``p`` (V, the pulses record, ``pulses=True``) at
-    ``"force.terms[1]"``; the controller force ``gtau vir`` is :func:`emps_controller_force`.
-    Source: Janot, Gautier & Brunot 2019 (the model and the controller of the benchmark).
+    ``force = Sampled(gain=gtau kv kp) + Sampled(gain=gtau) + Constant(-offset)``: ``qg`` at
+    ``"force.terms[0]"``, the pulses ``p`` (V; zeros for the estimation record, see
+    :meth:`EMPSRecord.closed_loop_measurement`) at ``"force.terms[1]"``; the controller force
+    ``gtau vir`` is :func:`emps_controller_force`. Source: Janot, Gautier & Brunot 2019 (the
+    model and the controller of the benchmark).
 
-    Parameter paths: ``"mass"``, ``"damping"`` (``Fv``, plus ``gtau kv`` in closed loop),
-    ``"force.terms[-1].value"`` written ``"force.terms[1].value"`` (open loop) or
-    ``"force.terms[2].value"`` (closed loop with pulses): ``-offset`` (N), and the law's.
+    Parameter paths: ``"mass"``, ``"damping"`` (``Fv``; ``gtau kv + Fv`` in closed loop),
+    ``"force.terms[1].value"`` (open loop) or ``"force.terms[2].value"`` (closed loop):
+    ``-offset`` (N), and the law's ``"law.<field>"``.
 
     Args:
         law: a scalar friction law or a dynamic law in force units (N at ``normal = 1``),
@@ -256,15 +258,13 @@ def emps_model(law, *, gtau: float, kp: float | None = None, kv: float | None = 
         viscous: ``Fv >= 0`` (N s/m), as the oscillator's damping.
         offset: the paper's constant ``offset`` (N; the force drive holds ``-offset``).
         closed_loop: put the PD controller inside the model.
-        pulses: closed loop only: a second sampled term for the pulses record's pulses.
 
     Returns:
         The system, an :class:`~jaxfriction.Oscillator` with placeholder inputs (a
             :class:`~jaxfriction.Measurement`'s ``inputs`` fill them in).
 
     Raises:
-        ValueError: naming ``gtau``, ``kp``, ``kv``, ``mass``, ``viscous``, ``offset`` or
-            ``pulses`` (without ``closed_loop``).
+        ValueError: naming ``gtau``, ``kp``, ``kv``, ``mass``, ``viscous`` or ``offset``.
     """
     from .._forcing.drives import Constant
     from .._forcing.sampled import Sampled
@@ -275,26 +275,21 @@ def emps_model(law, *, gtau: float, kp: float | None = None, kv: float | None = 
     check_real("viscous", viscous, nonnegative=True)
     check_real("offset", offset)
     if not closed_loop:
-        if pulses:
-            raise ValueError("pulses: the open-loop model plays the measured vir, which holds the pulses already; "
-                             "pulses=True needs closed_loop=True")
         return Oscillator(law=law, force=Sampled(gain=gtau) + Constant(-offset), stiffness=0.0, damping=viscous,
                           mass=mass, normal=1.0)
     if kp is None or kv is None:
         raise ValueError("kp and kv (the controller gains) are needed for closed_loop=True")
     check_real("kp", kp, positive=True)
     check_real("kv", kv, positive=True)
-    force = Sampled(gain=gtau * kv * kp)
-    if pulses:
-        force = force + Sampled(gain=gtau)
-    return Oscillator(law=law, force=force + Constant(-offset), stiffness=gtau * kv * kp,
+    force = Sampled(gain=gtau * kv * kp) + Sampled(gain=gtau) + Constant(-offset)
+    return Oscillator(law=law, force=force, stiffness=gtau * kv * kp,
                       damping=gtau * kv + viscous, mass=mass, normal=1.0)
 
 
 def emps_controller_force(gtau: float, kv: float):
     """The closed-loop model's controller force ``gtau vir`` as a channel function.
 
-    ``gtau vir = gtau kv kp qg(t) [+ gtau p(t)] - gtau kv kp q - gtau kv q'``: the sampled
+    ``gtau vir = gtau kv kp qg(t) + gtau p(t) - gtau kv kp q - gtau kv q'``: the sampled
     terms of :func:`emps_model`'s closed-loop force (every term but the constant offset), less
     the controller's spring ``stiffness q`` and its part ``gtau kv`` of the damping.
 
