@@ -83,6 +83,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.fit.segments import auto_segments  # noqa: F401
     from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
     from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
+    from ._workflows.fit.preprocess import detrend, load_point_slip, remove_offset, resample_record  # noqa: F401
+    from ._workflows.fit.preprocessing_check import PreprocessingSensitivity, preprocessing_sensitivity  # noqa: F401
     from ._workflows.fit.posterior import sample_posterior  # noqa: F401
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
     from ._workflows.periodic.shooting import PeriodicOrbit, periodic_orbit  # noqa: F401
@@ -154,6 +156,8 @@ _EXPORTS = {
     "._workflows.fit.segments": ("auto_segments",),
     "._workflows.fit.compare": ("ModelComparison", "compare_models"),
     "._workflows.fit.measurement": ("Measurement", "load_measurement"),
+    "._workflows.fit.preprocess": ("detrend", "load_point_slip", "remove_offset", "resample_record"),
+    "._workflows.fit.preprocessing_check": ("PreprocessingSensitivity", "preprocessing_sensitivity"),
     "._workflows.fit.posterior": ("sample_posterior",),
     "._workflows.sensitivity": ("finite_difference_gradient", "sensitivity"),
     "._workflows.periodic.shooting": ("PeriodicOrbit", "periodic_orbit"),
