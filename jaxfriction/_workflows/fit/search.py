@@ -13,10 +13,29 @@ their data-based starts, as lanes of :func:`~jaxfriction.run_sweep` (the sweep e
 chunked, ``vmap``-ed and sharded over the local devices), and refines the ``refine`` best,
 distinct candidates by Levenberg-Marquardt (optimistix) ``vmap``-ed over the starts: one
 compiled program advances all of them at once.
+
+Systems integrated by an adaptive solver (a :class:`~jaxfriction.QuasiStaticSlider`, fitted
+with its ``default_solver()``) get a cheaper design phase, the screen: the candidates are
+integrated at a loose tolerance (``screen_rtol``, default 1e-3 against the slider's 1e-10) with
+a bounded step budget (``screen_max_steps``), and only the refinement and the local optimiser
+run at the system's own tolerance (the polish). In a decade-wide box of a velocity step, about
+40 % of the candidates have a spring softer than the critical stiffness ``k_c = N (b - a) /
+D_c``: their quasi-static slip rate runs away in finite time (no inertia stops it), and the
+adaptive solver shrinks its steps until its budget (a million steps) is spent; under ``vmap``
+the whole batch waits for them (``scripts/bench_rate_state_fit.py`` measures both; numbers in
+the rate-and-state how-to). In the screen such a candidate fails after
+``screen_max_steps`` and is left out (its misfit is NaN), while a stable one needs at most
+about a hundred steps at ``rtol = 1e-3`` (720 at 1e-10), with misfits that rank the
+candidates as the tight solve does (the screen's error on the friction is ``a`` times the
+tolerance, far below the noise of a lab record). The refinement then runs one start after
+another with the local optimiser's compiled Levenberg-Marquardt step: its batched form would
+compile the adaptive solve's forward-mode Jacobian a second time, which costs several times
+what running it does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import equinox as eqx
@@ -25,7 +44,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from ..._checks import check_int
+from ..._checks import check_int, check_real
+from ..._integrate.solvers import Diffrax
+from ..._integrate.status import STATUS_OK
 from ..sweep.engine import run_sweep
 from .problem import _ls_fn, _stacked, _to_natural, to_unconstrained
 
@@ -39,11 +60,22 @@ class GlobalSearch(eqx.Module):
     Args:
         candidates: points of the design (default 256; rounded up to a power of two for
             Sobol's balance).
-        refine: the best candidates refined by Levenberg-Marquardt in parallel (default 8).
+        refine: the best candidates refined by Levenberg-Marquardt in parallel (default 8;
+            one after another for records integrated by an adaptive solver, sharing the
+            local optimiser's compiled step).
         steps: maximum Levenberg-Marquardt steps of each refinement (default 60).
         design: ``"sobol"`` (scrambled, default) or ``"halton"`` (``scipy.stats.qmc``).
         seed: the design's scrambling seed (default 0).
         chunk_size: lanes per compiled call of the design's sweep (default 256).
+        screen_rtol: for a system integrated by an adaptive solver (one with a
+            ``default_solver()``, fitted without ``dt``), the relative tolerance of the
+            design's solves (default 1e-3; its absolute tolerance is scaled by the same
+            factor); the refinement and the local optimiser keep the system's own. None: the
+            design at the system's tolerance and step budget (no screen). Ignored for
+            fixed-step (RK4) fits and where the system's own tolerance is looser.
+        screen_max_steps: the step budget of each screened candidate (default 10,000); a
+            candidate that needs more (a quasi-static slider softer than its critical
+            stiffness, whose slip rate runs away) is counted as failed and left out.
 
     Raises:
         ValueError: naming the argument, for values out of range.
@@ -55,10 +87,16 @@ class GlobalSearch(eqx.Module):
     design: str = eqx.field(default="sobol", static=True)
     seed: int = eqx.field(default=0, static=True)
     chunk_size: int = eqx.field(default=256, static=True)
+    screen_rtol: float | None = eqx.field(default=1e-3, static=True)
+    screen_max_steps: int = eqx.field(default=10_000, static=True)
 
     def __check_init__(self):
-        for name in ("candidates", "refine", "steps", "seed", "chunk_size"):
+        for name in ("candidates", "refine", "steps", "seed", "chunk_size", "screen_max_steps"):
             check_int(f"GlobalSearch {name}", getattr(self, name), minimum=0 if name == "seed" else 1)
+        if self.screen_rtol is not None:
+            check_real("GlobalSearch screen_rtol", self.screen_rtol, positive=True)
+            if not self.screen_rtol < 1:
+                raise ValueError(f"GlobalSearch screen_rtol must be < 1 (or None), got {self.screen_rtol!r}")
         if self.refine > self.candidates:
             raise ValueError(f"GlobalSearch refine = {self.refine} must not exceed candidates = {self.candidates}")
         if self.design not in ("sobol", "halton"):
@@ -105,6 +143,41 @@ class _DesignLane(eqx.Module):
         return {"loss": jnp.sum(r * r) / self.problem.n_data}
 
 
+class _FailedAsNaN(Diffrax):
+    """A :class:`~jaxfriction.Diffrax` run whose states are NaN when it failed (its step budget
+    spent): a screened candidate that fails then has a NaN misfit and is left out."""
+
+    def integrate(self, system, y0, t0, t1, dt, saveat, args):
+        ts, ys, status = super().integrate(system, y0, t0, t1, dt, saveat, args)
+        return ts, jnp.where(status == STATUS_OK, ys, jnp.nan), status
+
+
+def screened(problem: Problem, search: GlobalSearch) -> tuple[Problem, dict | None]:
+    """The problem the design is evaluated on, and the screen's report entry.
+
+    Records integrated by an adaptive :class:`~jaxfriction.Diffrax` run (a system's
+    ``default_solver()``) get that run at ``search.screen_rtol`` (the absolute tolerance
+    scaled alike) with ``search.screen_max_steps`` steps, failing as NaN; others are
+    unchanged. Returns ``(problem, None)`` when nothing is screened."""
+    if search.screen_rtol is None:
+        return problem, None
+    records, tolerances = [], None
+    for rec in problem.records:
+        solver = rec.solver
+        if isinstance(solver, Diffrax) and solver.stepsize_controller is None:
+            factor = max(float(search.screen_rtol) / float(solver.rtol), 1.0)
+            rtol, atol = float(solver.rtol) * factor, float(solver.atol) * factor
+            solver = _FailedAsNaN(solver.solver, rtol=rtol, atol=atol, max_steps=search.screen_max_steps,
+                                  adjoint=solver.adjoint)
+            tolerances = {"rtol": rtol, "atol": atol, "max_steps": search.screen_max_steps,
+                          "polish_rtol": float(rec.solver.rtol)}
+            rec = dataclasses.replace(rec, solver=solver)
+        records.append(rec)
+    if tolerances is None:
+        return problem, None
+    return dataclasses.replace(problem, records=tuple(records)), tolerances
+
+
 def evaluate_design(problem: Problem, points: np.ndarray, search: GlobalSearch, devices=None) -> np.ndarray:
     """Misfit ``(candidates,)`` at every design point (NaN where the simulation failed)."""
     grid = {name: points[:, i] for i, name in enumerate(problem.names)}
@@ -133,9 +206,38 @@ def _refine(u0s, problem, solver, steps):
     return jax.vmap(one)(u0s)
 
 
+#: The refinement's stopping tolerance on the loss (relative) for the one-by-one path: the
+#: local optimiser then polishes the best end point to the fit's own ``tol``.
+REFINE_TOL = 1e-8
+
+
+def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Levenberg-Marquardt from each start in turn, with the compiled step of the fit's local
+    optimiser (:func:`~.problem.run_least_squares` and the ``"lm"`` shortcut's solver).
+
+    For records integrated by an adaptive solver: under ``vmap`` its steps run in lockstep
+    until the slowest start's solve ends, and the batched Levenberg-Marquardt program is a
+    second compilation of the adaptive solve's forward-mode Jacobian (on the velocity step of
+    ``scripts/bench_rate_state_fit.py``, ten times longer than running it); one by one, the
+    refinement shares its compiled step with the local optimiser that follows."""
+    from .fit import _levenberg_marquardt
+    from .problem import run_least_squares
+
+    solver = _levenberg_marquardt()
+    ends, losses, steps = [], [], []
+    for u0 in u0s:
+        u, history, taken, _, _ = run_least_squares(u0, problem, solver, search.steps, REFINE_TOL, lambda _: None)
+        ends.append(np.asarray(u))
+        losses.append(history[-1])
+        steps.append(taken)
+    loss = np.asarray(losses, dtype=float)
+    return np.stack(ends), np.where(np.isfinite(loss), loss, np.nan), np.asarray(steps)
+
+
 def refine_starts(problem: Problem, starts: np.ndarray,
                   search: GlobalSearch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Levenberg-Marquardt from every start at once.
+    """Levenberg-Marquardt from every start at once (``vmap``), or one by one for records
+    integrated by an adaptive solver (:func:`_refine_one_by_one`).
 
     Args:
         problem: the fit's problem.
@@ -151,6 +253,8 @@ def refine_starts(problem: Problem, starts: np.ndarray,
     n_states = problem.state0.shape[0]
     u_params = to_unconstrained(starts, problem)
     u0s = jnp.asarray(np.concatenate([u_params, np.zeros((len(starts), n_states))], axis=1))
+    if any(rec.solver is not None for rec in problem.records):
+        return _refine_one_by_one(u0s, problem, search)
     solver = optx.LevenbergMarquardt(rtol=1e-7, atol=1e-9)
     u, loss, steps = _refine(u0s, problem, solver, search.steps)
     loss = np.asarray(loss, dtype=float)
@@ -203,10 +307,13 @@ def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices) 
         ValueError: naming ``bounds`` when the simulation fails at every design point.
     """
     points = design_points([(lo, hi) for _, lo, hi in parsed], search)
-    loss = evaluate_design(problem, points, search, devices)
+    screen_problem, screen = screened(problem, search)
+    loss = evaluate_design(screen_problem, points, search, devices)
     if not np.any(np.isfinite(loss)):
-        raise ValueError("bounds: the simulation failed (non-finite misfit) at every point of the design; narrow "
-                         "the box or reduce dt")
+        more = (f" (screened at rtol = {screen['rtol']:.3g} with {screen['max_steps']} steps each: raise "
+                f"GlobalSearch screen_max_steps, or screen_rtol=None)" if screen else "")
+        raise ValueError(f"bounds: the simulation failed (non-finite misfit) at every point of the design{more}; "
+                         f"narrow the box or reduce dt")
     starts = pick_starts(points, loss, search.refine)
     u, refined_loss, steps = refine_starts(problem, points[starts], search)
     theta = np.asarray(jax.vmap(lambda x: _to_natural(x, problem))(jnp.asarray(u)))[:, : problem.n_params]
@@ -221,6 +328,7 @@ def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices) 
         "failed_candidates": int(np.sum(~np.isfinite(loss))),
         "refined": int(len(starts)),
         "best_design_loss": float(np.nanmin(loss)),
+        "screen": screen,
         "optima": [{"params": dict(zip(problem.names, o["params"].tolist())), "loss": o["loss"], "count": o["count"]}
                    for o in optima],
     }
