@@ -63,6 +63,7 @@ def test_finite_gradients_at_zero_slip_match_finite_differences():
     law = jf.AsymmetricFriction(**STRIBECK)
     names = ["mu_c_pos", "mu_c_neg", "viscous_pos", "viscous_neg", "mu_s_pos", "mu_s_neg", "v_s", "delta", "eps"]
 
+    @jax.jit
     def force(p, v, f_eq):
         return jf.asymmetric_friction(v, f_eq, 1.0, *(p[n] for n in names))
 
@@ -85,13 +86,11 @@ def test_finite_gradients_at_zero_slip_match_finite_differences():
 
 @pytest.mark.parametrize("law", [
     jf.AsymmetricFriction(**EMPS, eps=1e-3),
-    jf.AsymmetricFriction(**STRIBECK),
     jf.AsymmetricFriction(**dict(STRIBECK, delta=0.7)),
     jf.AsymmetricFriction(mu_c_pos=0.0, mu_c_neg=0.4),  # one direction free
-    jf.LoadDependent(jf.Quinn(0.5, 0.02), 0.2),
     jf.LoadDependent(jf.AsymmetricFriction(**STRIBECK), 0.3, rounding=0.0),
     jf.LoadDependent(jf.StaticKineticQuinn(0.6, 0.4, 0.02), 2.0),  # self-locking: mu_s c >= 1
-], ids=["emps", "stribeck", "stribeck-delta0.7", "one-sided", "load-quinn", "load-asym-exact-abs", "self-locking"])
+], ids=["emps", "stribeck-delta0.7", "one-sided", "load-asym-exact-abs", "self-locking"])
 def test_contract(law):
     report = check_law(law)
     assert "force balance at zero slip" in report.checks and "mirror symmetry" in report.checks

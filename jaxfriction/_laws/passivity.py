@@ -296,6 +296,8 @@ def passivity(law: AbstractDynamicLaw, normal: float = 1.0, *, speeds: tuple[flo
         raise ValueError(f"speeds must be two numbers (slow, fast), got {speeds!r}") from None
     if not (0 < slow < fast and math.isfinite(fast)):
         raise ValueError(f"speeds must satisfy 0 < slow < fast (finite), got {speeds!r}")
+    # float parameters as arrays: one compiled run serves every value of them (filter_jit keys on Python floats)
+    law = jax.tree_util.tree_map(lambda x: jnp.asarray(x) if isinstance(x, float) else x, law)
     histories = _histories(law, normal, slow, fast, seed)
     n = max(len(h[0]) for h in histories.values())
 
