@@ -10,7 +10,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import jaxfriction as jf
-from jaxfriction.testing import check_law
+from jaxfriction.testing import check_law, check_system
 
 # EMPS direction-dependent reference model (Janot, Gautier & Brunot 2019), forces in N (normal = 1)
 EMPS = dict(mu_c_pos=20.14, mu_c_neg=20.63, viscous_pos=166.71, viscous_neg=240.42)
@@ -209,3 +209,11 @@ def test_load_dependent_breakaway_in_simulation():
             assert v_end == pytest.approx(accel * 2.0, rel=1e-3)  # minus the band's transient, O(eps)
         else:
             assert abs(v_end) < 1e-12 and force < threshold
+
+
+def test_system_contract_with_both_laws():
+    """An oscillator with a load-dependent asymmetric Stribeck law: status 0, the energy balance to 1e-6, finite
+    derivatives of the final state with respect to every parameter (law.law.mu_c_pos, ..., law.coefficient)."""
+    law = jf.LoadDependent(jf.AsymmetricFriction(**STRIBECK), 0.2)
+    report = check_system(jf.Oscillator(law=law, force=jf.Harmonic(0.8, 0.5), damping=0.05), t1=2.0, dt=1e-3)
+    assert "finite parameter derivatives" in report.checks
