@@ -211,7 +211,8 @@ def test_load_dependent_breakaway_in_simulation():
             assert abs(v_end) < 1e-12 and force < threshold
 
 
-def test_system_contract_with_both_laws():
+@pytest.mark.slow  # 20 s of CPU (forward-mode derivatives of a run in 19 parameters); the laws' own derivatives
+def test_system_contract_with_both_laws():  # are checked by check_law above
     """An oscillator with a load-dependent asymmetric Stribeck law: status 0, the energy balance to 1e-6, finite
     derivatives of the final state with respect to every parameter (law.law.mu_c_pos, ..., law.coefficient)."""
     law = jf.LoadDependent(jf.AsymmetricFriction(**STRIBECK), 0.2)
