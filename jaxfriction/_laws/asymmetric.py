@@ -4,9 +4,9 @@ Drives, ball screws and guideways often rub harder one way than the other (gravi
 vertical axis, preload, seals, the lead of a screw): the EMPS benchmark's reference model
 identifies ``Fc+ = 20.14 N``, ``Fv+ = 166.71 N s/m`` for positive and ``Fc- = 20.63 N``,
 ``Fv- = 240.42 N s/m`` for negative velocities (Janot, Gautier & Brunot 2019). The
-direction-dependent Coulomb + viscous model is the standard one of robot and machine-tool
-identification (Armstrong-Helouvry, Dupont & Canudas de Wit 1994, Automatica 30(7):1083,
-Sec. 3; Olsson et al. 1998, Eur. J. Control 4:176, Sec. 2 "static friction models").
+direction-dependent Coulomb + viscous model is a standard one of robot and machine-tool
+identification (the survey of Armstrong-Helouvry, Dupont & Canudas de Wit 1994, Automatica
+30(7):1083; the static models of Olsson et al. 1998, Eur. J. Control 4:176).
 """
 
 from __future__ import annotations

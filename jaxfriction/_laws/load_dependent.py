@@ -5,10 +5,10 @@ load (the "efficiency" of the transmission: the tooth or ball contact forces, he
 friction, are proportional to the load they carry). The robot-identification literature
 writes the dry friction of a joint as ``F_c0 + K |tau_load|``, a constant part plus one
 proportional to the load (Hamon, Gautier & Garrec 2011, "New dry friction model with load-
-and velocity-dependence and dynamic identification of multi-DOF robots", IEEE ICRA, Sec.
-II; the load dependence of Coulomb friction as Amontons' normal-force proportionality,
-Olsson, Astrom, Canudas de Wit, Gafvert & Lischinsky 1998, Eur. J. Control 4:176, Sec. 2;
-Armstrong-Helouvry 1991, "Control of Machines with Friction", Kluwer, Ch. 2).
+and velocity-dependence and dynamic identification of multi-DOF robots", IEEE ICRA; the
+load dependence of Coulomb friction is Amontons' proportionality to the normal force,
+Olsson, Astrom, Canudas de Wit, Gafvert & Lischinsky 1998, Eur. J. Control 4:176;
+Armstrong-Helouvry 1991, "Control of Machines with Friction", Kluwer).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class LoadDependent(AbstractFrictionLaw):
     force the contact would have to transmit to hold the body (for a body driven by a motor
     force ``tau`` and nothing else, ``f_eq = -tau``). This is the load-dependent dry friction of
     transmissions, ``F_c0 + K |tau_load|`` with ``F_c0 = mu N`` and ``K = mu c`` (Hamon, Gautier
-    & Garrec 2011, ICRA, Sec. II; see the module docstring); velocity-proportional terms of
+    & Garrec 2011, ICRA; see the module docstring); velocity-proportional terms of
     ``law`` (``viscous``, in N s/m) do not scale with ``N`` and stay load-independent.
 
     Choices: the load is the force balance ``f_eq`` (the library's one measure of the force

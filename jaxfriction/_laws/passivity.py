@@ -44,8 +44,8 @@ def lugre_passivity_margin(law: LuGre, normal: ArrayLike = 1.0) -> Array:
     With the storage ``V = sigma0 z^2 / 2`` (the bristles) the dissipated power of
     :class:`~jaxfriction.LuGre` is, with ``w = sigma0 z / g(v)`` (the deflection relative to
     steady sliding), ``P = |v| (g w^2 - sigma1(v) v w + (sigma1(v) + sigma2) |v|)``. The set
-    ``|z| <= g_max / sigma0`` (``g_max = N max(mu_s, mu_c)``) is invariant (Canudas de Wit et
-    al. 1995, Property 1), so ``|w| <= g_max / g(v)``, and the smallest ``P / v^2`` over that
+    ``|z| <= g_max / sigma0`` (``g_max = N max(mu_s, mu_c)``) is invariant (the bristle
+    deflection stays bounded, Canudas de Wit et al. 1995), so ``|w| <= g_max / g(v)``, and the smallest ``P / v^2`` over that
     set at slip speed ``v`` is (the quadratic's minimum, or its value on the edge)::
 
         m(v) = sigma1 + sigma2 - sigma1^2 v / (4 g)                 if sigma1 v <= 2 g_max,
@@ -103,7 +103,7 @@ def passivity_margin(law: AbstractDynamicLaw, normal: ArrayLike = 1.0) -> Array:
     - :class:`~jaxfriction.BoucWen`: ``beta - |gamma|`` (dimensionless): the dissipated power
       ``mu N |z|^n (beta |z v| + gamma z v) / A`` is ``>= 0`` for every motion iff ``beta >=
       |gamma|`` (the class docstring; Ikhouane & Rodellar 2007, "Systems with Hysteresis",
-      Wiley, Ch. 2).
+      Wiley).
     - :class:`~jaxfriction.Dahl`, :class:`~jaxfriction.Iwan`,
       :class:`~jaxfriction.SegalmanIwan`, :class:`~jaxfriction.MaxwellSlip`: passive for
       every admissible parameter (springs that store ``k z^2 / 2`` and sliders that only
