@@ -79,6 +79,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.sweep.sweep import SweepPlan, plan_sweep, sensitivity_map, sweep  # noqa: F401
     from ._workflows.fit.fit import fit  # noqa: F401
     from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
+    from ._workflows.fit.derived import DerivedQuantity  # noqa: F401
     from ._workflows.fit.search import GlobalSearch  # noqa: F401
     from ._workflows.fit.segments import auto_segments  # noqa: F401
     from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
@@ -152,6 +153,7 @@ _EXPORTS = {
     "._workflows.sweep.sweep": ("SweepPlan", "plan_sweep", "sensitivity_map", "sweep"),
     "._workflows.fit.fit": ("fit",),
     "._workflows.fit.result": ("FitResult", "FitWarning"),
+    "._workflows.fit.derived": ("DerivedQuantity",),
     "._workflows.fit.search": ("GlobalSearch",),
     "._workflows.fit.segments": ("auto_segments",),
     "._workflows.fit.compare": ("ModelComparison", "compare_models"),

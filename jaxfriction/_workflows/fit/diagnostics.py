@@ -2,7 +2,9 @@
 
 Standard errors are Gauss-Newton (Seber & Wild 2003 ch. 2; Bard 1974 ch. 7): ``cov =
 sigma^2 (J^T J)^-1`` at the optimum, restricted to the parameters. They are valid only at a
-converged optimum of a model that explains the data; the report says when either fails.
+converged optimum of a model that explains the data; the report says when either fails, and
+gives beside them the HAC sandwich (:mod:`~.hac`), which holds under autocorrelated
+residuals (model error).
 
 Goodness of fit compares the residual standard deviation with the noise level: the user's
 ``noise`` (then a chi-square test of ``RSS / noise^2`` on ``n - p`` degrees of freedom), or

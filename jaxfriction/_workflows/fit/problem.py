@@ -255,13 +255,34 @@ def _finite(value, grad):
     return math.isfinite(value) and bool(np.all(np.isfinite(np.asarray(grad))))
 
 
+#: How a local run that did not stop at an optimum begins its message (the report reads it):
+#: at the step limit, or on a non-finite loss (these messages contain "non-finite").
+STEP_LIMIT = "stopped at the step limit"
+#: The message of a trust-region run whose trial steps shrank without lowering the loss.
+NO_DECREASE = "no decrease along the solver's direction"
+
+
+def _relative_change(history, span):
+    """``|L[-1 - span] - L[-1]| / |L[-1]|`` over the last ``span`` steps (fewer if the history is
+    shorter; NaN with one value)."""
+    if len(history) < 2:
+        return math.nan
+    before = history[-1 - min(span, len(history) - 1)]
+    return abs(before - history[-1]) / abs(history[-1]) if history[-1] != 0 else abs(before - history[-1])
+
+
 def _stalled(history, tol):
+    """The loss changed by at most ``tol`` (relative) over the last 5 steps."""
     return len(history) > 5 and abs(history[-6] - history[-1]) <= tol * abs(history[-1])
 
 
 def run_optax(u: Array, problem: Problem, opt, steps: int, mode: str, tol: float,
               bar) -> tuple[Array, list[float], int, str]:
     """Any optax ``GradientTransformation`` on the loss; the loss is recorded at every iterate.
+
+    The run stops when the loss changed by less than ``tol`` (relative) over 5 steps (the
+    report then checks the Gauss-Newton step from the end point), else at ``steps``, with a
+    message that starts with :data:`STEP_LIMIT` and says how fast the loss still changes.
 
     Returns ``(u, history, steps taken, message)``; a non-finite loss or gradient stops the
     run at the last finite iterate.
@@ -286,7 +307,9 @@ def run_optax(u: Array, problem: Problem, opt, steps: int, mode: str, tol: float
         return u_prev, history, steps - 1, "non-finite loss or gradient after the last step; kept the last finite iterate"
     history.append(float(value))
     bar(history[-1])
-    return u, history, steps, f"reached steps = {steps}"
+    change = _relative_change(history, 5)
+    still = f", loss still changing by {change:.2g} (relative) over the last 5 steps" if math.isfinite(change) else ""
+    return u, history, steps, f"{STEP_LIMIT} ({steps} steps){still}"
 
 
 @eqx.filter_custom_jvp
@@ -326,21 +349,30 @@ def _ls_step(u, state, problem, solver):
     return u, state, jnp.sum(r * r) / problem.n_data, None
 
 
+def _gauss_newton_gain(at_u):
+    """The relative decrease of the loss that the full Gauss-Newton step from the iterate
+    predicts, ``|J step|^2 / |r|^2`` (0 when the solver state holds no Jacobian to tell or it
+    is not finite)."""
+    if at_u is None:
+        return 0.0
+    r, jac = (np.asarray(x, dtype=float) for x in at_u)
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(jac))):
+        return 0.0
+    step = np.linalg.lstsq(jac, -r, rcond=None)[0]
+    rss = float(np.sum(r * r))
+    return float(np.sum((jac @ step) ** 2)) / rss if rss > 0 else 0.0
+
+
 def _gauss_newton_done(at_u, tol):
     """True when the full Gauss-Newton step from the iterate would lower the loss by at most
     ``tol`` (relative), or when the solver state holds no Jacobian to tell.
 
     A damped solver's first steps from a start near the optimum can be tiny (Levenberg-
     Marquardt's damping starts large), so a small change of the loss alone is not an optimum.
+    The predicted decrease bounds the step itself: ``|J step|^2 <= tol |r|^2`` puts it within
+    ``sqrt(tol (n - k))`` Gauss-Newton standard errors, whatever the noise.
     """
-    if at_u is None:
-        return True
-    r, jac = (np.asarray(x, dtype=float) for x in at_u)
-    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(jac))):
-        return True
-    step = np.linalg.lstsq(jac, -r, rcond=None)[0]
-    predicted = float(np.sum((jac @ step) ** 2))
-    return predicted <= tol * float(np.sum(r * r))
+    return _gauss_newton_gain(at_u) <= tol
 
 
 def run_least_squares(u: Array, problem: Problem, solver, steps: int, tol: float,
@@ -348,15 +380,18 @@ def run_least_squares(u: Array, problem: Problem, solver, steps: int, tol: float
     """An optimistix least-squares solver (``optx.LevenbergMarquardt``, ``optx.GaussNewton``,
     ``optx.Dogleg``, ...) stepped here to record the loss at every accepted iterate.
 
-    The run stops when an accepted step changes the loss by less than ``tol`` (relative) and
-    the full Gauss-Newton step would not lower it by more. A step that leaves the iterate
-    unchanged is a rejected trial (trust-region solvers);
-    25 in a row end the run (the trial step has shrunk by about 4^25). Also returns the
-    residuals and Jacobian at the final iterate when the solver state holds them.
+    The run stops at an optimum when an accepted step changes the loss by less than ``tol``
+    (relative) and the full Gauss-Newton step would not lower it by more (loss and step
+    stagnated), or when the solver's own termination test passes. A step that leaves the
+    iterate unchanged is a rejected trial (trust-region solvers); 25 in a row end the run
+    (:data:`NO_DECREASE`: the trial step has shrunk by about 4^25 without lowering the loss).
+    Otherwise it stops at ``steps`` with a message that starts with :data:`STEP_LIMIT` and says
+    how far from stagnation it was. Also returns the residuals and Jacobian at the final
+    iterate when the solver state holds them.
     """
     state = _ls_init(u, problem, solver)
     u, state, value, at_u = _ls_step(u, state, problem, solver)  # the initial guess
-    history, taken, message, rejected = [float(value)], 0, f"reached steps = {steps}", 0
+    history, taken, message, rejected = [float(value)], 0, None, 0
     if not math.isfinite(history[0]):
         return u, history, 0, "non-finite loss at the initial guess", None
     while taken < steps:
@@ -364,7 +399,7 @@ def run_least_squares(u: Array, problem: Problem, solver, steps: int, tol: float
         if bool(jnp.array_equal(u_new, u)):
             rejected += 1
             if rejected >= 25:
-                message = "no decrease along the solver's direction (at a minimum)"
+                message = f"{NO_DECREASE} (at a minimum)"
                 break
             continue
         u, at_u, rejected, taken = u_new, at_new, 0, taken + 1
@@ -377,4 +412,13 @@ def run_least_squares(u: Array, problem: Problem, solver, steps: int, tol: float
         if bool(done):
             message = "the solver's own termination test"
             break
+    if message is None:
+        change, gain = _relative_change(history, 1), _gauss_newton_gain(at_u)
+        if not math.isfinite(change):
+            still = ""
+        elif change > tol:
+            still = f", loss still changing by {change:.2g} (relative) per step"
+        else:
+            still = f", the full Gauss-Newton step would still lower the loss by {gain:.2g} (relative)"
+        message = f"{STEP_LIMIT} ({steps} steps){still}"
     return u, history, taken, message, at_u

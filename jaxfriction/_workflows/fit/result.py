@@ -11,7 +11,8 @@ import numpy as np
 class FitWarning(UserWarning):
     """Raised (as a warning) by :func:`~jaxfriction.fit` when its result cannot be taken at face
     value: not converged, a model that does not explain the data, a parameter without
-    sensitivity, ``J^T J`` singular. The same text is in ``FitResult.warnings``."""
+    sensitivity, ``J^T J`` singular, an estimate at a bound, an optimiser's error that is not
+    negligible against the standard errors. The same text is in ``FitResult.warnings``."""
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -21,17 +22,17 @@ class FitResult:
     Attributes:
         params: dict path -> estimate (the physical parameters only).
         stderr: dict path -> Gauss-Newton standard error (NaN where the variance is not
-            positive). Valid only when ``stderr_reliable``.
-        covariance: ``(p, p)`` covariance of the estimates, order of ``names``.
+            positive): white residuals assumed. Valid only when ``stderr_reliable``.
+        covariance: ``(p, p)`` Gauss-Newton covariance of the estimates, order of ``names``.
         names: the fitted parameter paths.
         residual_std: ``sqrt(RSS / (n_residuals - n_variables))``, the estimated noise
             standard deviation of the (weighted) data residuals (units of q).
         loss_history: ``(n_steps + 1,)`` loss of the local optimiser at every iterate (mean
             squared residual plus the weighted continuity defects).
         n_steps: optimiser steps taken (least-squares solvers: accepted steps).
-        converged: the Gauss-Newton step from the final point is below 0.1 standard error in
-            every parameter (the optimiser's remaining error is statistically negligible),
-            the loss is finite and the Jacobian is finite and not exploding.
+        converged: ``stopped_at_optimum``, ``J^T J`` is non-singular (the optimum is
+            isolated) and the Jacobian is finite and not exploding. It does not depend on
+            the noise model; a run that reached ``steps`` has not converged.
         optimizer: the shortcut's name, ``"optax"``, or the optimistix solver's class name.
         gradient: ``"forward"`` or ``"reverse"``.
         n_residuals: data residuals (positions, plus velocities where measured).
@@ -45,8 +46,10 @@ class FitResult:
         problem: the least-squares problem (an equinox module: template system, records,
             parameter transforms) that follow-up workflows reuse (posterior sampling).
         u: ``(n_variables,)`` the optimum in the optimiser's unconstrained variables.
-        stderr_reliable: the standard errors mean what they say: converged, every
-            parameter has a sensitivity, and the model explains the data (``fits_data``).
+        stderr_reliable: the Gauss-Newton standard errors mean what they say: converged,
+            the Gauss-Newton step from the end point below 0.1 of them, every parameter has a
+            sensitivity and is off its bounds, and the model explains the data
+            (``fits_data``).
         goodness: goodness of fit (dict): ``noise`` and ``noise_source`` (given, or estimated
             from the record), ``residual_std``, ``noise_ratio`` (residual std / noise),
             ``chi2``, ``chi2_p`` and ``dof`` (chi-square test, known noise only),
@@ -64,6 +67,40 @@ class FitResult:
         n_evaluations: misfit evaluations (design points plus optimiser steps; a step of a
             least-squares solver evaluates the residuals and their Jacobian).
         warnings: the :class:`FitWarning` texts raised by the fit.
+        stderr_hac: dict path -> HAC standard error (heteroskedasticity and autocorrelation
+            consistent: Newey & West 1987 sandwich, Bartlett kernel, Andrews 1991 AR(1)
+            plug-in bandwidth, lags summed within each residual column; segment states
+            eliminated; NaN where unavailable). They hold under autocorrelated residuals
+            (model error, drift), where the Gauss-Newton ones are too small.
+        covariance_hac: ``(p, p)`` HAC covariance, order of ``names``.
+        stderr_hac_reliable: converged, the Gauss-Newton step below 0.1 HAC standard
+            error, every parameter sensitive and off its bounds (no ``fits_data``
+            requirement: they are made for a model that does not explain the data exactly).
+        hac: dict: ``kernel``, ``bandwidth_rule``, ``bandwidths`` (per residual column, in
+            samples) and ``capped`` (a bandwidth reached half its column: the residuals are
+            so persistent that even the HAC errors are a lower bound).
+        trusted_stderr: ``"gauss-newton"`` (residuals look white and both columns agree)
+            or ``"hac"`` (the residuals' lag-1 autocorrelation exceeds 3 / sqrt(n), or the
+            columns differ by more than 25 %).
+        stderr_verdict: the report's line saying which standard errors to trust and why.
+        stopped_at_optimum: the optimiser stopped because the loss and the step stagnated:
+            a relative loss change below ``tol`` with the Gauss-Newton step from the end
+            point below 0.1 standard error (the larger of the Gauss-Newton and HAC ones) or
+            lowering the loss by less than ``0.01 / (n - k)`` (relative), or a trust-region
+            solver's trial steps shrank by 4^25 without lowering the loss; not because it
+            reached ``steps`` or met a non-finite loss.
+        stop_reason: ``"stagnation"``, ``"no-decrease"`` (the trust region shrank to
+            nothing), ``"step-limit"`` or ``"non-finite"``.
+        gauss_newton_step: dict path -> the full Gauss-Newton step from the end point
+            (units of the parameter).
+        step_in_stderr: ``max |gauss_newton_step| / trusted standard error`` over the
+            parameters.
+        optimizer_error_negligible: converged and ``step_in_stderr <= 0.1``: the
+            optimiser's remaining error is statistically negligible.
+        at_bounds: the paths whose estimate lies within 1e-3 of a bound: of the box width
+            for an interval, of the larger of ``|bound|`` and the initial guess's distance
+            to it for a half-line (a FitWarning names each).
+        bound_edges: dict path -> ``{"side", "bound", "margin", "interval"}`` for ``at_bounds``.
     """
 
     params: dict
@@ -90,6 +127,19 @@ class FitResult:
     search: dict | None = None
     n_evaluations: int = 0
     warnings: tuple = ()
+    stderr_hac: dict = dataclasses.field(default_factory=dict)
+    covariance_hac: np.ndarray | None = None
+    stderr_hac_reliable: bool = False
+    hac: dict = dataclasses.field(default_factory=dict)
+    trusted_stderr: str = "gauss-newton"
+    stderr_verdict: str = ""
+    stopped_at_optimum: bool = False
+    stop_reason: str = ""
+    gauss_newton_step: dict = dataclasses.field(default_factory=dict)
+    step_in_stderr: float = math.nan
+    optimizer_error_negligible: bool = False
+    at_bounds: list = dataclasses.field(default_factory=list)
+    bound_edges: dict = dataclasses.field(default_factory=dict)
 
     @property
     def correlation(self) -> np.ndarray:
@@ -122,19 +172,34 @@ class FitResult:
         return n * math.log(self.residual_std**2 * (n - self.n_variables) / n)
 
     def summary(self) -> str:
-        """A text report: estimates and standard errors (in brackets when unreliable),
-        convergence, goodness of fit, identifiability and the global search's optima."""
+        """A text report: estimates with both standard errors (Gauss-Newton and HAC; in
+        brackets when unreliable) and a line saying which to trust, estimates at a bound,
+        goodness of fit, identifiability, the global search's optima and how the optimiser
+        stopped."""
         width = max(12, *(len(n) for n in self.names))
-        lines = [f"{'parameter':<{width}} {'estimate':>14} {'stderr':>12} {'rel. stderr':>12}"]
+        hac = self.stderr_hac or {}
+        lines = [f"{'parameter':<{width}} {'estimate':>14} {'GN stderr':>12} {'HAC stderr':>12} {'rel. stderr':>12}"]
         for name in self.names:
-            value, err = self.params[name], self.stderr[name]
-            rel = abs(err / value) if value != 0 else math.inf
-            e, r = f"{err:.3g}", f"{rel:.2%}"
+            value, err, err_hac = self.params[name], self.stderr[name], hac.get(name, math.nan)
+            trusted = err_hac if self.trusted_stderr == "hac" else err
+            rel = abs(trusted / value) if value != 0 else math.inf
+            e, h, r = f"{err:.3g}", f"{err_hac:.3g}", f"{rel:.2%}"
             if not self.stderr_reliable:
-                e, r = f"[{e}]", f"[{r}]"
-            lines.append(f"{name:<{width}} {value:>14.6g} {e:>12} {r:>12}")
-        if not self.stderr_reliable:
+                e = f"[{e}]"
+            if not self.stderr_hac_reliable:
+                h = f"[{h}]"
+            if not (self.stderr_hac_reliable if self.trusted_stderr == "hac" else self.stderr_reliable):
+                r = f"[{r}]"
+            row = f"{name:<{width}} {value:>14.6g} {e:>12} {h:>12} {r:>12}"
+            edge = self.bound_edges.get(name)
+            if edge is not None:
+                row += f"  AT {edge['side'].upper()} BOUND {edge['bound']:.6g}"
+            lines.append(row)
+        if not (self.stderr_reliable and self.stderr_hac_reliable):
             lines.append("standard errors in [brackets] are unreliable (see the warnings below)")
+        if self.stderr_verdict:
+            column = "HAC" if self.trusted_stderr == "hac" else "Gauss-Newton"
+            lines.append(f"standard errors: {self.stderr_verdict} (rel. stderr: the {column} column)")
         g = self.goodness
         lines.append(
             f"residual std {self.residual_std:.4g} ({self.n_residuals} residuals, {self.n_variables} "
@@ -156,12 +221,49 @@ class FitResult:
             optima = ", ".join(f"{o['loss']:.4g} (x{o['count']})" for o in s["optima"])
             lines.append(f"global search: {s['candidates']} {s['design']} candidates ({s['failed_candidates']} failed), "
                          f"best {s['refined']} refined; distinct optima, loss: {optima}")
-        lines.append(
-            f"{self.optimizer} ({self.gradient}-mode gradients), {self.n_steps} steps in "
-            f"{self.seconds:.1f} s: {'converged' if self.converged else 'NOT converged'} ({self.message})"
-        )
+        lines.append(f"{self.optimizer} ({self.gradient}-mode gradients), {self.n_steps} steps in "
+                     f"{self.seconds:.1f} s: {self._stop_line()}")
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def _stop_line(self) -> str:
+        """How the optimiser stopped, never "converged" beside a step limit."""
+        if self.converged:
+            column = "HAC" if self.trusted_stderr == "hac" else "Gauss-Newton"
+            step = (f"; Gauss-Newton step from the end point {self.step_in_stderr:.2g} {column} standard errors"
+                    if math.isfinite(self.step_in_stderr) else "")
+            return f"converged, stopped at an optimum ({self.message}){step}"
+        if self.stopped_at_optimum:
+            return f"stopped at an optimum but NOT converged ({self.message})"
+        return f"NOT converged: {self.message}"
+
+    def derived(self, function, name: str | None = None):
+        """A function of the estimates with its standard errors, by the delta method.
+
+        ``var f ~ g^T C g`` with ``g = grad f`` at the estimates (exact, ``jax.jacfwd``) and
+        ``C`` each covariance of the fit (first-order Taylor expansion; Seber & Wild 2003,
+        Nonlinear Regression, section 5.1; Taylor 1997, An Introduction to Error Analysis,
+        section 3.11). Example: ``result.derived(lambda p: p["law.a"] - p["law.b"])`` for
+        a rate-and-state ``a - b``.
+
+        Args:
+            function: ``f(p)`` with ``p`` a dict path -> JAX scalar of every fitted
+                parameter, returning a scalar or a dict name -> scalar (JAX-traceable).
+            name: the quantity's name (scalar functions; default the function's name).
+
+        Returns:
+            A :class:`~jaxfriction.DerivedQuantity` (``value``, ``stderr`` (Gauss-Newton),
+            ``stderr_hac``, ``gradient``), or a dict name -> DerivedQuantity for a
+            dict-valued function. Trust the standard error that :attr:`trusted_stderr`
+            names.
+
+        Raises:
+            ValueError: ``function`` not callable, reading an unknown path, or returning
+                something other than real scalars; ``name`` not a string.
+        """
+        from .derived import delta_method
+
+        return delta_method(function, self.names, self.params, self.covariance, self.covariance_hac, name)
 
     def to_dict(self, history=False) -> dict:
         """JSON-ready dict of the report (everything but ``system``, ``problem`` and ``u``;
@@ -192,6 +294,19 @@ class FitResult:
             "seconds": self.seconds,
             "message": self.message,
             "warnings": list(self.warnings),
+            "stderr_hac": dict(self.stderr_hac),
+            "covariance_hac": None if self.covariance_hac is None else np.asarray(self.covariance_hac).tolist(),
+            "stderr_hac_reliable": self.stderr_hac_reliable,
+            "hac": dict(self.hac),
+            "trusted_stderr": self.trusted_stderr,
+            "stderr_verdict": self.stderr_verdict,
+            "stopped_at_optimum": self.stopped_at_optimum,
+            "stop_reason": self.stop_reason,
+            "gauss_newton_step": dict(self.gauss_newton_step),
+            "step_in_stderr": self.step_in_stderr,
+            "optimizer_error_negligible": self.optimizer_error_negligible,
+            "at_bounds": list(self.at_bounds),
+            "bound_edges": {k: dict(v) for k, v in self.bound_edges.items()},
         }
         if history:
             out["loss_history"] = np.asarray(self.loss_history).tolist()
@@ -208,4 +323,6 @@ def _finite_json(value):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, np.integer):
         return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
     return value
