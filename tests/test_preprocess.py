@@ -188,6 +188,7 @@ def radau_velocity_step(ts, a=0.005, b=0.01, D_c=10.0, k=1e-3, mu_0=0.6, t_step=
     return out
 
 
+@pytest.mark.slow  # ~25 s CPU, most of it compiling the slider's forward-mode Jacobian for LM
 def test_preprocessing_sensitivity_flags_a_slip_trend_that_outweighs_the_standard_error_of_a_minus_b():
     ts = np.linspace(0.0, 40.0, 401)
     slip = np.where(ts < 10.0, ts, 10.0 + 10.0 * (ts - 10.0))  # load-point displacement (um)

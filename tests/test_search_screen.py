@@ -33,6 +33,7 @@ def record():
     return jf.Measurement(t=ts, channels={"mu": mu}, y0=np.asarray(slider().steady_sliding()))
 
 
+@pytest.mark.slow  # ~30 s CPU with the next two (shared compiles)
 def test_screened_search_lands_on_the_unscreened_optimum(record):
     small = {"candidates": 16, "refine": 2, "steps": 30}
     loose = jf.fit(slider(), None, record, bounds=STABLE_BOX, search=jf.GlobalSearch(**small))
@@ -47,6 +48,7 @@ def test_screened_search_lands_on_the_unscreened_optimum(record):
     assert loose.stopped_at_optimum
 
 
+@pytest.mark.slow
 def test_the_screen_ranks_the_design_as_the_tight_solve_does(record):
     search = jf.GlobalSearch(candidates=16)
     problem, _, parsed, _, _ = fit_module._build(slider(), None, None, STABLE_BOX, search, record, None, None, 1,
@@ -64,6 +66,7 @@ def test_the_screen_ranks_the_design_as_the_tight_solve_does(record):
     assert np.argsort(loose)[:4].tolist() == np.argsort(tight)[:4].tolist()
 
 
+@pytest.mark.slow
 def test_unstable_candidates_fail_in_the_screen_and_are_left_out(record):
     # a decade-wide box: candidates with k < k_c run away (finite-time slip instability of the
     # quasi-static slider) and spend the step budget; the search still finds the truth
@@ -75,6 +78,26 @@ def test_unstable_candidates_fail_in_the_screen_and_are_left_out(record):
     assert np.sum(unstable) >= 4 and result.search["failed_candidates"] == np.sum(unstable)
     for name, true in TRUTH.items():
         assert abs(result.params[name] - true) < 2.0 * result.stderr[name], name
+
+
+def test_the_screen_replaces_only_adaptive_solvers_and_keeps_the_polish(record):
+    search = jf.GlobalSearch(candidates=16)
+    problem = fit_module._build(slider(), None, None, STABLE_BOX, search, record, None, None, 1, 1.0, 100.0)[0]
+    screen_problem, report = screened(problem, search)
+    loose, tight = screen_problem.records[0].solver, problem.records[0].solver
+    assert report == {"rtol": 1e-3, "atol": 1e-3, "max_steps": 10_000, "polish_rtol": 1e-10}
+    assert (loose.rtol, loose.atol, loose.max_steps) == (1e-3, 1e-3, 10_000)
+    assert (tight.rtol, tight.atol, tight.max_steps) == (1e-10, 1e-10, 1_000_000)
+    assert type(loose.solver) is type(tight.solver) and loose.adjoint is tight.adjoint
+    # a screen looser than the system's own tolerance never tightens it; None: no screen
+    assert screened(problem, jf.GlobalSearch(screen_rtol=1e-12))[1]["rtol"] == 1e-10
+    assert screened(problem, jf.GlobalSearch(screen_rtol=None)) == (problem, None)
+    # a fixed-step (RK4) fit is not screened
+    rk4 = fit_module._build(jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.01)), None, None,
+                            {"law.mu": (0.1, 0.5)}, search,
+                            jf.Measurement(t=np.linspace(0, 1, 11), q=np.zeros(11), y0=np.zeros(2)), None, 0.1, 1,
+                            1.0, 100.0)[0]
+    assert screened(rk4, search) == (rk4, None)
 
 
 def test_screen_options_are_checked():
