@@ -42,7 +42,9 @@ class DerivedQuantity:
 
     def to_dict(self) -> dict:
         """JSON-ready dict (non-finite numbers as None)."""
-        fin = lambda x: float(x) if math.isfinite(x) else None  # noqa: E731
+        def fin(x):
+            return float(x) if math.isfinite(x) else None
+
         return {"name": self.name, "value": fin(self.value), "stderr": fin(self.stderr),
                 "stderr_hac": fin(self.stderr_hac), "gradient": {k: fin(v) for k, v in self.gradient.items()}}
 
@@ -81,7 +83,7 @@ def delta_method(function: Callable, names, params: dict, covariance, covariance
             scalar or a dict of them (naming the offending entry); ``name`` not a string.
     """
     if not callable(function):
-        raise ValueError(f"function must be a callable f(params: dict path -> scalar), got {function!r}")
+        raise ValueError(f"function must be a callable f(params: dict path -> scalar), got {function!r}")  # noqa: TRY004
     if name is not None and not isinstance(name, str):
         raise ValueError(f"name must be a string or None, got {name!r}")
     names = list(names)
