@@ -136,7 +136,8 @@ class Measurement:
         if np.any(bad):
             i = int(np.argmax(bad))
             raise ValueError(
-                f"t must be uniformly spaced (interval {interval:.6g}), but t[{i + 1}] - t[{i}] = {steps[i]:.6g}"
+                f"t must be uniformly spaced (interval {interval:.6g}), but t[{i + 1}] - t[{i}] = {steps[i]:.6g}; "
+                f"put a record with irregular stamps on a uniform grid with jf.resample_record"
             )
         object.__setattr__(self, "t", t)
         steps_done = self.preprocessing
