@@ -19,10 +19,12 @@ import numpy as np
 import optax
 from jax import Array
 
+from ..._forcing.sampled import with_inputs
 from ..._integrate.rk4 import rk4_scan
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
 from ..._paths import set_parameters
+from .outputs import channel_values
 
 
 class Record(eqx.Module):
@@ -39,6 +41,16 @@ class Record(eqx.Module):
     h: float = eqx.field(static=True)  # RK4 step
     n_sub: int = eqx.field(static=True)  # RK4 steps per sample interval
     solver: object = None  # an adaptive Diffrax run (one segment) instead of RK4, or None
+    inputs: tuple = ()  # Sampled drives: the record's measured inputs, at input_paths
+    input_paths: tuple = eqx.field(static=True, default=())
+
+    def system(self, system):
+        """``system`` driven by this record's measured inputs."""
+        return with_inputs(system, dict(zip(self.input_paths, self.inputs)))
+
+    def times(self, dtype):
+        """``(n,)`` sample times of the record."""
+        return self.t_bounds[0] + self.h * self.n_sub * jnp.arange(self.i_bounds[-1] + 1, dtype=dtype)
 
     @property
     def n_segments(self) -> int:
@@ -63,6 +75,7 @@ class Problem(eqx.Module):
     records: tuple
     velocity_weight: jax.Array
     continuity_weight: jax.Array
+    outputs: tuple = eqx.field(static=True, default=())  # user channels: (name, fn(system, t, y)) pairs
 
     @property
     def n_params(self) -> int:
@@ -120,7 +133,7 @@ def _simulate_record(system, rec, starts):
     n, width = system.n_dof, 2 * system.n_dof + system.n_internal
     if rec.n_segments == 1:
         if rec.solver is not None:
-            ts = rec.t_bounds[0] + rec.h * rec.n_sub * jnp.arange(rec.i_bounds[1] + 1)
+            ts = rec.times(starts.dtype)
             traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], solver=rec.solver,
                             saveat=SaveAt(ts=jnp.minimum(ts, rec.t_bounds[1])))
         else:
@@ -138,26 +151,38 @@ def _simulate_record(system, rec, starts):
     return ys[seg, step], (ends - starts[1:]).ravel()
 
 
+def predicted(system, rec, ys, outputs=()) -> tuple:
+    """What record ``rec`` measures, as the model predicts it from the states ``ys`` ``(n,
+    state_size)``: ``(q (n, kq) or None, v (n, kv) or None, channels (n, kc) or None)``."""
+    q = None if rec.q is None else ys[:, list(rec.q_dofs)]
+    v = None if rec.v is None else ys[:, [system.n_dof + d for d in rec.v_dofs]]
+    channels = None
+    if rec.channels is not None:
+        ts = rec.times(ys.dtype)
+        channels = jnp.stack([channel_values(system, outputs, ts, ys, name) for name in rec.channel_names], axis=-1)
+    return q, v, channels
+
+
 def _residuals(theta, problem):
     """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``."""
-    system = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
-    width = 2 * system.n_dof + system.n_internal
+    template = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
+    width = 2 * template.n_dof + template.n_internal
     data, defects, offset = [], [], problem.n_params
     for rec in problem.records:
+        system = rec.system(template)
         k = rec.n_free_states
         free = theta[offset : offset + width * k].reshape(k, width)
         offset += width * k
         starts = free if rec.y0 is None else jnp.concatenate([rec.y0[None].astype(free.dtype), free])
         ys, d = _simulate_record(system, rec, starts)
-        q, v = ys[:, : system.n_dof], ys[:, system.n_dof : 2 * system.n_dof]
+        q, v, channels = predicted(system, rec, ys, problem.outputs)
         w = jnp.sqrt(rec.weight)
         if rec.q is not None:
-            data.append(w * (q[:, list(rec.q_dofs)] - rec.q).ravel())
+            data.append(w * (q - rec.q).ravel())
         if rec.v is not None:
-            data.append(w * problem.velocity_weight * (v[:, list(rec.v_dofs)] - rec.v).ravel())
+            data.append(w * problem.velocity_weight * (v - rec.v).ravel())
         if rec.channels is not None:
-            sim = jnp.stack([system.internal(ys, name) for name in rec.channel_names], axis=-1)
-            data.append(w * (sim - rec.channels).ravel())
+            data.append(w * (channels - rec.channels).ravel())
         defects.append(d)
     defects = jnp.concatenate(defects)
     return jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype)
