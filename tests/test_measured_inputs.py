@@ -127,12 +127,14 @@ def test_fit_reads_the_input_and_recovers_the_parameters_of_a_scipy_record():
     truth = {"damping": 0.4, "stiffness": 3.0}
     q = _forced_linear_reference(t, force, 1.0, truth["damping"], truth["stiffness"], [0.0, 0.0])
     noise = 1e-4
-    record = jf.Measurement(t=t, q=q + noise * rng.standard_normal(t.shape), inputs={"force": force}, y0=[0.0, 0.0])
+    record = jf.Measurement(t=t, q=q + noise * rng.standard_normal(t.shape), inputs={"force": force}, y0=[0.0, 0.0],
+                            preprocessing=("encoder counts scaled to m",))
     template = jf.Oscillator(law=jf.Quinn(mu=0.0), force=jf.Sampled())
     result = jf.fit(template, {"damping": 0.3, "stiffness": 2.2}, record, optimizer="lm", noise=noise, dt=2e-3)
     for name, value in truth.items():
         assert abs(result.params[name] - value) < 4 * result.stderr[name], (name, result.params[name])
     assert result.fits_data
+    assert "pre-processing (record 0): encoder counts scaled to m" in result.summary()
     # thinned residuals, full-rate input: dt defaults to the input's interval, same estimates
     thinned = jf.fit(template, {"damping": 0.3, "stiffness": 2.2}, record.decimate(5), optimizer="lm", noise=noise)
     assert thinned.problem.records[0].n_sub == 5
@@ -272,3 +274,30 @@ def test_cli_fit_reads_an_input_column_and_a_future_annotations_model(tmp_path):
     assert refused.exit_code == 1 and "--input motor=force" in refused.output
     bad = CliRunner().invoke(main, args + ["--input", "motor"])
     assert bad.exit_code == 1 and "--input expects COLUMN=PATH" in bad.output
+
+
+def test_a_constraint_holds_the_estimate_at_its_margin_and_passivity_is_one():
+    """``constraints={name: margin}``: the scipy record's damping is 0.4; with damping <= 0.3
+    required the estimate ends on the constraint (penalty weight 1e8: within 1e-3 of it),
+    without it at the truth."""
+    t = np.linspace(0.0, 6.0, 301)
+    force = 2.0 * np.sin(1.1 * t) + np.sin(3.7 * t)
+    q = _forced_linear_reference(t, force, 1.0, 0.4, 3.0, [0.0, 0.0])
+    record = jf.Measurement(t=t, q=q + 1e-4 * np.random.default_rng(2).standard_normal(t.shape),
+                            inputs={"force": force}, y0=[0.0, 0.0])
+    template = jf.Oscillator(law=jf.Quinn(mu=0.0), force=jf.Sampled())
+    guess = {"damping": 0.25, "stiffness": 2.5}
+    with pytest.warns(jf.FitWarning, match="constraint 'slow' is violated"):
+        held = jf.fit(template, guess, record, optimizer="lm", noise=1e-4, dt=0.02,
+                      constraints={"slow": lambda s: 0.3 - s.damping}, constraint_weight=1e8)
+    assert held.params["damping"] == pytest.approx(0.3, abs=1e-3)
+    assert -1e-3 < held.constraints["slow"] < 0
+    free = jf.fit(template, guess, record, optimizer="lm", noise=1e-4, dt=0.02,
+                  constraints={"fast": lambda s: 1.0 - s.damping})
+    assert free.constraints == {"fast": pytest.approx(1.0 - free.params["damping"])}
+    assert free.params["damping"] == pytest.approx(0.4, abs=5e-3)
+    # the passivity of a dynamic law is such a margin (LuGre: sigma2 - sigma1 (mu_s - mu_c) / mu_c)
+    law = jf.LuGre(sigma1=0.4, sigma2=0.4, mu_c=0.3, mu_s=0.5)
+    assert float(jf.passivity_margin(law)) == pytest.approx(0.4 - 0.4 * 0.2 / 0.3, rel=1e-12)
+    with pytest.raises(ValueError, match="constraints must be a dict name -> margin"):
+        jf.fit(template, guess, record, constraints=[lambda s: 1.0])

@@ -76,6 +76,8 @@ class Problem(eqx.Module):
     velocity_weight: jax.Array
     continuity_weight: jax.Array
     outputs: tuple = eqx.field(static=True, default=())  # user channels: (name, fn(system, t, y)) pairs
+    constraints: tuple = eqx.field(static=True, default=())  # (name, margin(system) >= 0 when satisfied) pairs
+    constraint_weight: float = eqx.field(static=True, default=1e4)
 
     @property
     def n_params(self) -> int:
@@ -189,9 +191,15 @@ def _residuals(theta, problem):
 
 
 def _stacked(theta, problem):
-    """All residuals: data, then ``sqrt(continuity_weight)`` times the defects."""
+    """All residuals: data, then ``sqrt(continuity_weight)`` times the defects, then the
+    constraint penalties ``sqrt(constraint_weight n_data) min(margin, 0)``."""
     r, d = _residuals(theta, problem)
-    return jnp.concatenate([r, jnp.sqrt(problem.continuity_weight) * d])
+    parts = [r, jnp.sqrt(problem.continuity_weight) * d]
+    if problem.constraints:
+        system = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
+        margins = jnp.stack([jnp.reshape(fn(system), ()) for _, fn in problem.constraints]).astype(r.dtype)
+        parts.append(jnp.sqrt(problem.constraint_weight * problem.n_data) * jnp.minimum(margins, 0.0))
+    return jnp.concatenate(parts)
 
 
 def _loss_plain(u, problem):

@@ -278,4 +278,5 @@ def report(problem: Problem, data, u, at_u, history, taken: int, message: str, s
         optimizer_error_negligible=negligible,
         at_bounds=list(edges),
         bound_edges=edges,
+        preprocessing=tuple(tuple(m.preprocessing) for m in data) if any(m.preprocessing for m in data) else (),
     )

@@ -101,6 +101,13 @@ class FitResult:
             for an interval, of the larger of ``|bound|`` and the initial guess's distance
             to it for a half-line (a FitWarning names each).
         bound_edges: dict path -> ``{"side", "bound", "margin", "interval"}`` for ``at_bounds``.
+        validation: the :class:`~jaxfriction.ValidationReport` of ``fit(..., validation=...)``
+            (the simulation error on records not fitted), or None.
+        preprocessing: per fitted record, its :attr:`~jaxfriction.Measurement.preprocessing`
+            (the pre-processing steps applied to it, e.g. a detrend and its slope), so the
+            choices travel with the estimates.
+        constraints: dict name -> margin at the estimates of ``fit(..., constraints=...)``
+            (``>= 0`` where the constraint holds).
     """
 
     params: dict
@@ -140,6 +147,9 @@ class FitResult:
     optimizer_error_negligible: bool = False
     at_bounds: list = dataclasses.field(default_factory=list)
     bound_edges: dict = dataclasses.field(default_factory=dict)
+    validation: object = None
+    preprocessing: tuple = ()
+    constraints: dict = dataclasses.field(default_factory=dict)
 
     @property
     def correlation(self) -> np.ndarray:
@@ -223,6 +233,10 @@ class FitResult:
                          f"best {s['refined']} refined; distinct optima, loss: {optima}")
         lines.append(f"{self.optimizer} ({self.gradient}-mode gradients), {self.n_steps} steps in "
                      f"{self.seconds:.1f} s: {self._stop_line()}")
+        if self.validation is not None:
+            lines.append(self.validation.line())
+        for j, steps in enumerate(self.preprocessing):
+            lines += [f"pre-processing (record {j}): {step}" for step in steps]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -307,6 +321,9 @@ class FitResult:
             "optimizer_error_negligible": self.optimizer_error_negligible,
             "at_bounds": list(self.at_bounds),
             "bound_edges": {k: dict(v) for k, v in self.bound_edges.items()},
+            "validation": None if self.validation is None else self.validation.to_dict(),
+            "preprocessing": [list(steps) for steps in self.preprocessing],
+            "constraints": dict(self.constraints),
         }
         if history:
             out["loss_history"] = np.asarray(self.loss_history).tolist()

@@ -221,7 +221,8 @@ def record_inputs(system, m: Measurement) -> dict:
 
 def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: list[float], parsed: list,
                   data: list[Measurement], weights: list[float], *, segments: list[int], dt: float | None,
-                  velocity_weight: float, continuity_weight: float, outputs: tuple = ()) -> Problem:
+                  velocity_weight: float, continuity_weight: float, outputs: tuple = (),
+                  constraints: tuple = (), constraint_weight: float = 1e4) -> Problem:
     """The :class:`Problem` of a fit.
 
     Args:
@@ -231,6 +232,8 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
         data: list of :class:`Measurement`; ``weights`` one per record.
         segments: shooting segments per record (list of ints).
         outputs: the user's channel functions, ``(name, fn)`` pairs.
+        constraints: ``(name, margin)`` pairs, ``margin(system) >= 0`` where satisfied;
+            ``constraint_weight`` their penalty weight (see :func:`~jaxfriction.fit`).
         dt: largest RK4 step or None: the sample interval (the inputs' where they are
             sampled faster, :func:`record_step`), or, for a system with a
             ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`), that adaptive run
@@ -289,4 +292,6 @@ def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: li
         velocity_weight=jnp.asarray(float(velocity_weight)),
         continuity_weight=jnp.asarray(float(continuity_weight)),
         outputs=outputs,
+        constraints=constraints,
+        constraint_weight=float(constraint_weight),
     )
