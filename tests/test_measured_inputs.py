@@ -6,12 +6,12 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from scipy.integrate import solve_ivp  # noqa: E402
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
 
-import jaxfriction as jf  # noqa: E402
+import jaxfriction as jf
 
 
 # ---------------------------------------------------------------- the drive itself
