@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.fit.search import GlobalSearch  # noqa: F401
     from ._workflows.fit.segments import auto_segments  # noqa: F401
     from ._workflows.fit.compare import ModelComparison, compare_models  # noqa: F401
+    from ._workflows.fit.validation import ValidationReport, validate  # noqa: F401
     from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
     from ._workflows.fit.preprocess import detrend, load_point_slip, remove_offset, resample_record  # noqa: F401
     from ._workflows.fit.preprocessing_check import PreprocessingSensitivity, preprocessing_sensitivity  # noqa: F401
@@ -157,6 +158,7 @@ _EXPORTS = {
     "._workflows.fit.search": ("GlobalSearch",),
     "._workflows.fit.segments": ("auto_segments",),
     "._workflows.fit.compare": ("ModelComparison", "compare_models"),
+    "._workflows.fit.validation": ("ValidationReport", "validate"),
     "._workflows.fit.measurement": ("Measurement", "load_measurement"),
     "._workflows.fit.preprocess": ("detrend", "load_point_slip", "remove_offset", "resample_record"),
     "._workflows.fit.preprocessing_check": ("PreprocessingSensitivity", "preprocessing_sensitivity"),

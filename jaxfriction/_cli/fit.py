@@ -59,6 +59,10 @@ def _model(spec, dt, settings, law=None, strict=True):
 @click.option("--input", "input_specs", multiple=True, metavar="COLUMN=PATH",
               help="A column of DATA that drove the rig, played back by the system's drive at PATH (repeatable), "
                    "e.g. --input vir=force.")
+@click.option("--validation", "validation_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="A validation record (CSV with DATA's columns and --input columns; repeatable), not fitted: the "
+                   "model is simulated over it and its simulation error printed (RMS, NRMSE, fit %, relative "
+                   "error); with --compare the table ranks the models by it.")
 @click.option("--y0", default=None, metavar="Q0,...,V0,...",
               help="Known initial state, positions then velocities [default: estimated with the parameters].")
 @click.option("--optimizer", type=click.Choice(["adam", "lbfgs", "lm"]), default=None,
@@ -71,8 +75,8 @@ def _model(spec, dt, settings, law=None, strict=True):
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--history", is_flag=True, help="With --json: include the loss at every optimizer step.")
 def fit_command(data, system_name, law, params, settings, initials, bound_specs, noise, candidates, refine,
-                compare, input_specs, y0, optimizer, steps, learning_rate, segments, dt, progress, as_json,
-                history) -> None:
+                compare, input_specs, validation_files, y0, optimizer, steps, learning_rate, segments, dt, progress,
+                as_json, history) -> None:
     """Estimate parameters of a template from a measured trajectory DATA (CSV: t and q, v, q0, v1, ...,
     measured channels such as friction_force, and the input columns named by --input).
 
@@ -122,8 +126,9 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
                                  f"--system {system_name} has {tpl.system.n_dof}")
             if y0 is not None:
                 record = load_measurement(data, y0=y0, inputs=inputs)
+            validation = [load_measurement(path, inputs=inputs) for path in validation_files] or None
             options = dict(noise=noise, optimizer=optimizer, steps=steps, learning_rate=learning_rate,
-                           shooting_segments=segments, progress=progress,
+                           shooting_segments=segments, progress=progress, validation=validation,
                            search=GlobalSearch(candidates=candidates, refine=refine) if global_search else None)
             with warnings.catch_warnings():  # the report prints them
                 warnings.simplefilter("ignore", FitWarning)
@@ -140,13 +145,15 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
                     comparison = compare_models(models, record, **options)
                 else:
                     result = fit(tpl, initial, record, bounds=bounds, **options)
-        except (ValueError, FileNotFoundError) as exc:
+        except (ValueError, FileNotFoundError, RuntimeError) as exc:
             _fail(exc)
     if compare:
         if as_json:
             click.echo(json.dumps({"data": str(data), **comparison.to_dict()}, indent=2))
         else:
-            click.echo(f"{len(comparison.results)} models fitted to {data} ({len(record)} samples)")
+            click.echo(f"{len(comparison.results)} models fitted to {data} ({len(record)} samples)"
+                       + (f", ranked by their simulation error on {', '.join(validation_files)}"
+                          if validation else ""))
             click.echo(comparison.table())
             for name, r in comparison.results.items():
                 click.echo(f"\n{name}:\n{r.summary()}")
@@ -156,6 +163,8 @@ def fit_command(data, system_name, law, params, settings, initials, bound_specs,
     else:
         click.echo(f"{system_name}: {len(names)} parameter(s) from {data} ({len(record)} samples)")
         click.echo(result.summary())
+        if result.validation is not None:
+            click.echo(result.validation.summary())
 
 
 def _inputs(specs):

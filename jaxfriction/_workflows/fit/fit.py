@@ -34,6 +34,7 @@ templates use them); with a static/kinetic law a quasi-Newton or least-squares o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -52,6 +53,7 @@ from .report import report
 from .result import FitResult
 from .search import GlobalSearch, check_search_boxes, global_phase
 from .segments import auto_segments
+from .validation import check_validation, validate
 from .setup import box_centre, build_problem, check_data, parse_bounds
 
 if TYPE_CHECKING:
@@ -144,7 +146,7 @@ def fit(
     search: GlobalSearch | None = None, noise: float | None = None, optimizer=None, steps: int | None = None,
     learning_rate: float = 0.02, shooting_segments: int | str = 1, continuity_weight: float = 100.0,
     dt: float | None = None, velocity_weight: float = 1.0, weights=None, gradient=AutoMode(max_forward=16),
-    tol: float = 1e-10, progress: bool = False, devices=None,
+    tol: float = 1e-10, progress: bool = False, devices=None, validation=None,
 ) -> FitResult:
     """Estimate parameters of a system from measured trajectories (nonlinear least squares).
 
@@ -217,6 +219,10 @@ def fit(
             accepted step for least-squares solvers).
         progress: show a progress bar (tqdm, on stderr).
         devices: devices the global search's design is sharded over (default all local).
+        validation: optional :class:`~jaxfriction.Measurement` or list of them, not fitted:
+            after the fit the model is simulated over them (:func:`~jaxfriction.validate`,
+            driven by their own inputs) and ``result.validation`` holds the
+            :class:`~jaxfriction.ValidationReport` (RMS, NRMSE, fit %, relative error).
 
     Returns:
         The fit, a :class:`FitResult`, with its report: convergence, standard errors
@@ -224,7 +230,7 @@ def fit(
             (n_residuals - n_variables)``, ``cov = sigma^2 (J^T J)^-1`` restricted to the
             parameters; Seber & Wild 2003 ch. 2, Bard 1974 ch. 7), whether they are
             reliable, goodness of fit, identifiability and, after a global search, the
-            distinct local optima found.
+            distinct local optima found; with ``validation``, ``result.validation``.
 
     Warns:
         FitWarning: the fit did not converge (standard errors unreliable), the model does
@@ -237,7 +243,10 @@ def fit(
             finite box for a global search), bad ``data`` (a degree of freedom the system
             lacks, a ``y0`` of the wrong size), too few samples for the variables or
             segments, a bad ``optimizer``, ``gradient``, ``steps``, ``weights``, ``noise``
-            or ``search``, or a non-finite loss at the initial guess.
+            or ``search``, or a non-finite loss at the initial guess; a ``validation``
+            record the system cannot simulate (a channel or degree of freedom it lacks, the
+            inputs of ``data`` missing), before the fit.
+        RuntimeError: the simulation of a ``validation`` record is not finite.
 
     Gradients are exact for the discrete model and flow through stick-slip for laws
     continuous in the slip velocity (see the module docstring). Fits of the same system
@@ -250,6 +259,8 @@ def fit(
                                                       noise)
     problem, guess, parsed, data, weights = _build(system, tpl, initial, bounds, search, data, weights, dt,
                                                    shooting_segments, velocity_weight, continuity_weight)
+    if validation is not None:  # before the fit: another system's record is refused at once
+        check_validation(system, validation, inputs={p for m in data for p in (m.inputs or ())})
     mode = _gradient_mode(gradient, optimiser.kind, problem.n_params + problem.state0.shape[0])
     if mode == "reverse" and any(rec.solver is not None for rec in problem.records):
         raise ValueError(f"gradient: {type(system).__name__} is fitted with its adaptive solver, which "
@@ -263,8 +274,12 @@ def fit(
         raise ValueError(f"initial: the loss at the initial guess {guess} is not finite (the "
                          f"simulation diverged: reduce dt or start closer)")
     # 6. the report: standard errors, diagnostics, warnings
-    return report(problem, data, u, at_u, history, taken, message, started, optimiser.label, mode, noise,
-                  search_report, evaluations, velocity_weight, weights)
+    result = report(problem, data, u, at_u, history, taken, message, started, optimiser.label, mode, noise,
+                    search_report, evaluations, velocity_weight, weights)
+    if validation is None:
+        return result
+    return dataclasses.replace(result, validation=validate(result, validation, dt=dt if dt is not None else (
+        tpl.dt if tpl is not None else None)))
 
 class _Optimiser(NamedTuple):
     """The local optimiser: ``kind`` (``"optax"`` or ``"least_squares"``), the object, the
