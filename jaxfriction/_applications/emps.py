@@ -37,8 +37,9 @@ REFERENCE_ASYMMETRIC = {"Fv_pos": 166.71, "Fc_pos": 20.14, "Fv_neg": 240.42, "Fc
 #: Nominal sample interval of the benchmark's records (s).
 SAMPLE_INTERVAL = 1e-3
 #: Where a bare file name is looked up after the literal path: ``$JAXFRICTION_DATA``, then the
-#: shared data folder beside or inside the working directory.
-DATA_DIRS = ("../shared/data/emps", "shared/data/emps")
+#: shared data folder beside or inside the working directory, then beside the source checkout.
+DATA_DIRS = ("../shared/data/emps", "shared/data/emps", str(Path(__file__).resolve().parents[3] / "shared" / "data"
+                                                            / "emps"))
 #: The variables every EMPS file holds (the pulses file holds ``pulses_N`` too).
 VARIABLES = ("t", "qm", "qg", "vir", "gtau", "kp", "kv")
 
