@@ -171,6 +171,20 @@ def test_fit_with_a_validation_record_reports_its_simulation_error():
         jf.fit(model, {"stiffness": 1.5}, fitted_on, optimizer="lm", validation=no_input)
 
 
+def test_a_model_whose_fit_fails_is_listed_not_ranked():
+    fitted_on, held_out = driven_record(seed=1, noise=0.01), driven_record(seed=2, noise=0.01, y0=(-0.1, 0.3))
+    models = {"right": (oscillator(1.5, 0.5), {"stiffness": 1.5, "damping": 0.5}, None),
+              "stiff": (oscillator(1e5, 0.5), {"stiffness": 1e5, "damping": 0.5}, None)}  # RK4 diverges
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jf.FitWarning)
+        table = jf.compare_models(models, fitted_on, validation=held_out, optimizer="lm")
+    assert table.best == "right" and list(table.results) == ["right"]
+    assert table.failures["stiff"].startswith("fit failed: initial: the loss at the initial guess")
+    assert table.ranking() == ["right", "stiff"]
+    assert table.table().splitlines()[2].startswith("stiff") and "FAILED: fit failed" in table.table()
+    assert table.scores["right"] == pytest.approx(0.01, rel=0.15)
+
+
 # --- model selection by validation --------------------------------------------------------------
 
 MU, V0 = 0.4, 0.05

@@ -92,7 +92,8 @@ class ValidationReport:
         metrics: dict column -> figures of merit (``rms``, ``nrmse``, ``fit_percent``,
             ``relative_error_percent``, ``max_abs_error``, ``n``, ``std``; see
             :func:`validate`), one entry per measured column (``"q"``, ``"v"``, ``"q1"``,
-            a channel name; a column measured in several records is pooled over them), and
+            a channel name; a column measured in several records is pooled over them, each
+            record's values about their own mean for ``nrmse``), and
             ``"pooled"``: every measured value of every column and record together.
         rms: the pooled RMS, ``sqrt(mean e^2)`` over every compared value (mixed units when
             the columns differ in units: positions and velocities are compared as the fit's
@@ -143,7 +144,7 @@ class ValidationReport:
         return "\n".join(lines)
 
     def summary(self) -> str:
-        """One line per column: where the model was validated and how well it simulates."""
+        """A header naming the records and the figures' formulas, then :meth:`table`."""
         names = ", ".join(self.records) or "the validation record"
         head = (f"validation on {names} ({sum(self.n_samples)} samples), simulation error "
                 f"(NRMSE = RMS / std, fit % = 100 (1 - NRMSE), rel. err = ||e|| / ||y||):")
@@ -174,6 +175,16 @@ def _input_paths(model) -> set:
     for rec in getattr(getattr(model, "problem", None), "records", ()) or ():
         paths.update(getattr(rec, "input_paths", ()) or ())
     return paths
+
+
+def _fit_step(model) -> float | None:
+    """The RK4 step a :class:`~jaxfriction.FitResult` was fitted with (the finest over its
+    records), None for other models or an adaptive fit."""
+    records = getattr(getattr(model, "problem", None), "records", ()) or ()
+    if not records or any(getattr(rec, "solver", None) is not None for rec in records):
+        return None
+    steps = [getattr(rec, "h", None) for rec in records]
+    return min(float(h) for h in steps) if all(h is not None for h in steps) else None
 
 
 def check_validation(model, record, *, outputs=None, inputs=(), what: str = "validation") -> list:
@@ -230,7 +241,8 @@ def validate(model, record, *, dt: float | None = None, outputs: dict | None = N
             (its fitted system).
         record: a :class:`~jaxfriction.Measurement` or a list of them: the validation
             record(s), each with its measured inputs where the model is driven by them.
-        dt: largest RK4 step (default as in :func:`~jaxfriction.predict`).
+        dt: largest RK4 step (default: a FitResult's own fitted step, else as in
+            :func:`~jaxfriction.predict`).
         outputs: user channel functions, as in :func:`~jaxfriction.fit`.
 
     Returns:
@@ -248,6 +260,8 @@ def validate(model, record, *, dt: float | None = None, outputs: dict | None = N
     from .predict import predict
 
     records = check_validation(model, record, outputs=outputs, what="record")
+    if dt is None:
+        dt = _fit_step(model)
     return report_from(records, [predict(model, r, dt=dt, outputs=outputs) for r in records])
 
 
