@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position  # noqa: F401
     from ._systems import (  # noqa: F401
         AbstractContactSystem, AbstractFrictionSystem, BlockOnShakingFloor, BurridgeKnopoffChain,
-        GriffinSpringBlock, LeineSwitchDisc, Oscillator, Rates, SpringSlider, TwoBlocksOnBelt,
+        GriffinSpringBlock, LeineSwitchDisc, Oscillator, PrescribedSlip, Rates, SpringSlider, TwoBlocksOnBelt,
         coupled_force_balance, disc_on_driving_disc, jointed_oscillator,
     )
     from ._systems.quasi_static import QuasiStaticSlider  # noqa: F401
@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._laws.load_dependent import LoadDependent, smooth_abs  # noqa: F401
     from ._laws.passivity import PassivityReport, lugre_passivity_margin, passivity, passivity_margin  # noqa: F401
     from ._forcing.drives import Steps  # noqa: F401
+    from ._forcing.sampled import DriveSum, Sampled, with_inputs  # noqa: F401
     from ._templates import TEMPLATES, Template, template  # noqa: F401
     from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
     from ._workflows.sweep.kernels import (  # noqa: F401
@@ -87,6 +88,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.fit.measurement import Measurement, load_measurement  # noqa: F401
     from ._workflows.fit.preprocess import detrend, load_point_slip, remove_offset, resample_record  # noqa: F401
     from ._workflows.fit.preprocessing_check import PreprocessingSensitivity, preprocessing_sensitivity  # noqa: F401
+    from ._workflows.fit.predict import predict  # noqa: F401
     from ._workflows.fit.posterior import sample_posterior  # noqa: F401
     from ._workflows.sensitivity import finite_difference_gradient, sensitivity  # noqa: F401
     from ._workflows.periodic.shooting import PeriodicOrbit, periodic_orbit  # noqa: F401
@@ -139,11 +141,13 @@ _EXPORTS = {
     "._reference": ("belt_limit_cycle", "den_hartog_response", "unforced_rest_position"),
     "._systems": (
         "AbstractContactSystem", "AbstractFrictionSystem", "BlockOnShakingFloor", "BurridgeKnopoffChain",
-        "GriffinSpringBlock", "LeineSwitchDisc", "Oscillator", "Rates", "SpringSlider", "TwoBlocksOnBelt",
+        "GriffinSpringBlock", "LeineSwitchDisc", "Oscillator", "PrescribedSlip", "Rates", "SpringSlider",
+        "TwoBlocksOnBelt",
         "coupled_force_balance", "disc_on_driving_disc", "jointed_oscillator",
     ),
     "._systems.quasi_static": ("QuasiStaticSlider",),
     "._forcing.drives": ("Steps",),
+    "._forcing.sampled": ("DriveSum", "Sampled", "with_inputs"),
     "._laws.rate_state": ("TwoStateRateState",),
     "._laws.asymmetric": ("AsymmetricFriction", "asymmetric_friction"),
     "._laws.load_dependent": ("LoadDependent", "smooth_abs"),
@@ -162,6 +166,7 @@ _EXPORTS = {
     "._workflows.fit.measurement": ("Measurement", "load_measurement"),
     "._workflows.fit.preprocess": ("detrend", "load_point_slip", "remove_offset", "resample_record"),
     "._workflows.fit.preprocessing_check": ("PreprocessingSensitivity", "preprocessing_sensitivity"),
+    "._workflows.fit.predict": ("predict",),
     "._workflows.fit.posterior": ("sample_posterior",),
     "._workflows.sensitivity": ("finite_difference_gradient", "sensitivity"),
     "._workflows.periodic.shooting": ("PeriodicOrbit", "periodic_orbit"),

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax.numpy as jnp
@@ -48,13 +49,14 @@ from ..._paths import check_paths, get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template
 from ..gradient import AutoMode, ForwardMode, ReverseMode, as_gradient_mode
+from .outputs import check_outputs
 from .problem import run_least_squares, run_optax
 from .report import report
-from .result import FitResult
+from .result import FitResult, FitWarning
 from .search import GlobalSearch, check_search_boxes, global_phase
 from .segments import auto_segments
-from .validation import check_validation, validate
 from .setup import box_centre, build_problem, check_data, parse_bounds
+from .validation import check_validation, validate
 
 if TYPE_CHECKING:
     from jax import Array
@@ -146,7 +148,8 @@ def fit(
     search: GlobalSearch | None = None, noise: float | None = None, optimizer=None, steps: int | None = None,
     learning_rate: float = 0.02, shooting_segments: int | str = 1, continuity_weight: float = 100.0,
     dt: float | None = None, velocity_weight: float = 1.0, weights=None, gradient=AutoMode(max_forward=16),
-    tol: float = 1e-10, progress: bool = False, devices=None, validation=None,
+    tol: float = 1e-10, progress: bool = False, devices=None, outputs: dict | None = None, validation=None,
+    constraints: dict | None = None, constraint_weight: float = 1e4,
 ) -> FitResult:
     """Estimate parameters of a system from measured trajectories (nonlinear least squares).
 
@@ -161,8 +164,10 @@ def fit(
         data: a :class:`~jaxfriction.Measurement` or a sequence of them: several records
             share the parameters; each measures any subset of the positions and velocities,
             or named channels (``channels={"mu": ...}``: the friction coefficient of a
-            velocity-step record), and has its own initial state (known ``y0``, or
-            estimated).
+            velocity-step record; ``{"friction_force": ...}``, a tribometer's force record),
+            has its own initial state (known ``y0``, or estimated) and its own measured
+            inputs (``inputs={"force": samples}``, played back by a
+            :class:`~jaxfriction.Sampled` drive at that path of the system).
         bounds: dict path -> ``(lo, hi)`` (either may be None for a half-line),
             ``"positive"`` or None (unconstrained). Parameters not listed are positive,
             ``(0, None)``. The optimiser works on unconstrained ``u`` with ``u = 0`` at the
@@ -202,7 +207,9 @@ def fit(
             in ``FitResult.initial_states``.
         continuity_weight: weight of the continuity defects.
         dt: largest RK4 step (time units); default the template's, else the sample
-            interval. The step used is ``interval / ceil(interval / dt)``: it divides the
+            interval (the inputs' interval where the record's inputs are sampled faster, as in
+            a :meth:`~jaxfriction.Measurement.decimate`-d record). The step used is
+            ``interval / ceil(interval / dt)``: it divides the
             sample interval, and the simulation saves every ``ceil(interval / dt)`` steps.
             A system with a ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`)
             is integrated by that adaptive run when ``dt`` is None (its steps end at the
@@ -219,6 +226,21 @@ def fit(
             accepted step for least-squares solvers).
         progress: show a progress bar (tqdm, on stderr).
         devices: devices the global search's design is sharded over (default all local).
+        outputs: optional dict channel name -> ``fn(system, t, y)`` returning a scalar: the
+            model's value of a measured channel that the system does not compute itself (a
+            controller force, a spring force); the system's own outputs
+            (:meth:`~jaxfriction.AbstractFrictionSystem.output`: ``"friction_force"``,
+            ``"f_eq"``, internal variables) need none.
+        constraints: optional dict name -> ``margin(system)``, a differentiable scalar that
+            is ``>= 0`` where the constraint holds: the fit adds the penalty
+            ``constraint_weight * min(margin, 0)^2`` to the loss (units of the mean squared
+            residual), so an estimate may end on a constraint but not far past it. The
+            passivity of a dynamic law: ``{"passive": lambda s:
+            jf.passivity_margin(s.law)}`` (for LuGre ``sigma1 (F_s - F_c) <= sigma2 F_c``;
+            :func:`~jaxfriction.passivity_margin`). An active constraint is reported in
+            ``result.constraints``; a margin that is negative at the end raises a
+            FitWarning.
+        constraint_weight: the penalty's weight (> 0).
         validation: optional :class:`~jaxfriction.Measurement` or list of them, not fitted:
             after the fit the model is simulated over them (:func:`~jaxfriction.validate`,
             driven by their own inputs) and ``result.validation`` holds the
@@ -258,9 +280,12 @@ def fit(
                                                       learning_rate, continuity_weight, velocity_weight, tol,
                                                       noise)
     problem, guess, parsed, data, weights = _build(system, tpl, initial, bounds, search, data, weights, dt,
-                                                   shooting_segments, velocity_weight, continuity_weight)
+                                                   shooting_segments, velocity_weight, continuity_weight,
+                                                   check_outputs(outputs),
+                                                   _check_constraints(constraints, constraint_weight),
+                                                   constraint_weight)
     if validation is not None:  # before the fit: another system's record is refused at once
-        check_validation(system, validation, inputs={p for m in data for p in (m.inputs or ())})
+        check_validation(system, validation, outputs=outputs, inputs={p for m in data for p in (m.inputs or ())})
     mode = _gradient_mode(gradient, optimiser.kind, problem.n_params + problem.state0.shape[0])
     if mode == "reverse" and any(rec.solver is not None for rec in problem.records):
         raise ValueError(f"gradient: {type(system).__name__} is fitted with its adaptive solver, which "
@@ -276,10 +301,12 @@ def fit(
     # 6. the report: standard errors, diagnostics, warnings
     result = report(problem, data, u, at_u, history, taken, message, started, optimiser.label, mode, noise,
                     search_report, evaluations, velocity_weight, weights)
+    if problem.constraints:
+        result = _constraint_report(result, problem)
     if validation is None:
         return result
     return dataclasses.replace(result, validation=validate(result, validation, dt=dt if dt is not None else (
-        tpl.dt if tpl is not None else None)))
+        tpl.dt if tpl is not None else None), outputs=outputs))
 
 class _Optimiser(NamedTuple):
     """The local optimiser: ``kind`` (``"optax"`` or ``"least_squares"``), the object, the
@@ -327,8 +354,32 @@ def _check_arguments(
     return tpl, system, search, _Optimiser(kind, opt, label, steps)
 
 
+def _check_constraints(constraints, weight) -> tuple:
+    """``constraints`` (dict name -> margin function, or None) as sorted pairs (ValueError
+    naming ``constraints`` / ``constraint_weight``)."""
+    check_real("constraint_weight", weight, positive=True)
+    if constraints is None:
+        return ()
+    if not isinstance(constraints, dict) or not all(isinstance(k, str) and callable(f) for k, f in constraints.items()):
+        raise ValueError(f"constraints must be a dict name -> margin(system) (>= 0 where it holds), got "
+                         f"{constraints!r}")
+    return tuple(sorted(constraints.items()))
+
+
+def _constraint_report(result, problem):
+    """The fitted system's constraint margins in ``result.constraints``; a FitWarning (and a
+    line in ``result.warnings``) for each that is negative."""
+    margins = {name: float(fn(result.system)) for name, fn in problem.constraints}
+    broken = [f"constraint {name!r} is violated at the estimates (margin {m:.4g} < 0): the data pull past it; "
+              f"raise constraint_weight to enforce it harder" for name, m in margins.items() if m < 0]
+    for text in broken:
+        warnings.warn(text, FitWarning, stacklevel=3)
+    return dataclasses.replace(result, constraints=margins, warnings=result.warnings + tuple(broken))
+
+
 def _build(system, tpl, initial, bounds, search, data, weights, dt, shooting_segments, velocity_weight,
-           continuity_weight) -> tuple[Problem, dict, list, list, list]:
+           continuity_weight, outputs=(), constraints=(), constraint_weight=1e4) -> tuple[Problem, dict, list, list,
+                                                                                       list]:
     """Stage 2: the least-squares problem (see :func:`~.setup.build_problem`).
 
     Checks the parameters, bounds, records, ``dt`` and ``shooting_segments``; the fitted
@@ -341,7 +392,7 @@ def _build(system, tpl, initial, bounds, search, data, weights, dt, shooting_seg
     if search is not None:
         check_search_boxes(names, parsed)
     system = set_parameters(system, {n: jnp.asarray(p, dtype=float) for n, p in zip(names, p0)})
-    data, weights = check_data(data, system.n_dof, weights, system.n_internal, system)
+    data, weights = check_data(data, system.n_dof, weights, system.n_internal, system, outputs)
     if dt is None and tpl is not None:
         dt = tpl.dt
     if dt is not None:
@@ -355,7 +406,8 @@ def _build(system, tpl, initial, bounds, search, data, weights, dt, shooting_seg
             raise ValueError(f"shooting_segments must be an integer >= 1 or 'auto', got {shooting_segments!r}") \
                 from None
     problem = build_problem(system, names, p0, parsed, data, weights, segments=segments, dt=dt,
-                            velocity_weight=velocity_weight, continuity_weight=continuity_weight)
+                            velocity_weight=velocity_weight, continuity_weight=continuity_weight,
+                            outputs=outputs, constraints=constraints, constraint_weight=constraint_weight)
     return problem, dict(zip(names, p0)), parsed, data, weights
 
 
