@@ -11,6 +11,7 @@ from scipy.interpolate import PchipInterpolator
 
 import jaxfriction as jf
 from jaxfriction._workflows.fit.preprocess import finest_interval, resample_values
+from test_rate_state_fit import radau_friction
 
 
 def two_rate_times(t_switch=10.0, t_end=14.0):
@@ -163,37 +164,13 @@ def test_remove_offset_by_window_mean_and_bad_arguments():
         jf.Measurement(t=t, channels={"mu": t}, preprocessing="raw")
 
 
-def radau_velocity_step(ts, a=0.005, b=0.01, D_c=10.0, k=1e-3, mu_0=0.6, t_step=10.0, V=(1.0, 10.0)):
-    """rsfmodel's quasi-static velocity step (um, s), aging law, by scipy's Radau (as in
-    test_rate_state_fit.py): ``mu' = k (V - v)``, ``theta' = 1 - v theta / D_c``, ``v = exp((mu -
-    mu_0 - b ln(theta / D_c)) / a)``; one leg per load value."""
-    from scipy.integrate import solve_ivp
-
-    def rhs(V_load):
-        def f(t, y):
-            mu, theta = y
-            v = np.exp((mu - mu_0 - b * np.log(theta / D_c)) / a)
-            return [k * (V_load - v), 1.0 - v * theta / D_c]
-
-        return f
-
-    y, out = [mu_0, D_c / V[0]], np.zeros(ts.size)
-    for V_load, lo, hi in zip(V, (ts[0], t_step), (t_step, ts[-1])):
-        inside = (ts >= lo) & (ts <= hi)
-        leg = solve_ivp(rhs(V_load), (lo, hi), y, method="Radau", rtol=1e-12, atol=1e-13, t_eval=ts[inside],
-                        dense_output=True)
-        assert leg.success
-        out[inside] = leg.y[0]
-        y = leg.sol(hi)
-    return out
-
 
 @pytest.mark.slow  # ~25 s CPU, most of it compiling the slider's forward-mode Jacobian for LM
 def test_preprocessing_sensitivity_flags_a_slip_trend_that_outweighs_the_standard_error_of_a_minus_b():
     ts = np.linspace(0.0, 40.0, 401)
     slip = np.where(ts < 10.0, ts, 10.0 + 10.0 * (ts - 10.0))  # load-point displacement (um)
     # the velocity step plus a slip-weakening drift of the gouge, and noise
-    mu = radau_velocity_step(ts) - 2e-5 * slip + 1e-4 * np.random.default_rng(0).standard_normal(ts.size)
+    mu = radau_friction(ts) - 2e-5 * slip + 1e-4 * np.random.default_rng(0).standard_normal(ts.size)
     law = jf.RateState(a=0.005, b=0.01, D_c=10.0, mu_0=0.6, V_0=1.0, evolution="aging", form="log")
     slider = jf.QuasiStaticSlider(law=law, load=jf.Steps((1.0, 10.0), (10.0,)), stiffness=1e-3, normal=1.0)
     raw = jf.Measurement(t=ts, channels={"mu": mu}, y0=np.asarray(slider.steady_sliding()), name="raw")

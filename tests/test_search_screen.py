@@ -1,7 +1,7 @@
 """The global search's screen for adaptive-solver systems (GlobalSearch screen_rtol /
 screen_max_steps): the design at a loose tolerance and a bounded step budget, the polish at the
 system's own tolerance. The record is a scipy Radau solve of the quasi-static aging-law
-velocity step (test_preprocess.radau_velocity_step), not jaxfriction's."""
+velocity step (test_rate_state_fit.radau_friction), not jaxfriction's."""
 
 import jax
 
@@ -14,7 +14,7 @@ import jaxfriction as jf
 from jaxfriction._workflows.fit import fit as fit_module
 from jaxfriction._workflows.fit.search import design_points, evaluate_design, screened
 
-from test_preprocess import radau_velocity_step
+from test_rate_state_fit import radau_friction
 
 TRUTH = {"law.a": 0.005, "law.b": 0.01, "law.D_c": 10.0}
 # every point of this box is stable: k = 1e-3 > k_c = (b - a) / D_c <= 0.0075 / 8
@@ -29,7 +29,7 @@ def slider():
 @pytest.fixture(scope="module")
 def record():
     ts = np.linspace(0.0, 30.0, 301)
-    mu = radau_velocity_step(ts) + 1e-4 * np.random.default_rng(0).standard_normal(ts.size)
+    mu = radau_friction(ts) + 1e-4 * np.random.default_rng(0).standard_normal(ts.size)
     return jf.Measurement(t=ts, channels={"mu": mu}, y0=np.asarray(slider().steady_sliding()))
 
 

@@ -51,6 +51,21 @@ def _as_columns(name, value, n):
     return arr
 
 
+def increasing_times(name, value, minimum: int = 2) -> np.ndarray:
+    """``value`` as a strictly increasing ``(n,)`` float array with ``n >= minimum``
+    (ValueError naming ``name``: shape, non-finite stamps, a stamp that does not increase)."""
+    times = _as_columns(name, value, None)
+    if times.shape[1] != 1 or times.shape[0] < minimum:
+        raise ValueError(f"{name} must have shape (n,) with n >= {minimum}, got {np.shape(value)}")
+    times = times[:, 0]
+    steps = np.diff(times)
+    if not np.all(steps > 0):
+        i = int(np.argmin(steps > 0))
+        raise ValueError(f"{name} must be strictly increasing, but {name}[{i + 1}] = {float(times[i + 1])} <= "
+                         f"{name}[{i}] = {float(times[i])}")
+    return times
+
+
 def _dofs(name, dofs, k):
     dofs = tuple(range(k)) if dofs is None else tuple(int(d) for d in np.atleast_1d(dofs))
     if len(dofs) != k or len(set(dofs)) != k or any(d < 0 for d in dofs):
@@ -188,15 +203,7 @@ class Measurement:
         if self.input_t is None:
             times = t
         else:
-            times = _as_columns("input_t", self.input_t, None)
-            if times.shape[1] != 1 or times.shape[0] < 2:
-                raise ValueError(f"input_t must have shape (n_in,) with n_in >= 2, got {np.shape(self.input_t)}")
-            times = times[:, 0]
-            steps = np.diff(times)
-            if not np.all(steps > 0):
-                i = int(np.argmin(steps > 0))
-                raise ValueError(f"input_t must be strictly increasing, but input_t[{i + 1}] = {times[i + 1]} <= "
-                                 f"input_t[{i}] = {times[i]}")
+            times = increasing_times("input_t", self.input_t)
             slack = 1e-6 * (t[-1] - t[0])
             if times[0] > t[0] + slack or times[-1] < t[-1] - slack:
                 raise ValueError(f"input_t must cover the record's times [{t[0]}, {t[-1]}], got [{times[0]}, "

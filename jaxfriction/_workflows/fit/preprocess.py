@@ -18,25 +18,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._checks import check_int, check_real
-from .measurement import _CHANNEL, _COLUMN, Measurement, _as_columns
+from .measurement import _CHANNEL, _COLUMN, Measurement, _as_columns, increasing_times
 
 if TYPE_CHECKING:
     from jax.typing import ArrayLike
 
 METHODS = ("linear", "pchip")
-
-
-def _times(t) -> np.ndarray:
-    """``t`` as a strictly increasing ``(n,)`` float array (ValueError naming ``t``)."""
-    t = _as_columns("t", t, None)
-    if t.shape[1] != 1 or t.shape[0] < 2:
-        raise ValueError(f"t must have shape (n,) with n >= 2, got {t.shape}")
-    t = t[:, 0]
-    steps = np.diff(t)
-    if not np.all(steps > 0):
-        i = int(np.argmin(steps > 0))
-        raise ValueError(f"t must be strictly increasing, but t[{i + 1}] = {t[i + 1]} <= t[{i}] = {t[i]}")
-    return t
 
 
 def finest_interval(t: np.ndarray) -> float:
@@ -88,7 +75,7 @@ def resample_values(t: ArrayLike, values: ArrayLike, grid: ArrayLike, method: st
     Raises:
         ValueError: naming ``t``, ``values``, ``grid`` or ``method``.
     """
-    t = _times(t)
+    t = increasing_times("t", t)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     y = _as_columns("values", values, t.shape[0])
@@ -172,7 +159,7 @@ def resample_record(t: ArrayLike, columns: dict, *, dt: float | None = None, met
             ``method``, ``dt`` not positive or too large for 3 samples, ``t0``/``t1`` outside
             the record.
     """
-    t = _times(t)
+    t = increasing_times("t", t)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not isinstance(columns, dict) or not columns:
