@@ -23,7 +23,6 @@ import jax
 jax.config.update("jax_enable_x64", True)  # float64: positions of 0.25 m measured to 5e-8 m
 
 import jaxfriction as jf
-from jaxfriction._workflows.fit.predict import predict  # jf.predict once exported
 
 est = jf.load_emps("DATA_EMPS")  # estimation record
 val = jf.load_emps("DATA_EMPS_PULSES")  # validation record: the same trajectory, pulses added to vir
@@ -38,7 +37,7 @@ box = {"mass": (50.0, 200.0), "damping": (50.0, 500.0), "law.mu": (5.0, 50.0),
 
 
 def show(name, model, record=validation, outputs=None):
-    e = jf.emps_errors(record, predict(model, record, outputs=outputs))
+    e = jf.emps_errors(record, jf.predict(model, record, outputs=outputs))
     force = f", force relative error {e['force_relative']:.2f} %" if "force_relative" in e else ""
     print(f"{name:<34} position RMS {1e3 * e['position_rms']:6.3f} mm, relative {e['position_relative']:.3f} %"
           f"{force}")

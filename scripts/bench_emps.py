@@ -42,7 +42,6 @@ import numpy as np
 
 import jaxfriction as jf
 from jaxfriction._applications.emps import REFERENCE_ASYMMETRIC, REFERENCE_IDIM_LS
-from jaxfriction._workflows.fit.predict import predict
 
 EPS = 1e-3  # Quinn band (m/s): RK4 at 1 ms is stable up to F_s / (M eps) h = 2.78, far above 0.2 here
 DECIMATE = 10
@@ -112,16 +111,16 @@ def main():
     r = REFERENCE_IDIM_LS
     published = jf.emps_model(jf.Quinn(mu=r["Fc"], eps=EPS), gtau=val.gtau, mass=r["M"], viscous=r["Fv"],
                               offset=r["offset"])
-    e = jf.emps_errors(val_open, predict(published, val_open))
+    e = jf.emps_errors(val_open, jf.predict(published, val_open))
     closed = jf.emps_model(jf.Quinn(mu=r["Fc"], eps=EPS), gtau=val.gtau, kp=val.kp, kv=val.kv, mass=r["M"],
                            viscous=r["Fv"], offset=r["offset"], closed_loop=True)
-    e.update({k: v for k, v in jf.emps_errors(val_closed, predict(closed, val_closed, outputs=force_out)).items()
+    e.update({k: v for k, v in jf.emps_errors(val_closed, jf.predict(closed, val_closed, outputs=force_out)).items()
               if k.startswith("force")})
     print(row("published IDIM-LS", e, extra=str(r)))
     a = REFERENCE_ASYMMETRIC
     asym = jf.emps_model(jf.AsymmetricFriction(mu_c_pos=a["Fc_pos"], mu_c_neg=a["Fc_neg"], viscous_pos=a["Fv_pos"],
                                                viscous_neg=a["Fv_neg"], eps=EPS), gtau=val.gtau, mass=r["M"])
-    print(row("published direction-dep.", jf.emps_errors(val_open, predict(asym, val_open)), extra=str(a)))
+    print(row("published direction-dep.", jf.emps_errors(val_open, jf.predict(asym, val_open)), extra=str(a)))
 
     search = jf.GlobalSearch(candidates=args.candidates, refine=args.refine, steps=args.steps)
     table = models(est)
@@ -135,9 +134,9 @@ def main():
         res = jf.fit(system, None, data, bounds=bounds, shooting_segments=segments, search=search, outputs=outputs)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         if is_closed:
-            e = jf.emps_errors(val_closed, predict(res.system, val_closed, outputs=force_out))
+            e = jf.emps_errors(val_closed, jf.predict(res.system, val_closed, outputs=force_out))
         else:
-            e = jf.emps_errors(val_open, predict(res.system, val_open))
+            e = jf.emps_errors(val_open, jf.predict(res.system, val_open))
         params = {k: float(f"{v:.5g}") for k, v in res.params.items()}
         params["offset"] = float(f"{offset_of(res.params, is_closed):.4g}")
         if is_closed:

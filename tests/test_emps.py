@@ -16,8 +16,6 @@ from scipy.integrate import solve_ivp
 from scipy.io import savemat
 
 import jaxfriction as jf
-from jaxfriction._forcing.sampled import with_inputs  # jf.with_inputs once exported
-from jaxfriction._workflows.fit.predict import predict  # jf.predict once exported
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "emps"
 ESTIMATION, VALIDATION = DATA / "DATA_EMPS.mat", DATA / "DATA_EMPS_PULSES.mat"
@@ -135,7 +133,7 @@ def test_published_model_matches_an_independent_simulation(t0, tol):
     y0 = np.array([rec.qm[i0], (rec.qm[i0 + 1] - rec.qm[i0 - 1]) / 2e-3])
     model = jf.emps_model(jf.Quinn(mu=FC, eps=EPS), gtau=rec.gtau, mass=M, viscous=FV, offset=OFFSET)
     window = rec.measurement().window(t0, t1)
-    ours = predict(model, window, y0=y0).q[:, 0]
+    ours = jf.predict(model, window, y0=y0).q[:, 0]
     tt, vir = rec.t[i0 - 1 : i1 + 2], rec.vir[i0 - 1 : i1 + 2]
 
     def rhs(t, y):
@@ -157,12 +155,12 @@ def test_closed_loop_model_reproduces_the_controller():
                           offset=OFFSET, closed_loop=True)
     record = rec.closed_loop_measurement(position=True).window(10.0, 11.0)
     fn = jf.emps_controller_force(rec.gtau, rec.kv)
-    system = with_inputs(model, record.input_samples())
+    system = jf.with_inputs(model, record.input_samples())
     t, y = 10.3, np.array([0.1, 0.05, 0.0, 0.0, 0.0])
     qg, p = np.interp(t, rec.t, rec.qg), np.interp(t, rec.t, rec.pulses)
     expected = rec.gtau * (rec.kv * (rec.kp * (qg - y[0]) - y[1]) + p)
     assert float(fn(system, t, y)) == pytest.approx(expected, rel=1e-12)
-    pred = predict(model, record, outputs={"force": fn})
+    pred = jf.predict(model, record, outputs={"force": fn})
     errors = jf.emps_errors(record, pred)
     assert errors["position_rms"] < 2e-5 and errors["force_relative"] < 20.0
 
@@ -178,5 +176,5 @@ def test_headline_fit_beats_the_published_model_on_validation():
               "force.terms[1].value": (-10.0, 10.0)}
     result = jf.fit(model, None, est.measurement().decimate(10), bounds=bounds, shooting_segments=12,
                     search=jf.GlobalSearch(candidates=64, refine=4, steps=20))
-    errors = jf.emps_errors(val.measurement(), predict(result, val.measurement()))
+    errors = jf.emps_errors(val.measurement(), jf.predict(result, val.measurement()))
     assert errors["position_rms"] < 8.3e-3
