@@ -288,3 +288,54 @@ def test_bound_margin_on_half_lines_and_intervals():
 def test_an_interior_estimate_is_not_flagged(spring_fit):
     assert spring_fit.at_bounds == [] and "BOUND" not in spring_fit.summary()
     assert spring_fit.params["force.value"] == pytest.approx(1.7, rel=0.02)
+
+
+def scripted_least_squares(monkeypatch, losses, rejections):
+    """run_least_squares on a scripted solver: accepted steps at ``losses`` (after the initial
+    guess at ``losses[0]``), then ``rejections`` trials that leave the iterate unchanged, then
+    accepted steps again. The Jacobian at every iterate predicts a 1e-3 relative decrease (the
+    rough misfit of an EMPS fit under model error: no trial step along it realises it)."""
+    from jaxfriction._workflows.fit import problem as P
+
+    r, jac = np.array([1.0, 0.0]), np.array([[-0.0316], [0.0]])  # |J step|^2 / |r|^2 = 1e-3
+    calls = {"n": 0, "accepted": 0}
+
+    def step(u, state, problem, solver):
+        calls["n"] += 1
+        k = calls["accepted"]
+        if 1 <= k < len(losses) or calls["n"] > len(losses) + rejections:
+            calls["accepted"] += 1
+            return u + 1.0, state, losses[min(k, len(losses) - 1)], (r, jac)
+        if k == 0:
+            calls["accepted"] += 1
+            return u, state, losses[0], (r, jac)
+        return u, state, losses[-1], (r, jac)  # rejected: the iterate is unchanged
+
+    class NeverDone:
+        def terminate(self, *args):
+            return False, None
+
+    monkeypatch.setattr(P, "_ls_init", lambda u, problem, solver: None)
+    monkeypatch.setattr(P, "_ls_step", step)
+    return P.run_least_squares(jnp.zeros(1), None, NeverDone(), 30, 1e-10, lambda _: None), calls
+
+
+def test_a_stagnated_loss_with_rejected_trials_stops_at_an_optimum(monkeypatch):
+    from jaxfriction._workflows.fit.report import _stop_kind
+
+    # the loss changes by 1e-12 (relative) per step: stagnated at tol = 1e-10 over 5 steps
+    losses = [1.0, 0.999, 0.998] + [0.998 * (1 - 1e-12 * i) for i in range(1, 8)]
+    (u, history, taken, message, _), calls = scripted_least_squares(monkeypatch, losses, 40)
+    assert taken == len(losses) - 1 and history == pytest.approx(losses, rel=0, abs=0)
+    assert calls["n"] == len(losses) + 3  # stopped at the third rejected trial, not the 25th
+    assert message.startswith("no decrease along the solver's direction (the loss changed by < 1e-10")
+    assert _stop_kind(message) == "no-decrease"
+
+
+def test_rejected_trials_while_the_loss_still_falls_do_not_stop_the_run(monkeypatch):
+    # the last 5 accepted steps lowered the loss by 1e-3 each: three rejections are a shrinking
+    # trust region, not an optimum; the run goes on until the accepted steps end at the limit
+    losses = [1.0 - 1e-3 * i for i in range(8)]
+    (u, history, taken, message, _), calls = scripted_least_squares(monkeypatch, losses, 10)
+    assert calls["n"] == 30 + 1 + 10 and taken == 30
+    assert message.startswith("stopped at the step limit (30 steps)")

@@ -223,7 +223,8 @@ def fit(
             beyond; least-squares solvers always use forward mode. The Jacobian for the
             covariance is always forward.
         tol: stop when the loss changes by less than ``tol`` (relative) over 5 steps (one
-            accepted step for least-squares solvers).
+            accepted step for least-squares solvers, with the Gauss-Newton test; or over 5
+            accepted steps followed by 3 rejected trials).
         progress: show a progress bar (tqdm, on stderr).
         devices: devices the global search's design is sharded over (default all local).
         outputs: optional dict channel name -> ``fn(system, t, y)`` returning a scalar: the

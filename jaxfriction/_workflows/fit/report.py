@@ -7,7 +7,7 @@ optimiser stopped: because the loss and the step stagnated (a relative loss chan
 ``tol`` with the Gauss-Newton step from the end point below 0.1 standard error, the larger
 of the Gauss-Newton and HAC ones, or the full Gauss-Newton step lowering the loss by less
 than 0.01 / (n - k) relative; or a trust-region solver whose trial steps shrank by 4^25
-without lowering the loss), not because it reached ``steps`` or met a non-finite loss.
+without lowering the loss, or failed 3 times in a row once the loss had stagnated), not because it reached ``steps`` or met a non-finite loss.
 ``optimizer_error_negligible`` is the statistical statement: the Gauss-Newton step from the
 end point is below 0.1 of the trusted standard error in every parameter.
 """

@@ -87,7 +87,8 @@ class FitResult:
             a relative loss change below ``tol`` with the Gauss-Newton step from the end
             point below 0.1 standard error (the larger of the Gauss-Newton and HAC ones) or
             lowering the loss by less than ``0.01 / (n - k)`` (relative), or a trust-region
-            solver's trial steps shrank by 4^25 without lowering the loss; not because it
+            solver's trial steps shrank by 4^25 without lowering the loss (or failed 3 times
+            in a row after the loss changed by less than ``tol`` over 5 steps); not because it
             reached ``steps`` or met a non-finite loss.
         stop_reason: ``"stagnation"``, ``"no-decrease"`` (the trust region shrank to
             nothing), ``"step-limit"`` or ``"non-finite"``.
