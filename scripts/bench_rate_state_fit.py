@@ -25,34 +25,13 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 import jaxfriction as jf
+from identification_problems import radau_friction
 
 TRUTH = {"law.a": 0.005, "law.b": 0.01, "law.D_c": 10.0, "stiffness": 1e-3}
 BOX = {"law.a": (0.002, 0.02), "law.b": (0.004, 0.04), "law.D_c": (3.0, 30.0), "stiffness": (3e-4, 3e-3)}
 NOISE = 1e-4
-
-
-def radau_friction(ts, a=0.005, b=0.01, D_c=10.0, k=1e-3, mu_0=0.6, t_step=10.0, V=(1.0, 10.0)):
-    """rsfmodel's quasi-static velocity step, aging law (um, s), one Radau leg per load value."""
-
-    def rhs(V_load):
-        def f(t, y):
-            mu, theta = y
-            v = np.exp((mu - mu_0 - b * np.log(theta / D_c)) / a)
-            return [k * (V_load - v), 1.0 - v * theta / D_c]
-
-        return f
-
-    y, out = [mu_0, D_c / V[0]], np.zeros(ts.size)
-    for V_load, lo, hi in zip(V, (ts[0], t_step), (t_step, ts[-1])):
-        inside = (ts >= lo) & (ts <= hi)
-        leg = solve_ivp(rhs(V_load), (lo, hi), y, method="Radau", rtol=1e-12, atol=1e-13, t_eval=ts[inside],
-                        dense_output=True)
-        out[inside] = leg.y[0]
-        y = leg.sol(hi)
-    return out
 
 
 def main():

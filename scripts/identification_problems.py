@@ -399,6 +399,33 @@ SEG = {"force_amplitude": 1.5, "omega": 0.5, "damping": 0.1, "mass": 1.0, "stiff
 SEG_TRUTH = {"law.F_S": 1.0, "law.K_T": 3.0, "law.chi": -0.5, "law.beta": 0.1}
 
 
+def radau_friction(ts, a=0.005, b=0.01, D_c=10.0, k=1e-3, mu_0=0.6, t_step=10.0, V=(1.0, 10.0)):
+    """rsfmodel's quasi-static velocity step (um, s) in its own variables: ``mu' = k (V - v)``,
+    ``theta' = 1 - v theta / D_c`` (Dieterich's aging law), ``v = exp((mu - mu_0 - b ln(theta /
+    D_c)) / a)`` (V_0 = 1 um/s), from steady sliding at 1 um/s; the load steps to 10 um/s at 10 s
+    (one Radau leg per load value, so the solver restarts at the jump). Returns ``mu`` at ``ts``.
+    Used by ``tests/test_rate_state_fit.py`` and ``bench_rate_state_fit.py``."""
+
+    def rhs(V_load):
+        def f(t, y):
+            mu, theta = y
+            v = np.exp((mu - mu_0 - b * np.log(theta / D_c)) / a)
+            return [k * (V_load - v), 1.0 - v * theta / D_c]
+
+        return f
+
+    y, out = [mu_0, D_c / V[0]], np.zeros(ts.size)
+    for V_load, lo, hi in zip(V, (ts[0], t_step), (t_step, ts[-1])):
+        inside = (ts >= lo) & (ts <= hi)
+        leg = solve_ivp(rhs(V_load), (lo, hi), y, method="Radau", rtol=1e-12, atol=1e-13, t_eval=ts[inside],
+                        dense_output=True)
+        if not leg.success:
+            raise RuntimeError(f"radau_friction: Radau failed on the leg [{lo}, {hi}]: {leg.message}")
+        out[inside] = leg.y[0]
+        y = leg.sol(hi)
+    return out
+
+
 def segalman_elements(F_S, K_T, chi, beta, n):
     """Jenkins elements of the discretized Segalman density: ``(stiffness (n+1,), slip force (n+1,))``.
 

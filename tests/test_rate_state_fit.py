@@ -1,6 +1,10 @@
 """Fits of (a, b, D_c) to velocity-step friction records through ``jf.fit`` (a measured
 channel, ``Measurement(channels={"mu": ...})``), on records that jaxfriction did not make: a
-scipy Radau solve of the quasi-static aging-law equations written here, plus noise."""
+scipy Radau solve of the quasi-static aging-law equations (``radau_friction`` in
+scripts/identification_problems.py, shared with the benchmark), plus noise."""
+
+import os
+import sys
 
 import jax
 
@@ -13,33 +17,11 @@ from scipy.integrate import solve_ivp
 
 import jaxfriction as jf
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from identification_problems import radau_friction  # noqa: E402  (the independent Radau reference)
+
 TRUTH = {"law.a": 0.005, "law.b": 0.01, "law.D_c": 10.0}
 NOISE = 1e-4
-
-
-def radau_friction(ts, a=0.005, b=0.01, D_c=10.0, k=1e-3, mu_0=0.6, t_step=10.0, V=(1.0, 10.0)):
-    """rsfmodel's velocity step (um, s) in its own variables: ``mu' = k (V - v)``, ``theta' = 1 -
-    v theta / D_c`` (Dieterich's aging law), ``v = exp((mu - mu_0 - b ln(theta / D_c)) / a)``
-    (V_0 = 1 um/s), from steady sliding at 1 um/s; the load steps to 10 um/s at 10 s (one leg
-    per load value, so the solver restarts at the jump)."""
-
-    def rhs(V_load):
-        def f(t, y):
-            mu, theta = y
-            v = np.exp((mu - mu_0 - b * np.log(theta / D_c)) / a)
-            return [k * (V_load - v), 1.0 - v * theta / D_c]
-
-        return f
-
-    y, out = [mu_0, D_c / V[0]], np.zeros(ts.size)
-    for V_load, lo, hi in zip(V, (ts[0], t_step), (t_step, ts[-1])):
-        inside = (ts >= lo) & (ts <= hi)
-        leg = solve_ivp(rhs(V_load), (lo, hi), y, method="Radau", rtol=1e-12, atol=1e-13, t_eval=ts[inside],
-                        dense_output=True)
-        assert leg.success
-        out[inside] = leg.y[0]
-        y = leg.sol(hi)
-    return out
 
 
 def slider(evolution):
