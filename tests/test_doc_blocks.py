@@ -19,7 +19,8 @@ temporary folder). The conventions, also described in docs/development.md ("Writ
   (``# metres``) are prose.
 - ``<!-- doc-test: skip REASON -->`` right before a fence keeps that block from running (a GPU,
   several processes, a file the page asks the reader to write). ``<!-- doc-test: needs-data -->``
-  skips the rest of the page when the shared ground-motion records are not found. A page that
+  skips the rest of the page when the shared ground-motion records are not found;
+  ``<!-- doc-test: needs-data emps -->`` when the named folder of the shared data is. A page that
   needs an optional extra (blackjax and ArviZ, numba) skips where it is not installed.
 - A ``jf.FitWarning`` (a fit that did not converge or does not explain its data) fails the
   page: in a guide it is a bug (a block that shows one on purpose catches it).
@@ -231,8 +232,12 @@ def run_page(path, tmp_path, monkeypatch):
             continue
         if block.marker is not None and block.marker[0] == "skip":
             continue
-        if block.marker is not None and block.marker[0] == "needs-data" and data is None:
-            pytest.skip(f"{rel}:{block.line}: the ground-motion records are not here (set JAXFRICTION_DATA)")
+        if block.marker is not None and block.marker[0] == "needs-data":
+            folder = block.marker[1].strip()
+            if folder and not any((d.parent / folder).is_dir() for d in DATA_DIRS):
+                pytest.skip(f"{rel}:{block.line}: the shared data folder {folder!r} is not here")
+            if not folder and data is None:
+                pytest.skip(f"{rel}:{block.line}: the ground-motion records are not here (set JAXFRICTION_DATA)")
         tree = ast.parse(block.code, filename)
         ast.increment_lineno(tree, block.line - 1)
         comments = _print_comments("\n" * (block.line - 1) + block.code, tree)
@@ -331,3 +336,8 @@ def test_run_page_checks_output_skips_marked_blocks_and_pages_without_data(tmp_p
     (tmp_path / "run3").mkdir()
     with pytest.raises(pytest.skip.Exception, match="records are not here"):
         run_page(page, tmp_path / "run3", monkeypatch)
+    # a named folder: the page skips when that folder of the shared data is missing
+    page.write_text("```python\nx = 1\n```\n\n<!-- doc-test: needs-data emps -->\n```python\nraise RuntimeError\n```\n")
+    (tmp_path / "run4").mkdir()
+    with pytest.raises(pytest.skip.Exception, match="folder 'emps' is not here"):
+        run_page(page, tmp_path / "run4", monkeypatch)
