@@ -309,3 +309,22 @@ def test_issue_25_devices_beyond_the_cores_is_said(tmp_path):
     result = sweep(tmp_path, "--devices", str(10 * (os.cpu_count() or 1)), "--param", "law.mu=0.5", "--cycles", "2")
     assert result.exit_code == 0, result.output
     assert "Warning: --devices" in result.output and "CPU cores" in result.output
+
+
+def test_truncated_jax_cache_entries_are_recompiled_with_the_same_result(tmp_path):
+    """JAX's persistent cache, as the command line sets it up, survives entries cut short (a
+    process killed while writing, a full disk): the run recompiles them and its result is
+    bitwise that of the clean run (issue 38; numba's side: test_compiled_loop)."""
+    import xarray as xr
+
+    first = _cached_sweep(tmp_path, "a")
+    assert first.returncode == 0, first.stdout + first.stderr
+    entries = [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("jit_")]
+    assert entries
+    for p in entries:
+        p.write_bytes(p.read_bytes()[:50])
+    again = _cached_sweep(tmp_path, "b")
+    assert again.returncode == 0, again.stdout + again.stderr
+    with xr.open_dataset(tmp_path / "a" / "result.nc") as a, xr.open_dataset(tmp_path / "b" / "result.nc") as b:
+        for name in a.data_vars:
+            np.testing.assert_array_equal(a[name].values, b[name].values)

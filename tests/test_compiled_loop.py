@@ -218,3 +218,62 @@ def test_components_read_walks_the_scalar_trace():
     assert components_read(lambda y, s: y[2] * s + jnp.sin(y[0]), spec) == {0, 2}
     assert components_read(lambda y, s: jnp.stack([y[3], s]), spec) == {3}
     assert components_read(lambda y, s: jnp.sum(y) * 0.0, spec) == {0, 1, 2, 3}  # x * 0 is not 0 (NaN)
+
+
+_CACHED_SWEEP = """
+import sys, logging
+logging.basicConfig(level=logging.WARNING, format="LOG %(message)s")
+import jax
+jax.config.update("jax_enable_x64", True)
+import numpy as np, jaxfriction as jf
+ds = jf.sweep(jf.template("oscillator"), {"law.mu": [0.3, 0.5]}, t1=0.5, dt=0.01, kernel="compiled", progress=False)
+np.save(sys.argv[1], np.stack([np.asarray(ds[k].values, dtype=float).ravel() for k in sorted(ds.data_vars)]))
+"""
+
+
+def _sweep_in_a_process(cache, out):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "JAXFRICTION_NO_CACHE"}
+    env["JAXFRICTION_CACHE_DIR"] = str(cache)
+    done = subprocess.run([sys.executable, "-c", _CACHED_SWEEP, str(out)], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return np.load(out), done.stderr
+
+
+@pytest.fixture(scope="module")
+def clean_cache(tmp_path_factory):
+    """A compiled-loop cache written by one process, and that process's sweep result."""
+    folder = tmp_path_factory.mktemp("clean")
+    result, _ = _sweep_in_a_process(folder / "cache", folder / "clean.npy")
+    return folder / "cache", result
+
+
+_DAMAGE = {"truncate": lambda b: b[: len(b) // 2], "zero": lambda b: b"", "garble": lambda b: bytes(x ^ 0x5A for x in b)}
+_FAST_DAMAGE = {(".nbi", "truncate")}  # the reported case; the other eight are slow (two processes each)
+
+
+@pytest.mark.parametrize("suffix,damage", [
+    pytest.param(s, d, id=f"{s[1:]}-{d}", marks=() if (s, d) in _FAST_DAMAGE else pytest.mark.slow)
+    for s in (".nbi", ".nbc", ".py") for d in _DAMAGE])
+def test_a_damaged_cache_entry_heals_and_the_sweep_gives_the_clean_result(clean_cache, tmp_path, suffix, damage):
+    """Issue 38: a truncated .nbi made every later sweep exit with numba's UnpicklingError. Now
+    the entry is removed (one log line naming the folder), the program compiled again and
+    the cache rewritten; the result is bitwise that of the clean run."""
+    import shutil
+
+    shutil.copytree(clean_cache[0], tmp_path / "cache")
+    folder = tmp_path / "cache" / "compiled_loop"
+    (entry,) = [p for p in folder.rglob(f"jf_compiled_loop_*{suffix}")]
+    entry.write_bytes(_DAMAGE[damage](entry.read_bytes()))
+    result, log = _sweep_in_a_process(tmp_path / "cache", tmp_path / "out.npy")
+    np.testing.assert_array_equal(result, clean_cache[1])
+    assert f"LOG compiled-loop cache in {folder}: the entry of jf_compiled_loop_" in log, log[-2000:]
+    assert "removed, compiling it again" in log
+    # healed: the next process loads the rewritten entries without a word
+    again, log = _sweep_in_a_process(tmp_path / "cache", tmp_path / "again.npy")
+    np.testing.assert_array_equal(again, clean_cache[1])
+    assert "compiled-loop cache" not in log, log[-2000:]

@@ -590,8 +590,13 @@ def cache_folder() -> str | None:
 def load(source: str, dtype) -> object:
     """The numba-compiled ``run`` of ``source`` (cached in this process and on disk).
 
-    The source goes to ``<cache>/jf_<hash>.py`` (written once) and is imported from there, so
-    numba's ``cache=True`` keeps the machine code next to it for later processes.
+    The source goes to ``<cache>/jf_<hash>.py`` (written once, atomically) and is imported from
+    there, so numba's ``cache=True`` keeps the machine code next to it for later processes
+    (numba writes its ``.nbi`` / ``.nbc`` entries atomically too: a concurrent process never
+    reads half of one). A damaged entry heals: a source file that does not hold the program
+    is written again, and a machine-code entry that numba cannot read (truncated, zeroed,
+    garbled) is removed and the program compiled again, with one ``jaxfriction`` log line
+    naming the folder; the sweep goes on with the same result.
     """
     import numba
 
@@ -605,7 +610,10 @@ def load(source: str, dtype) -> object:
         if folder is not None:
             path = os.path.join(folder, name + ".py")
             try:
-                if not os.path.exists(path):
+                if not _holds(path, source):  # absent, or truncated / garbled on disk: (re)written
+                    if os.path.exists(path):
+                        _report_damage(folder, name, f"{name}.py does not hold the program")
+                        _remove_machine_code(folder, name)
                     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
                     with os.fdopen(fd, "w") as fh:
                         fh.write(source)
@@ -626,9 +634,54 @@ def load(source: str, dtype) -> object:
         readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
         signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],
                                numba.int64, numba.int64)
-        run = Program(lambda: numba.njit(signature, **options)(namespace["run"]), int(namespace["L"]))
+        def build():
+            try:
+                return numba.njit(signature, **options)(namespace["run"])
+            except Exception as exc:  # noqa: BLE001 - numba's cache reader raises what unpickling raises
+                if not cache:
+                    raise
+                # a truncated or garbled .nbi / .nbc (a process killed while it wrote, a full
+                # disk, a shared home): drop this program's entries and compile it again
+                _report_damage(folder, name, f"{type(exc).__name__}: {exc}")
+                _remove_machine_code(folder, name)
+                return numba.njit(signature, **options)(namespace["run"])
+
+        run = Program(build, int(namespace["L"]))
         _PROGRAMS[key] = run
         return run
+
+
+def _holds(path: str, source: str) -> bool:
+    """The file at ``path`` exists and holds exactly ``source``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read() == source
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remove_machine_code(folder: str, name: str) -> None:
+    """Delete numba's cache entries (``__pycache__/<name>.*.nbi`` and ``.nbc``) of one program."""
+    cache = os.path.join(folder, "__pycache__")
+    try:
+        entries = os.listdir(cache)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.startswith(name + ".") and entry.endswith((".nbi", ".nbc")):
+            try:
+                os.remove(os.path.join(cache, entry))
+            except OSError:
+                pass
+
+
+def _report_damage(folder: str, name: str, why: str) -> None:
+    """One log line naming the cache folder and the damaged program (``jaxfriction`` logger)."""
+    import logging
+
+    logging.getLogger("jaxfriction").warning(
+        "compiled-loop cache in %s: the entry of %s was unreadable (%s); removed, compiling it again",
+        folder, name, why.splitlines()[0][:200] if why else "")
 
 
 class Program:
