@@ -286,7 +286,9 @@ def test_issue_25_inputs_refused_before_computing_with_one_error_line(tmp_path):
                        (["--t1", "2", "--window", "1", "--dt", "5"], "dt"),
                        (["--t1", "40", "--window", "20", "--dt", "1"], "steps per period"),
                        (["--param", "law.mu=0:1:1000000", "--param", "force.amplitude=0:1:1000000"], "grid"),
-                       (["--param", "law.mu=0:1:1000000000000"], "law.mu")]:
+                       (["--param", "law.mu=0:1:1000000000000"], "law.mu"),
+                       # issue 38: a name given twice was resolved silently to one of the values
+                       (["--param", "law.mu=0.2,0.4", "--param", "law.mu=0.3"], "--param law.mu: given twice")]:
         result = sweep(tmp_path, *args)
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert result.exit_code == 1, (args, result.output)
@@ -303,6 +305,16 @@ def test_issue_25_fit_blames_the_csv_column_not_y0(tmp_path):
                                        "--y0", "0,0"])
     assert result.exit_code == 1 and result.output.startswith("Error:"), result.output
     assert "two.csv" in result.output and "degree of freedom 1" in result.output and "y0" not in result.output
+
+
+def test_a_fit_option_given_twice_for_one_name_is_refused(tmp_path):
+    """Issue 38: two boxes for law.mu_s exited 0 using one of them."""
+    data = tmp_path / "one.csv"
+    data.write_text("t,q0\n0,0\n0.1,0.01\n0.2,0.02\n0.3,0.03\n")
+    result = CliRunner().invoke(main, ["fit", str(data), "--system", "oscillator", "--params", "law.mu",
+                                       "--bounds", "law.mu=0.3:1.2", "--bounds", "law.mu=0.4:1.0"])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: --bounds law.mu: given twice"), result.output
 
 
 def test_issue_25_devices_beyond_the_cores_is_said(tmp_path):

@@ -160,6 +160,10 @@ def test_absurd_saved_sizes_are_refused_with_the_figures():
     with pytest.raises(ValueError, match="window/saveat/chunk_size: a chunk of 1024 lanes"):
         jf.sweep(frictionless(), {"force.amplitude": np.linspace(0.1, 1.0, 2048)}, t1=1000.0, dt=1e-3, progress=False,
                  kernel="vmap")  # the compiled loop and the fused kernel save no window
+    # issue 38: the chunk holds the grid's 16 lanes, not chunk_size's 1024
+    with pytest.raises(ValueError, match="window/saveat/chunk_size: a chunk of 16 lanes"):
+        jf.sweep(frictionless(), {"force.amplitude": np.linspace(0.1, 1.0, 16)}, t1=1e5, dt=1e-3, progress=False,
+                 kernel="vmap")
 
 
 def test_issue_25_a_step_that_does_not_resolve_the_run_the_forcing_or_the_record_is_refused():

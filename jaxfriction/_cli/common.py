@@ -57,12 +57,15 @@ def main(no_cache, cache_dir) -> None:
 
 
 def _name_values(option, items, parse=float):
-    """``NAME=VALUE`` items of a repeatable option -> dict (a ValueError names the option)."""
+    """``NAME=VALUE`` items of a repeatable option -> dict (a ValueError names the option, also
+    for a name given twice: which of the two values was meant is not for us to guess)."""
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"{option} expects NAME=VALUE, got {item!r}")
+        if name.strip() in out:
+            raise ValueError(f"{option} {name.strip()}: given twice ({item!r} after an earlier value); give it once")
         try:
             out[name.strip()] = parse(value.strip())
         except ValueError:

@@ -348,8 +348,9 @@ def plan_sweep(
     def check_memory() -> None:  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
         if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:
             saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
-            check_saved_size(saves * min(chunk_size, _lane_count(grid, samples)), system.state_size,
-                             jnp.result_type(float), what=f"window/saveat/chunk_size: a chunk of {chunk_size} lanes",
+            lanes = min(chunk_size, _lane_count(grid, samples))
+            check_saved_size(saves * lanes, system.state_size,
+                             jnp.result_type(float), what=f"window/saveat/chunk_size: a chunk of {lanes} lanes",
                              remedy="measure a shorter window, save it less often (saveat) or use a smaller "
                                     "chunk_size")
 
