@@ -51,6 +51,18 @@ def _as_float_array(name, value):
         raise ValueError(f"{name} must be a real number, got {value!r}") from None
 
 
+def numeric_array(name: str):
+    """A field converter to a JAX array that refuses what is not numbers (strings, None,
+    ragged lists) with a ``ValueError`` naming ``name`` (JAX's own message names a dtype)."""
+
+    def convert(value):
+        if is_concrete(value) and not isinstance(value, jax.Array):
+            return jnp.asarray(_as_float_array(name, value))  # a None inside is NaN: refused as not finite
+        return jnp.asarray(value)
+
+    return convert
+
+
 def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> Any:
     """Raise ``ValueError`` naming ``name`` unless ``value`` is finite (and > 0 or >= 0).
 

@@ -186,8 +186,12 @@ def _check_value(tree, path, steps, index, value):
     except (TypeError, ValueError):
         raise ValueError(f"{path!r} must be a number, got {value!r}") from None
     leaf = _node(tree, steps)
-    if shape and not np.shape(leaf)[len(index):]:
+    expected = np.shape(leaf)[len(index):]
+    if shape and not expected:
         raise ValueError(f"{path!r} is a scalar parameter, got an array of shape {shape}")
+    if shape and shape != expected:
+        raise ValueError(f"{path!r} has shape {expected}, got an array of shape {shape}: set_parameters keeps a "
+                         f"parameter's shape (build the module anew to change its number of elements)")
 
 
 def set_parameters(tree, values: dict) -> Any:
@@ -199,7 +203,8 @@ def set_parameters(tree, values: dict) -> Any:
 
     Raises:
         ValueError: naming an unknown path, a leaf named twice, a value that is not a
-            number, or an array for a scalar parameter.
+            number, an array for a scalar parameter, or an array of another shape than the
+            parameter's (an Iwan law's ``law.stiffness`` with another number of elements).
 
     Examples:
         >>> import jaxfriction as jf

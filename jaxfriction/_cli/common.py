@@ -127,7 +127,8 @@ def _load_toml(path):
 def _check_writable(option, path):
     """Refuse an output path that cannot be written, before any computation: a folder
     (``--out``) that is a file, a ``--figure`` that is a folder or has no known image
-    extension, or a location under a file or an unwritable folder."""
+    extension, or a location under a file or an unwritable folder. The folder that will hold
+    the output is created here (a failure is the same refusal)."""
     target = Path(path)
     folder = target if option == "--out" else target.parent
     if option != "--out":
@@ -143,6 +144,10 @@ def _check_writable(option, path):
     if (option == "--out" and target.exists() and not target.is_dir()) or not existing.is_dir() or \
             not os.access(existing, os.W_OK):
         raise ValueError(f"{option} {path}: not a writable location")
+    try:  # os.access says yes for root under /proc and on read-only mounts: make the folder now
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: not a writable location ({exc.strerror or exc})") from None
 
 
 def _report(numbers, figure, as_json, plot, lines):

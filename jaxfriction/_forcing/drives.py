@@ -174,9 +174,9 @@ class Steps(AbstractDrive):
     def __check_init__(self):
         import numpy as np
 
-        from .._checks import is_concrete
+        from .._checks import is_concrete, numeric_array
 
-        values, times = jnp.asarray(self.values), jnp.asarray(self.times)
+        values, times = numeric_array("values")(self.values), numeric_array("times")(self.times)
         if values.ndim != 1 or times.ndim != 1 or values.size != times.size + 1:
             raise ValueError(f"values must have one entry more than times (1-D), got values of shape "
                              f"{values.shape} and times of shape {times.shape}")

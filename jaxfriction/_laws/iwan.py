@@ -8,7 +8,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, check_int, check_real, is_concrete, nonnegative, positive
+from .._checks import Constraint, check_int, check_real, is_concrete, nonnegative, numeric_array, positive
 from .dynamic import AbstractDynamicLaw
 
 
@@ -109,8 +109,8 @@ class Iwan(AbstractDynamicLaw):
         ValueError: shapes that differ, values out of range.
     """
 
-    stiffness: jnp.ndarray = eqx.field(converter=jnp.asarray)
-    slip_force: jnp.ndarray = eqx.field(converter=jnp.asarray)
+    stiffness: jnp.ndarray = eqx.field(converter=numeric_array("stiffness"))
+    slip_force: jnp.ndarray = eqx.field(converter=numeric_array("slip_force"))
     smoothing: float = eqx.field(default=0.0, static=True)
 
     def __check_init__(self):

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, nonnegative, positive
+from .._checks import Constraint, nonnegative, numeric_array, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw
 from .iwan import switch_rate
@@ -107,8 +107,8 @@ class MaxwellSlip(AbstractDynamicLaw):
         ValueError: shapes that differ, values out of range, an unknown ``variant``.
     """
 
-    stiffness: jnp.ndarray = eqx.field(converter=jnp.asarray)
-    alpha: jnp.ndarray = eqx.field(converter=jnp.asarray)
+    stiffness: jnp.ndarray = eqx.field(converter=numeric_array("stiffness"))
+    alpha: jnp.ndarray = eqx.field(converter=numeric_array("alpha"))
     C: float = 20.0
     sigma2: float = 0.0
     mu_c: float = 1.0

@@ -274,7 +274,9 @@ class TwoStateRateState(AbstractDynamicLaw):
     @property
     def evolutions(self) -> tuple:
         """The evolution law of each state, a pair of strings."""
-        return (self.evolution, self.evolution) if isinstance(self.evolution, str) else tuple(self.evolution)
+        if isinstance(self.evolution, str):
+            return (self.evolution, self.evolution)
+        return tuple(self.evolution) if isinstance(self.evolution, (tuple, list)) else ()
 
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("a", self.a), real("b1", self.b1), positive("D_c1", self.D_c1), real("b2", self.b2),

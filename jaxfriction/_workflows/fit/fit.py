@@ -181,7 +181,8 @@ def fit(
             ``initial`` is None, else the local optimiser from ``initial`` only.
         noise: the measurement noise standard deviation (units of q; of the weighted
             residuals when velocities are measured), if known: goodness of fit is then a
-            chi-square test. Default: estimated from the record (see the report).
+            chi-square test; between 1e-150 and 1e150. Default: estimated from the record
+            (see the report).
         optimizer: an optax ``GradientTransformation`` (any: ``optax.adam(1e-2)``,
             ``optax.lbfgs()`` with its line search, chains), an optimistix least-squares
             solver (``optimistix.LevenbergMarquardt(rtol=0, atol=0)``,
@@ -352,6 +353,9 @@ def _check_arguments(
     check_real("velocity_weight", velocity_weight, nonnegative=True)
     check_real("tol", tol, nonnegative=True)
     check_real("noise", noise, positive=True)
+    if noise is not None and not np.all((np.asarray(noise, dtype=float) > 1e-150)
+                                        & (np.asarray(noise, dtype=float) < 1e150)):  # its square stays a float
+        raise ValueError(f"noise must lie in (1e-150, 1e150) (units of the data), got {noise!r}")
     return tpl, system, search, _Optimiser(kind, opt, label, steps)
 
 

@@ -66,10 +66,16 @@ def attractor(traj, tol: float = 1e-3, dof: int = 0) -> Array:
     Returns:
         Int32 scalar code.
 
+    Raises:
+        TypeError: naming ``traj`` when it is not a trajectory (an array, say).
+
     Source: the classification by the motion's extremes is pyBasin's / bSTAB's (Stender
     and Hoffmann 2022, "bSTAB: an open-source software for computing the basin stability of
     multi-stable dynamical systems", Nonlinear Dyn. 107, 1451), refined here to period-k.
     """
+    if not (hasattr(traj, "system") and hasattr(traj, "ys")):
+        raise TypeError(f"traj must be a jf.Trajectory (a sweep's window, or jf.simulate's result), "
+                        f"got {type(traj).__name__}")
     n_dof = traj.system.n_dof
     ys = traj.ys
     q, v = ys[:, dof], ys[:, n_dof + dof]
@@ -106,9 +112,13 @@ def basin_stability(ds, dims=None, variable: str = "attractor"):
 
     Raises:
         ValueError: naming ``variable`` or ``dims`` when missing from ``ds``.
+        TypeError: naming ``ds`` when it is not an ``xarray.Dataset``.
     """
     import xarray as xr
 
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"ds must be the xarray.Dataset of jf.sweep (with an attractor observable), "
+                        f"got {type(ds).__name__}")
     if variable not in ds:
         raise ValueError(f"variable: the dataset has no {variable!r} (add observables={{..., {variable!r}: "
                          f"jf.attractor}} to the sweep)")
