@@ -107,3 +107,38 @@ def test_screen_options_are_checked():
         jf.GlobalSearch(screen_rtol=2.0)
     with pytest.raises(ValueError, match="screen_max_steps"):
         jf.GlobalSearch(screen_max_steps=0)
+
+
+def test_candidates_whose_rk4_run_is_flagged_unstable_fail_and_are_never_ranked():
+    """Issue 38: a Dahl box reaching sigma = 3e4 N/m breaks RK4's stability limit at the fit's
+    step in part of the box, yet the design reported 0 failed candidates and ranked their
+    misfits with the honest ones. Each candidate's status is checked here by jf.simulate on
+    its own; exactly the flagged ones are failed, and the fit still reaches the optimum."""
+    import os
+    import sys
+    import warnings
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+    import identification_problems as ip
+
+    from jaxfriction._workflows.fit.search import design_points
+
+    system, record = ip.dahl(quick=True)[:2]
+    bounds = {"law.sigma": (30.0, 3e4), "law.mu": (0.2, 1.0), "law.alpha": (0.5, 4.0)}
+    search = jf.GlobalSearch(candidates=32, refine=1, steps=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jf.FitWarning)
+        result = jf.fit(system, None, record, bounds=bounds, dt=0.01, search=search)
+    points = design_points(list(bounds.values()), search)
+    interval = float(record.t[1] - record.t[0])  # 0.02001 s: the fit steps by interval / 3 <= dt
+    n_sub = int(np.ceil(interval / 0.01))
+    h = interval / n_sub * (1 + 1e-12)  # the same step count as the fit's grid
+
+    def status(sigma, mu, alpha):
+        candidate = jf.set_parameters(system, {"law.sigma": sigma, "law.mu": mu, "law.alpha": alpha})
+        return jf.simulate(candidate, np.zeros(3), 0.0, float(record.t[-1]), h, save_every=n_sub).status
+
+    flagged = int(np.sum(np.asarray(jax.vmap(status)(*points.T)) != 0))
+    assert flagged > 5 and result.search["failed_candidates"] == flagged
+    assert result.converged and abs(result.params["law.sigma"] - 100.0) < 5.0
+    assert int(jf.simulate(result.system, np.zeros(3), 0.0, float(record.t[-1]), 0.01).status) == 0

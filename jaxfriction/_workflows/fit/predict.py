@@ -17,7 +17,7 @@ from .setup import build_problem, check_data
 
 @eqx.filter_jit
 def _run(system, rec, start, outputs):
-    ys, _ = _simulate_record(rec.system(system), rec, start[None])
+    ys, _, _ = _simulate_record(rec.system(system), rec, start[None])
     return predicted(rec.system(system), rec, ys, outputs)
 
 

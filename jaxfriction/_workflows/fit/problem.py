@@ -23,6 +23,7 @@ from ..._forcing.sampled import with_inputs
 from ..._integrate.rk4 import rk4_scan
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
+from ..._integrate.solvers import rk4_status
 from ..._paths import set_parameters
 from .outputs import channel_values
 
@@ -122,8 +123,9 @@ def to_unconstrained(params, problem: Problem) -> Array:
 
 
 def _simulate_record(system, rec, starts):
-    """Predicted states ``(n, state_size)`` at every sample of ``rec`` and the continuity
-    defects.
+    """Predicted states ``(n, state_size)`` at every sample of ``rec``, the continuity
+    defects and the run's status (``simulate``'s; for segments RK4's at the samples,
+    :func:`~jaxfriction._integrate.solvers.rk4_status`).
 
     One segment: :func:`~jaxfriction.simulate` (RK4 in ``lax.scan``; with ``rec.solver``, that
     adaptive run saved at the sample times, its steps ending at the drive's jumps). Several: the same RK4
@@ -140,7 +142,7 @@ def _simulate_record(system, rec, starts):
                             saveat=SaveAt(ts=jnp.minimum(ts, rec.t_bounds[1])))
         else:
             traj = simulate(system, starts[0], rec.t_bounds[0], rec.t_bounds[1], rec.h, save_every=rec.n_sub)
-        return traj.ys, jnp.zeros((0,), dtype=traj.ys.dtype)
+        return traj.ys, jnp.zeros((0,), dtype=traj.ys.dtype), traj.status
     lengths = np.diff(rec.i_bounds)
     y0s = jax.vmap(system.initial_state)(starts[:, :n], starts[:, n : 2 * n], starts[:, 2 * n :])
     t0s = jnp.asarray(rec.t_bounds[:-1], dtype=y0s.dtype)
@@ -150,7 +152,8 @@ def _simulate_record(system, rec, starts):
     seg = np.concatenate([np.full(n, s) for s, n in enumerate(lengths)] + [[len(lengths) - 1]])
     step = np.concatenate([np.arange(n) for n in lengths] + [[lengths[-1]]])
     ends = ys[np.arange(len(lengths) - 1), lengths[:-1], :width]
-    return ys[seg, step], (ends - starts[1:]).ravel()
+    ys = ys[seg, step]
+    return ys, (ends - starts[1:]).ravel(), rk4_status(system, rec.times(ys.dtype), ys, rec.h)
 
 
 def predicted(system, rec, ys, outputs=()) -> tuple:
@@ -165,18 +168,22 @@ def predicted(system, rec, ys, outputs=()) -> tuple:
     return q, v, channels
 
 
-def _residuals(theta, problem):
-    """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``."""
+def _residuals(theta, problem, with_status: bool = False):
+    """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``; with
+    ``with_status`` also the records' worst run status (:func:`_simulate_record`: a
+    non-finite state, a failed adaptive solve, or an RK4 step too long for a stick band or a
+    dynamic law's internal state)."""
     template = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
     width = 2 * template.n_dof + template.n_internal
-    data, defects, offset = [], [], problem.n_params
+    data, defects, offset, statuses = [], [], problem.n_params, []
     for rec in problem.records:
         system = rec.system(template)
         k = rec.n_free_states
         free = theta[offset : offset + width * k].reshape(k, width)
         offset += width * k
         starts = free if rec.y0 is None else jnp.concatenate([rec.y0[None].astype(free.dtype), free])
-        ys, d = _simulate_record(system, rec, starts)
+        ys, d, status = _simulate_record(system, rec, starts)
+        statuses.append(status)
         q, v, channels = predicted(system, rec, ys, problem.outputs)
         w = jnp.sqrt(rec.weight)
         if rec.q is not None:
@@ -187,19 +194,23 @@ def _residuals(theta, problem):
             data.append(w * (channels - rec.channels).ravel())
         defects.append(d)
     defects = jnp.concatenate(defects)
-    return jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype)
+    out = jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype)
+    if with_status:
+        return (*out, jnp.max(jnp.stack(statuses)))
+    return out
 
 
-def _stacked(theta, problem):
+def _stacked(theta, problem, with_status: bool = False):
     """All residuals: data, then ``sqrt(continuity_weight)`` times the defects, then the
-    constraint penalties ``sqrt(constraint_weight n_data) min(margin, 0)``."""
-    r, d = _residuals(theta, problem)
+    constraint penalties ``sqrt(constraint_weight n_data) min(margin, 0)``; with
+    ``with_status`` also the runs' status (:func:`_residuals`)."""
+    r, d, *status = _residuals(theta, problem, with_status)
     parts = [r, jnp.sqrt(problem.continuity_weight) * d]
     if problem.constraints:
         system = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
         margins = jnp.stack([jnp.reshape(fn(system), ()) for _, fn in problem.constraints]).astype(r.dtype)
         parts.append(jnp.sqrt(problem.constraint_weight * problem.n_data) * jnp.minimum(margins, 0.0))
-    return jnp.concatenate(parts)
+    return (jnp.concatenate(parts), *status) if with_status else jnp.concatenate(parts)
 
 
 def _loss_plain(u, problem):
