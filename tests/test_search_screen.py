@@ -109,6 +109,7 @@ def test_screen_options_are_checked():
         jf.GlobalSearch(screen_max_steps=0)
 
 
+@pytest.mark.slow  # 45 s alone, 105 s inside the suite: a fit plus 32 simulations compiled apart
 def test_candidates_whose_rk4_run_is_flagged_unstable_fail_and_are_never_ranked():
     """Issue 38: a Dahl box reaching sigma = 3e4 N/m breaks RK4's stability limit at the fit's
     step in part of the box, yet the design reported 0 failed candidates and ranked their
