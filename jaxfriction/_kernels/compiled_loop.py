@@ -634,17 +634,20 @@ def load(source: str, dtype) -> object:
         readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
         signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],
                                numba.int64, numba.int64)
+        def jit():
+            return numba.njit(signature, **options)(namespace["run"])
+
         def build():
             try:
-                return numba.njit(signature, **options)(namespace["run"])
-            except Exception as exc:  # noqa: BLE001 - numba's cache reader raises what unpickling raises
+                return jit()
+            except Exception as exc:  # numba's cache reader raises whatever unpickling raises
                 if not cache:
                     raise
                 # a truncated or garbled .nbi / .nbc (a process killed while it wrote, a full
                 # disk, a shared home): drop this program's entries and compile it again
                 _report_damage(folder, name, f"{type(exc).__name__}: {exc}")
                 _remove_machine_code(folder, name)
-                return numba.njit(signature, **options)(namespace["run"])
+                return jit()
 
         run = Program(build, int(namespace["L"]))
         _PROGRAMS[key] = run

@@ -353,8 +353,8 @@ def _check_arguments(
     check_real("velocity_weight", velocity_weight, nonnegative=True)
     check_real("tol", tol, nonnegative=True)
     check_real("noise", noise, positive=True)
-    if noise is not None and not np.all((np.asarray(noise, dtype=float) > 1e-150)
-                                        & (np.asarray(noise, dtype=float) < 1e150)):  # its square stays a float
+    level = np.asarray(1.0 if noise is None else noise, dtype=float)
+    if not np.all((level > 1e-150) & (level < 1e150)):  # noise**2 and its inverse stay floats
         raise ValueError(f"noise must lie in (1e-150, 1e150) (units of the data), got {noise!r}")
     return tpl, system, search, _Optimiser(kind, opt, label, steps)
 

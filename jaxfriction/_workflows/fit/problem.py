@@ -168,11 +168,11 @@ def predicted(system, rec, ys, outputs=()) -> tuple:
     return q, v, channels
 
 
-def _residuals(theta, problem, with_status: bool = False):
-    """Data residuals ``(n_data,)`` and continuity defects at natural ``theta``; with
-    ``with_status`` also the records' worst run status (:func:`_simulate_record`: a
-    non-finite state, a failed adaptive solve, or an RK4 step too long for a stick band or a
-    dynamic law's internal state)."""
+def _residuals(theta, problem):
+    """Data residuals ``(n_data,)``, continuity defects and the records' worst run status
+    (:func:`_simulate_record`: a non-finite state, a failed adaptive solve, or an RK4 step
+    too long for a stick band or a dynamic law's internal state) at natural ``theta``; the
+    status is dropped by the compiler where it is not used."""
     template = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
     width = 2 * template.n_dof + template.n_internal
     data, defects, offset, statuses = [], [], problem.n_params, []
@@ -194,23 +194,21 @@ def _residuals(theta, problem, with_status: bool = False):
             data.append(w * (channels - rec.channels).ravel())
         defects.append(d)
     defects = jnp.concatenate(defects)
-    out = jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype)
-    if with_status:
-        return (*out, jnp.max(jnp.stack(statuses)))
-    return out
+    return (jnp.concatenate(data), defects * problem.defect_weight.astype(defects.dtype),
+            jnp.max(jnp.stack(statuses)))
 
 
 def _stacked(theta, problem, with_status: bool = False):
     """All residuals: data, then ``sqrt(continuity_weight)`` times the defects, then the
     constraint penalties ``sqrt(constraint_weight n_data) min(margin, 0)``; with
     ``with_status`` also the runs' status (:func:`_residuals`)."""
-    r, d, *status = _residuals(theta, problem, with_status)
+    r, d, status = _residuals(theta, problem)
     parts = [r, jnp.sqrt(problem.continuity_weight) * d]
     if problem.constraints:
         system = set_parameters(problem.system, {name: theta[i] for i, name in enumerate(problem.names)})
         margins = jnp.stack([jnp.reshape(fn(system), ()) for _, fn in problem.constraints]).astype(r.dtype)
         parts.append(jnp.sqrt(problem.constraint_weight * problem.n_data) * jnp.minimum(margins, 0.0))
-    return (jnp.concatenate(parts), *status) if with_status else jnp.concatenate(parts)
+    return (jnp.concatenate(parts), status) if with_status else jnp.concatenate(parts)
 
 
 def _loss_plain(u, problem):
