@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
         system_dynamics,
     )
     from ._exact import EventDriven, MoreauJean, NaEltawil2D, WestermoUdwadia, moreau_jean_step  # noqa: F401
-    from ._exact.event_driven import EventLog, simulate_event_driven  # noqa: F401
+    from ._exact.event_driven import simulate_event_driven  # noqa: F401
+    from ._exact.hybrid import AbstractHybridField, EventLog, simulate_hybrid  # noqa: F401
     from ._forcing import (  # noqa: F401
         AbstractDrive, Constant, GroundMotion, Harmonic, Step, combine_components, load_at2,
         load_ground_motion, load_two_column,
@@ -110,7 +111,8 @@ _EXPORTS = {
         "system_dynamics",
     ),
     "._exact": ("EventDriven", "MoreauJean", "NaEltawil2D", "WestermoUdwadia", "moreau_jean_step"),
-    "._exact.event_driven": ("EventLog", "simulate_event_driven"),
+    "._exact.event_driven": ("simulate_event_driven",),
+    "._exact.hybrid": ("AbstractHybridField", "EventLog", "simulate_hybrid"),
     "._forcing": (
         "AbstractDrive", "Constant", "GroundMotion", "Harmonic", "Step", "combine_components", "load_at2",
         "load_ground_motion", "load_two_column",

@@ -180,7 +180,7 @@ def test_mass_under_force_exact_slip_and_stick():
 def test_event_driven_solver_is_compiled_once(monkeypatch):
     # the segment loop is traced (compiled) on the first call only; another value of a parameter
     # reuses it (it took seconds of tracing on every call before)
-    import jaxfriction._exact.event_driven as ed
+    import jaxfriction._exact.hybrid as ed
 
     traced = []
     solve = ed._solve

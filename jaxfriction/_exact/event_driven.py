@@ -11,55 +11,32 @@ integrated with diffrax to tight tolerance until an event ends it:
 - in stick: ``mu_s N - |f_eq|`` falls to 0 (paper 004: value ``F_ext -+ mu N``); the new
   slip direction is ``-sgn f_eq``.
 
-A bounded ``lax.scan`` over at most ``max_events`` segments restarts the solve in the new
-regime, so the solver works under ``jit``, ``vmap`` (lanes with different event counts
-finish at their own pace) and both modes of differentiation; a lane that runs out of
-events reports ``STATUS_EVENT_BUDGET`` instead of failing the batch.
-
-How event times are differentiated. Each segment is solved twice: once with
-``stop_gradient`` inputs and a diffrax ``Event`` (bisection on the dense output) to locate the event time
-``t_e``, and once, differentiably, from the segment start to that fixed ``t_e``. The event
-time is then refined by one Newton step on the event function ``g`` along the exact flow,
-
-    ``t* = t_e - g(t_e, y_e) / stop_gradient(dg/dt)``,   ``y* = y_e + f(t_e, y_e) (t* - t_e)``,
-
-whose value is ``t_e`` to round-off but whose derivative is the implicit-function-theorem
-sensitivity ``dt*/dp = -(dg/dp) / (dg/dt)`` of the event time to every parameter ``p``
-(mu, forcing amplitude and frequency, initial state, earlier event times), and ``y*``
-carries the matching ``f dt*/dp`` term. A segment that starts at a time ``t_s`` with a
-gradient is integrated from ``stop_gradient(t_s)`` with the start state shifted by
-``-f(t_s, y_s) (t_s - stop_gradient(t_s))``, the first-order effect of moving its start. So
-derivatives are exact for the hybrid flow (to the solver tolerance), across stick-slip
-transitions, as long as no event is grazing (``dg/dt = 0``).
+The regimes form a hybrid system (:class:`~jaxfriction.AbstractHybridField`) solved by
+:func:`~jaxfriction.simulate_hybrid`: a bounded loop of diffrax solves under ``jit``, ``vmap``
+and both modes of differentiation, whose event times carry their implicit-function
+derivatives (to mu, the forcing's amplitude and frequency, the initial state, earlier event
+times), exact to the solver tolerance as long as no event is grazing (``dg/dt = 0``); see
+:mod:`jaxfriction._exact.hybrid`.
 """
 
 from __future__ import annotations
 
-import diffrax
-import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optimistix as optx
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import check_int, check_real, check_time_span, is_concrete
 from .._integrate.diffrax_solvers import dynamics_rms_norm
-from .._integrate.status import (
-    STATUS_EVENT_BUDGET,
-    STATUS_NONFINITE,
-    STATUS_OK,
-    STATUS_SOLVER_FAILED,
-)
 from .._integrate.trajectory import Trajectory
 from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
+from .hybrid import AbstractHybridField, EventLog, simulate_hybrid
 
 #: Regime codes.
 STICK, SLIP_POS, SLIP_NEG = 0, 1, -1
 
 
-class _Regime(eqx.Module):
+class _Regime(AbstractHybridField):
     """Vector field and event function of one system in a given regime (``args``)."""
 
     system: Oscillator
@@ -107,109 +84,6 @@ class _Regime(eqx.Module):
         return y.at[1].set(jnp.where(regime == STICK, self.system.surface_velocity(t), y[1]))
 
 
-class EventLog(eqx.Module):
-    """Segments of an event-driven run.
-
-    Attributes:
-        times: ``(max_events + 1,)`` segment start times (``t0`` first); unused slots hold
-            ``t1``.
-        states: ``(max_events + 1, state_size)`` states at the segment starts.
-        regimes: ``(max_events + 1,)`` int regime of each segment (1 slip+, -1 slip-, 0 stick).
-        n_events: number of events that occurred before ``t1``.
-        status: 0 ok, 2 diffrax failed, 3 event budget exhausted (``STATUS_EVENT_BUDGET``).
-    """
-
-    times: jax.Array
-    states: jax.Array
-    regimes: jax.Array
-    n_events: jax.Array
-    status: jax.Array
-
-
-def _solve(regime_field, t0, t1, y0, regime, *, opts, event=None, save_ts=None):
-    return diffrax.diffeqsolve(
-        diffrax.ODETerm(regime_field),
-        diffrax.Dopri8(),
-        t0,
-        t1,
-        None,
-        y0,
-        args=regime,
-        saveat=diffrax.SaveAt(t1=True) if save_ts is None else diffrax.SaveAt(ts=save_ts, t1=True),
-        stepsize_controller=diffrax.PIDController(rtol=opts["rtol"], atol=opts["atol"], dtmax=opts["dtmax"],
-                                                  norm=dynamics_rms_norm),
-        event=event,
-        max_steps=opts["max_steps"],
-        adjoint=opts["adjoint"],
-        throw=False,
-    )
-
-
-def _shifted_start(field, t, y, regime):
-    """Start state at ``stop_gradient(t)`` carrying the sensitivity to the start time ``t``."""
-    t_fixed = jax.lax.stop_gradient(t)
-    return t_fixed, y - field(t, y, regime) * (t - t_fixed)
-
-
-@eqx.filter_jit
-def _event_log(field, y0, t0, t1, ts, max_events, opts):
-    """Run the segment loop; returns the EventLog and the states at the output times ``ts``.
-
-    Compiled once per system structure, times and options (``eqx.filter_jit``): a second call
-    with the same arguments takes milliseconds instead of seconds of tracing.
-    """
-    # Bisection on diffrax's dense output brackets the event robustly (Newton on the interpolant
-    # can stall at large t, where the event function's noise exceeds its tolerance); the Newton
-    # step below then polishes the time on the true flow.
-    # flip=True: the event function decreases through its root (positive inside the regime)
-    root_finder = optx.Bisection(rtol=opts["rtol"], atol=opts["atol"], flip=True)
-    event = diffrax.Event(lambda t, y, args, **kw: field.event(t, y, args), root_finder, direction=False)
-    regime0 = field.initial_regime(t0, y0)
-    y0 = field.enter(t0, y0, regime0)
-    sg = jax.lax.stop_gradient
-
-    def segment(carry, _) -> tuple[tuple, tuple]:
-        t, y, regime, ok, ys_out = carry
-        done = t >= t1
-        t_fixed, y_start = _shifted_start(field, t, y, regime)
-        locate = _solve(sg(field), t_fixed, t1, sg(y_start), regime, opts=opts, event=event)
-        t_event = jnp.where(done, t1, sg(locate.ts[-1]))
-        hit = (t_event < t1) & ~done
-        # the differentiable solve of the segment, saving the output times that fall in it
-        sol = _solve(field, t_fixed, t_event, y_start, regime, opts=opts, save_ts=jnp.clip(ts, t_fixed, t_event))
-        y_event = sol.ys[-1]
-        # one Newton step on g along the flow: exact value, implicit-function derivative
-        g, g_dot = jax.jvp(lambda s, z: field.event(s, z, regime), (t_event, y_event),
-                           (jnp.ones_like(t_event), field(t_event, y_event, regime)))
-        delta = jnp.where(hit, -g / sg(g_dot), 0.0)
-        t_new = t_event + delta
-        # this segment owns [t_fixed, next start); times in the round-off gap between t_event
-        # and the polished t_new take y(t_event)
-        end = jnp.maximum(t_event, sg(t_new))
-        inside = (ts >= t_fixed) & ((ts < end) | (~hit & (ts <= t_event))) & ~done
-        ys_out = jnp.where(inside[:, None], sol.ys[:-1], ys_out)
-        y_new = y_event + field(t_event, y_event, regime) * delta
-        new_regime = jnp.where(hit, field.next_regime(t_new, y_new, regime), regime)
-        y_new = jnp.where(hit, field.enter(t_new, y_new, new_regime), y_new)
-        located = (locate.result == diffrax.RESULTS.successful) | (locate.result == diffrax.RESULTS.event_occurred)
-        ok = ok & (located | done) & ((sol.result == diffrax.RESULTS.successful) | done)
-        t_out = jnp.where(hit, t_new, t1)
-        return (t_out, y_new, new_regime, ok, ys_out), (t_out, y_new, new_regime, hit)
-
-    ys_out = jnp.full((ts.shape[0], y0.shape[0]), jnp.nan, dtype=y0.dtype)
-    init = (jnp.asarray(t0, dtype=y0.dtype), y0, regime0, jnp.asarray(True), ys_out)
-    (t_end, _, _, ok, ys_out), (times, states, regimes, hits) = jax.lax.scan(segment, init, None, length=max_events)
-    status = jnp.where(~ok, STATUS_SOLVER_FAILED, jnp.where(t_end < t1, STATUS_EVENT_BUDGET, STATUS_OK))
-    log = EventLog(
-        times=jnp.concatenate([jnp.asarray(t0, y0.dtype)[None], times]),
-        states=jnp.concatenate([y0[None], states]),
-        regimes=jnp.concatenate([regime0[None], regimes]),
-        n_events=jnp.sum(hits),
-        status=status,
-    )
-    return log, ys_out
-
-
 def simulate_event_driven(system: Oscillator, y0: ArrayLike, t0: float, t1: float,
                           ts: ArrayLike | None = None, *, n_save: int = 1000, max_events: int = 256,
                           rtol: float = 1e-12, atol: float = 1e-12, dtmax=0.1, max_steps=100_000,
@@ -254,24 +128,8 @@ def simulate_event_driven(system: Oscillator, y0: ArrayLike, t0: float, t1: floa
     if not isinstance(system, Oscillator):
         raise ValueError(f"system must be a single-contact Oscillator, got {type(system).__name__}")
     mu_s, mu_k = coulomb_coefficients(system)
-    check_time_span(t0, t1)
-    check_real("rtol", rtol, positive=True)
-    check_real("atol", atol, positive=True)
-    check_real("dtmax", dtmax, positive=True)
-    check_int("max_events", max_events, minimum=1)
     y0 = system.as_state(y0)
-    if ts is None:
-        ts = jnp.linspace(t0, t1, n_save + 1)
-    ts = jnp.asarray(ts, dtype=y0.dtype)
-    if ts.ndim != 1:
-        raise ValueError(f"ts must be 1-D, got shape {ts.shape}")
-    if is_concrete(ts) and (bool(jnp.any(ts < t0)) or bool(jnp.any(ts > t1)) or bool(jnp.any(jnp.diff(ts) < 0))):
-        raise ValueError(f"ts must be increasing and lie in [t0, t1] = [{t0}, {t1}]")
-    # floats become arrays, so that another value of a parameter reuses the compiled solver
-    arrays = jax.tree.map(lambda x: jnp.asarray(x, y0.dtype) if isinstance(x, float) else x, system)
-    field = _Regime(arrays, jnp.asarray(mu_s, y0.dtype), jnp.asarray(mu_k, y0.dtype))
-    opts = {"rtol": rtol, "atol": atol, "dtmax": dtmax, "max_steps": max_steps,
-            "adjoint": diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint}
-    log, ys = _event_log(field, y0, t0, t1, ts, max_events, opts)
-    status = jnp.where((log.status == STATUS_OK) & ~jnp.all(jnp.isfinite(ys)), STATUS_NONFINITE, log.status)
-    return Trajectory(ts=ts, ys=ys, system=system, status=status), eqx.tree_at(lambda l: l.status, log, status)
+    field = _Regime(system, jnp.asarray(mu_s, y0.dtype), jnp.asarray(mu_k, y0.dtype))
+    ts, ys, log = simulate_hybrid(field, y0, t0, t1, ts, n_save=n_save, max_events=max_events, rtol=rtol,
+                                  atol=atol, dtmax=dtmax, max_steps=max_steps, adjoint=adjoint, norm=dynamics_rms_norm)
+    return Trajectory(ts=ts, ys=ys, system=system, status=log.status), log
