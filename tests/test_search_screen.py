@@ -143,3 +143,47 @@ def test_candidates_whose_rk4_run_is_flagged_unstable_fail_and_are_never_ranked(
     assert flagged > 5 and result.search["failed_candidates"] == flagged
     assert result.converged and abs(result.params["law.sigma"] - 100.0) < 5.0
     assert int(jf.simulate(result.system, np.zeros(3), 0.0, float(record.t[-1]), 0.01).status) == 0
+
+
+def _dahl():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+    import identification_problems as ip
+
+    return ip.dahl(quick=True)[:2]
+
+
+def test_default_step_is_refined_until_every_corner_of_the_box_is_stable():
+    """Issue 38: the default step (the 0.02 s sample interval) breaks RK4's step rules at the
+    stiff corner of a Dahl box (sigma = 3e3 N/m); the fit halves it until no corner is flagged,
+    checked here by jf.simulate at that corner, and says so in its report."""
+    import warnings
+
+    system, record = _dahl()
+    bounds = {"law.sigma": (30.0, 3e3), "law.mu": (0.2, 1.0), "law.alpha": (0.5, 2.0)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jf.FitWarning)
+        result = jf.fit(system, None, record, bounds=bounds, search=jf.GlobalSearch(candidates=16, refine=1, steps=5),
+                        steps=5)
+    step = result.search["step"]
+    interval = float(record.t[1] - record.t[0])
+    assert step["default_dt"] == pytest.approx(interval) and step["halvings"] >= 1 and step["flagged_corners"] == 0
+    stiff = jf.set_parameters(system, {"law.sigma": 3e3, "law.mu": 0.2, "law.alpha": 2.0})
+
+    def status(h):
+        n_sub = round(interval / h)
+        return int(jf.simulate(stiff, np.zeros(3), 0.0, float(record.t[-1]), interval / n_sub * (1 + 1e-12),
+                               save_every=n_sub).status)
+
+    assert status(interval) == jf.STATUS_UNSTABLE_STEP and status(step["dt"]) == jf.STATUS_OK
+    assert "broke the step rules at a corner of the box, halved" in result.summary()
+
+
+def test_a_box_too_stiff_for_the_default_step_is_refused_with_the_reason():
+    system, record = _dahl()
+    # the issue's box: sigma = 3e4 N/m is still flagged at 1/32 of the 0.02 s sample interval
+    bounds = {"law.sigma": (30.0, 3e4), "law.mu": (0.2, 1.0), "law.alpha": (0.5, 2.0)}
+    with pytest.raises(ValueError, match=r"dt: RK4's step rules flag the run .* at \d+ of the box's 8 corners"):
+        jf.fit(system, None, record, bounds=bounds, search=jf.GlobalSearch(candidates=16, refine=1, steps=5))

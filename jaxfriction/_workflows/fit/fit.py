@@ -212,7 +212,9 @@ def fit(
             a :meth:`~jaxfriction.Measurement.decimate`-d record). The step used is
             ``interval / ceil(interval / dt)``: it divides the
             sample interval, and the simulation saves every ``ceil(interval / dt)`` steps.
-            A system with a ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`)
+            With a global search and the default step, the step is halved (up to 5 times)
+            while RK4's step rules flag a corner of the box (``FitResult.search["step"]``;
+            ValueError naming ``dt`` if one is still flagged at 1/32). A system with a ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`)
             is integrated by that adaptive run when ``dt`` is None (its steps end at the
             load's jumps; derivatives in forward mode, one shooting segment).
         velocity_weight: factor on velocity residuals (``sigma_q / sigma_v`` makes the misfit
@@ -269,7 +271,7 @@ def fit(
             segments, a bad ``optimizer``, ``gradient``, ``steps``, ``weights``, ``noise``
             or ``search``, or a non-finite loss at the initial guess; a ``validation``
             record the system cannot simulate (a channel or degree of freedom it lacks, the
-            inputs of ``data`` missing), before the fit.
+            inputs of ``data`` missing), before the fit; a box too stiff for the default ``dt``.
         RuntimeError: the simulation of a ``validation`` record is not finite.
 
     Gradients are exact for the discrete model and flow through stick-slip for laws
@@ -294,7 +296,11 @@ def fit(
                          f"differentiates in forward mode only; use gradient='forward' (or 'auto' with at "
                          f"most 16 free variables), or give dt for RK4")
     # 4. the global search, if any; 5. the local optimiser from its best point (or the guess)
-    u, search_report, evaluations = _global_phase(problem, parsed, search, devices)
+    rebuild = None if dt is not None or any(rec.solver is not None for rec in problem.records) else (
+        lambda step: _build(system, tpl, initial, bounds, search, data, weights, step, shooting_segments,
+                            velocity_weight, continuity_weight, check_outputs(outputs),
+                            _check_constraints(constraints, constraint_weight), constraint_weight)[0])
+    u, search_report, evaluations, problem = _global_phase(problem, parsed, search, devices, rebuild)
     u, history, taken, message, at_u = _local_phase(u, problem, optimiser, mode, tol, progress)
     evaluations += taken + 1
     if taken == 0 and not math.isfinite(history[0]):
@@ -307,6 +313,8 @@ def fit(
         result = _constraint_report(result, problem)
     if validation is None:
         return result
+    if search_report is not None and search_report["step"]["halvings"]:
+        dt = search_report["step"]["dt"]  # the default step was refined for the box: validate on it
     return dataclasses.replace(result, validation=validate(result, validation, dt=dt if dt is not None else (
         tpl.dt if tpl is not None else None), outputs=outputs))
 
@@ -429,15 +437,16 @@ def _gradient_mode(gradient, kind, n_vars) -> str:
     return "forward" if isinstance(mode_obj.resolve(n_vars), ForwardMode) else "reverse"
 
 
-def _global_phase(problem, parsed, search, devices) -> tuple[Array, Any, int]:
+def _global_phase(problem, parsed, search, devices, rebuild) -> tuple[Array, Any, int, Problem]:
     """Stage 4: the global search, if any (:func:`~.search.global_phase`).
 
-    Returns ``(u, search report or None, misfit evaluations)``; without a search ``u = 0``,
-    the initial guess.
+    Returns ``(u, search report or None, misfit evaluations, problem)``; without a search
+    ``u = 0``, the initial guess. With ``rebuild`` (the step is the default) the problem may
+    come back at a smaller step, where the box's corners broke RK4's step rules.
     """
     if search is None:
-        return jnp.zeros(problem.n_params + problem.state0.shape[0], dtype=problem.p0.dtype), None, 0
-    return global_phase(problem, parsed, search, devices)
+        return jnp.zeros(problem.n_params + problem.state0.shape[0], dtype=problem.p0.dtype), None, 0, problem
+    return global_phase(problem, parsed, search, devices, rebuild)
 
 
 def _local_phase(u, problem, optimiser, mode, tol, progress) -> tuple[Array, list[float], int, str, Any]:

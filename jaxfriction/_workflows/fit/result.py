@@ -63,7 +63,10 @@ class FitResult:
             ``reasons`` (path -> why its sensitivity is zero).
         search: the global phase (dict: ``design``, ``candidates``, ``failed_candidates``,
             ``refined``, ``best_design_loss``, ``optima``: the distinct local optima found,
-            each ``params``, ``loss``, ``count``), or None for a local fit.
+            each ``params``, ``loss``, ``count``; ``step``: the RK4 step used, ``dt``, the
+            default it started from, ``default_dt``, the ``halvings`` between them where the
+            box's ``corners`` broke RK4's step rules at the default, and the
+            ``flagged_corners`` left, non-zero only when ``dt`` was given), or None for a local fit.
         n_evaluations: misfit evaluations (design points plus optimiser steps; a step of a
             least-squares solver evaluates the residuals and their Jacobian).
         warnings: the :class:`FitWarning` texts raised by the fit.
@@ -232,6 +235,13 @@ class FitResult:
             optima = ", ".join(f"{o['loss']:.4g} (x{o['count']})" for o in s["optima"])
             lines.append(f"global search: {s['candidates']} {s['design']} candidates ({s['failed_candidates']} failed), "
                          f"best {s['refined']} refined; distinct optima, loss: {optima}")
+            step = s.get("step") or {}
+            if step.get("halvings"):
+                lines.append(f"RK4 step {step['dt']:.4g}: the default {step['default_dt']:.4g} broke the step rules "
+                             f"at a corner of the box, halved {step['halvings']} time(s)")
+            if step.get("flagged_corners"):
+                lines.append(f"RK4 step {step['dt']:.4g} (given): the step rules flag {step['flagged_corners']} of "
+                             f"the box's {step['corners']} corners; candidates there failed")
         lines.append(f"{self.optimizer} ({self.gradient}-mode gradients), {self.n_steps} steps in "
                      f"{self.seconds:.1f} s: {self._stop_line()}")
         if self.validation is not None:

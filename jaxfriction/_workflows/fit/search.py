@@ -50,7 +50,7 @@ from jax import Array
 
 from ..._checks import check_int, check_real
 from ..._integrate.solvers import Diffrax
-from ..._integrate.status import STATUS_OK
+from ..._integrate.status import STATUS_NONFINITE, STATUS_OK, STATUS_UNSTABLE_STEP
 from ..sweep.engine import run_sweep
 from .problem import _ls_fn, _stacked, _to_natural, to_unconstrained
 
@@ -184,14 +184,72 @@ def screened(problem: Problem, search: GlobalSearch) -> tuple[Problem, dict | No
     return dataclasses.replace(problem, records=tuple(records)), tolerances
 
 
-def evaluate_design(problem: Problem, points: np.ndarray, search: GlobalSearch, devices=None) -> np.ndarray:
+def evaluate_design(problem: Problem, points: np.ndarray, search: GlobalSearch, devices=None,
+                    with_status: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Misfit ``(candidates,)`` at every design point (NaN where the run's status is not 0:
-    a non-finite or failed run, or an RK4 step its stability rules flag)."""
+    a non-finite or failed run, or an RK4 step its stability rules flag); with
+    ``with_status`` also the ``(candidates,)`` statuses."""
     grid = {name: points[:, i] for i, name in enumerate(problem.names)}
     ds = run_sweep(_DesignLane(problem), grid, samples=True, chunk_size=search.chunk_size, devices=devices,
                    progress=False)
-    loss = np.asarray(ds["loss"].values, dtype=float)
-    return np.where(np.asarray(ds["status"].values) == 0, loss, np.nan)
+    status = np.asarray(ds["status"].values)
+    loss = np.where(status == 0, np.asarray(ds["loss"].values, dtype=float), np.nan)
+    return (loss, status) if with_status else loss
+
+
+#: Corners of the box checked against the step rules: all of them up to this many, else
+#: this many drawn at random (seeded) with the all-low and all-high corners among them.
+MAX_CORNERS = 64
+#: A fit whose step is the default halves it at most this many times (to 1/32) to satisfy
+#: the step rules at every checked corner of the box (a Dahl box reaching sigma = 3e3 N/m
+#: needed 1/32 of a 0.02 s sample interval).
+STEP_HALVINGS = 5
+
+
+def box_corners(boxes: list[tuple[float, float]]) -> np.ndarray:
+    """``(c, k)`` corners of the box ``[(lo, hi), ...]`` (see :data:`MAX_CORNERS`)."""
+    k = len(boxes)
+    lo, hi = np.array(boxes, dtype=float).T
+    if 2**k <= MAX_CORNERS:
+        bits = (np.arange(2**k)[:, None] >> np.arange(k)) & 1
+    else:
+        rng = np.random.default_rng(0)
+        bits = np.vstack([np.zeros(k, int), np.ones(k, int), rng.integers(0, 2, (MAX_CORNERS - 2, k))])
+    return np.where(bits == 1, hi, lo)
+
+
+def _step(problem: Problem) -> float:
+    return min(rec.h for rec in problem.records)
+
+
+def _checked_step(problem, points, corners, search, devices, rebuild):
+    """Evaluate the design and the box's corners; where a corner's RK4 run is flagged (an
+    unstable step, or a run blown up to non-finite values) and the step is the fit's default
+    (``rebuild`` given), halve the step and try again.
+
+    Returns ``(problem, screen, loss of the design points, step report)``.
+
+    Raises:
+        ValueError: naming ``dt``, when a corner is still flagged after :data:`STEP_HALVINGS`.
+    """
+    n, default = points.shape[0], _step(problem)
+    for halvings in range(STEP_HALVINGS + 1):
+        screen_problem, screen = screened(problem, search)
+        loss, status = evaluate_design(screen_problem, np.vstack([points, corners]), search, devices, with_status=True)
+        flagged = np.flatnonzero(np.isin(status[n:], (STATUS_UNSTABLE_STEP, STATUS_NONFINITE)))
+        if flagged.size == 0 or rebuild is None:
+            break
+        if halvings == STEP_HALVINGS:
+            corner = dict(zip(problem.names, corners[flagged[0]].tolist()))
+            raise ValueError(f"dt: RK4's step rules flag the run (an unstable step, or non-finite) at "
+                             f"{flagged.size} of the box's {len(corners)} "
+                             f"corners (e.g. {corner}) at the default step {default:.4g} and still at "
+                             f"{_step(problem):.4g}, 1/{2**STEP_HALVINGS} of it; give dt (a search then counts the "
+                             f"flagged candidates as failed) or narrow the box")
+        problem = rebuild(0.5 * _step(problem))
+    step = {"dt": _step(problem), "default_dt": default, "halvings": halvings,
+            "corners": len(corners), "flagged_corners": int(flagged.size)}
+    return problem, screen, loss[:n], step
 
 
 def pick_starts(points: np.ndarray, loss: np.ndarray, k: int) -> np.ndarray:
@@ -297,25 +355,36 @@ def check_search_boxes(names: tuple[str, ...], parsed: list) -> None:
                          f"{open_} have none")
 
 
-def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices) -> tuple[Array, dict, int]:
+def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices,
+                 rebuild=None) -> tuple[Array, dict, int, Problem]:
     """The global phase of a fit: design, batched misfit, parallel refinement.
+
+    The box's corners (:func:`box_corners`) are run with the design. Where the step is the
+    fit's default and a corner's run is flagged (``STATUS_UNSTABLE_STEP`` or
+    ``STATUS_NONFINITE``: a stiff corner, such as a Dahl law's largest ``sigma``), the step is
+    halved, up to :data:`STEP_HALVINGS` times, until no corner is flagged.
 
     Args:
         problem: the fit's problem.
         parsed: the parameters' ``(kind, lo, hi)`` (finite boxes).
         search: the :class:`GlobalSearch`.
         devices: the devices the design is sharded over (None: all local).
+        rebuild: ``rebuild(dt) -> Problem``, the problem at a smaller step, where the step is
+            the default (None: ``dt`` was given, and flagged candidates just fail).
 
     Returns:
-        ``(u, report, evaluations)``: the start of the local optimiser (unconstrained), the
-            report dict of ``FitResult.search`` and the misfit evaluations spent.
+        ``(u, report, evaluations, problem)``: the start of the local optimiser
+            (unconstrained), the report dict of ``FitResult.search`` (its ``"step"`` entry
+            says which step was used and why), the misfit evaluations spent and the problem
+            (at the step used).
 
     Raises:
-        ValueError: naming ``bounds`` when the simulation fails at every design point.
+        ValueError: naming ``bounds`` when the simulation fails at every design point;
+            naming ``dt`` when a corner is still flagged at 1/32 of the default step.
     """
-    points = design_points([(lo, hi) for _, lo, hi in parsed], search)
-    screen_problem, screen = screened(problem, search)
-    loss = evaluate_design(screen_problem, points, search, devices)
+    boxes = [(lo, hi) for _, lo, hi in parsed]
+    points, corners = design_points(boxes, search), box_corners(boxes)
+    problem, screen, loss, step = _checked_step(problem, points, corners, search, devices, rebuild)
     if not np.any(np.isfinite(loss)):
         more = (f" (screened at rtol = {screen['rtol']:.3g} with {screen['max_steps']} steps each: raise "
                 f"GlobalSearch screen_max_steps, or screen_rtol=None)" if screen else "")
@@ -337,7 +406,8 @@ def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices) 
         "refined": int(len(starts)),
         "best_design_loss": float(np.nanmin(loss)),
         "screen": screen,
+        "step": step,
         "optima": [{"params": dict(zip(problem.names, o["params"].tolist())), "loss": o["loss"], "count": o["count"]}
                    for o in optima],
     }
-    return jnp.asarray(start), report, int(points.shape[0] + np.sum(steps))
+    return jnp.asarray(start), report, int(points.shape[0] * (step["halvings"] + 1) + np.sum(steps)), problem
