@@ -51,6 +51,13 @@ def _as_float_array(name, value):
         raise ValueError(f"{name} must be a real number, got {value!r}") from None
 
 
+def check_choice(name: str, value, choices: tuple) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is one of the strings ``choices``
+    (an array or another object is refused, not compared element by element)."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
 def numeric_array(name: str):
     """A field converter to a JAX array that refuses what is not numbers (strings, None,
     ragged lists) with a ``ValueError`` naming ``name`` (JAX's own message names a dtype)."""
@@ -140,6 +147,8 @@ class Constraint(NamedTuple):
         """Raise ``ValueError`` naming the parameter if a concrete value is out of range."""
         if self.value is None:
             raise ValueError(f"{self.name} must be a real number, got None")
+        if isinstance(self.value, (list, tuple)) and not self.value:
+            raise ValueError(f"{self.name} must be a real number or a non-empty array, got {self.value!r}")
         if self.kind == "at_most":
             check_real(self.name, self.value)
             check_real(self.other_name, self.other)
@@ -198,6 +207,35 @@ def named_modules(tree, prefix: str = ""):
     elif isinstance(tree, dict):
         for key, item in tree.items():
             yield from named_modules(item, f"{prefix}[{key!r}]")
+
+
+def array_parameters(tree) -> list[str]:
+    """``"path of shape (...)"`` for every array-valued field (ndim >= 1) of the modules of ``tree``."""
+    found = []
+    for path, module in named_modules(tree):
+        for field in dataclasses.fields(module):
+            value = getattr(module, field.name, None)
+            if isinstance(value, (list, np.ndarray, jax.Array)) and np.ndim(value) >= 1:
+                found.append(f"{path + '.' if path else ''}{field.name} of shape {np.shape(value)}")
+    return found
+
+
+def check_field_shape(system, y0) -> None:
+    """Raise ``ValueError`` naming the array-valued parameters when ``system.vector_field``
+    cannot map the state ``y0`` to a state of its shape (a parameter of the wrong shape:
+    ``Oscillator(stiffness=[[1.0]])``, a law's coefficient longer than its elements).
+    Skipped under tracing (the check ran on the concrete system)."""
+    if not is_concrete((system, y0)):
+        return
+    try:
+        out = jax.eval_shape(system.vector_field, jnp.zeros((), y0.dtype), y0)
+        problem = None if out.shape == y0.shape else f"the rates have shape {out.shape}, the state {y0.shape}"
+    except (TypeError, ValueError) as exc:
+        problem = str(exc).split("\n")[0]
+    if problem is not None:
+        arrays = ", ".join(array_parameters(system)) or "none"
+        raise ValueError(f"a parameter of {type(system).__name__} has the wrong shape (array-valued parameters: "
+                         f"{arrays}): {problem}")
 
 
 def check_tree_constraints(tree) -> None:

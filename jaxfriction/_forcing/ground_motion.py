@@ -19,7 +19,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import Constraint, positive, real
+from .._checks import Constraint, numeric_array, positive, real
 from .drives import AbstractDrive
 
 G = 9.80665  # m/s^2, standard gravity (AT2 files are in g)
@@ -42,7 +42,7 @@ class GroundMotion(AbstractDrive):
         ValueError: non-finite values, bad shapes or ``dt <= 0``.
     """
 
-    values: jnp.ndarray
+    values: jnp.ndarray = eqx.field(converter=numeric_array("values"))  # a NumPy array could not be indexed by a traced time
     dt: float
     scale: float = 1.0
     rotation: float = 0.0

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from .._checks import check_time_span, is_concrete
+from .._checks import check_field_shape, check_time_span, is_concrete
 from .._systems.base import AbstractFrictionSystem
 from .resolution import check_step_resolution
 from .saveat import SaveAt
@@ -133,5 +133,6 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
             raise ValueError(f"saveat: SaveAt(ts=...) must lie in [t0, t1] = [{t0}, {t1}], got times from "
                              f"{ts.min():g} to {ts.max():g}")
     y0 = system.as_state(y0)
+    check_field_shape(system, y0)
     ts, ys, status = solver.integrate(system, y0, t0, t1, dt, saveat, args)
     return Trajectory(ts=ts, ys=ys, system=system, status=status)

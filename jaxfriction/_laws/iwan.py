@@ -213,6 +213,8 @@ class SegalmanIwan(AbstractDynamicLaw):
     def __check_init__(self):
         check_int("n_elements", self.n_elements, minimum=1)
         for name in ("F_S", "K_T", "chi", "beta"):  # before constraints() computes chi + 1
+            if getattr(self, name) is None:
+                raise ValueError(f"{name} must be a real number, got None")
             check_real(name, getattr(self, name))
             if is_concrete(getattr(self, name)) and np.ndim(getattr(self, name)):
                 raise ValueError(f"{name} must be a scalar, got shape {np.shape(getattr(self, name))}")

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, nonnegative, numeric_array, positive
+from .._checks import Constraint, check_choice, nonnegative, numeric_array, positive
 from .base import safe_divide
 from .dynamic import AbstractDynamicLaw
 from .iwan import switch_rate
@@ -118,8 +118,7 @@ class MaxwellSlip(AbstractDynamicLaw):
     variant: str = eqx.field(default="2003", static=True)
 
     def __check_init__(self):
-        if self.variant not in ("2003", "2005"):
-            raise ValueError(f'variant must be "2003" or "2005" (the paper\'s year), got {self.variant!r}')
+        check_choice("variant", self.variant, ("2003", "2005"))  # the paper's year
         if jnp.ndim(self.stiffness) < 1 or jnp.shape(self.stiffness)[-1:] != jnp.shape(self.alpha)[-1:]:
             raise ValueError("stiffness and alpha must be arrays (n,) of the same length, got shapes "
                              f"{jnp.shape(self.stiffness)} and {jnp.shape(self.alpha)}")

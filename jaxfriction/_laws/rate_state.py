@@ -8,7 +8,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, is_concrete, nonnegative, positive, real
+from .._checks import Constraint, check_choice, is_concrete, nonnegative, positive, real
 from .dynamic import AbstractDynamicLaw
 
 EVOLUTION_LAWS = ("aging", "slip", "perrin", "nagata")
@@ -133,10 +133,8 @@ class RateState(AbstractDynamicLaw):
     derived_names = ("theta",)
 
     def __check_init__(self):
-        if self.evolution not in EVOLUTION_LAWS:
-            raise ValueError(f"evolution must be one of {EVOLUTION_LAWS}, got {self.evolution!r}")
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
+        check_choice("evolution", self.evolution, EVOLUTION_LAWS)
+        check_choice("form", self.form, FORMS)
         if is_concrete((self.alpha, self.b)) and np.any(np.asarray(self.alpha) != 0) and np.any(
                 np.asarray(self.b) == 0):
             raise ValueError(f"alpha (Linker-Dieterich) needs b != 0: the state changes by alpha / b, got "
@@ -267,8 +265,7 @@ class TwoStateRateState(AbstractDynamicLaw):
         if len(laws) != 2 or any(law not in TWO_STATE_EVOLUTION_LAWS for law in laws):
             raise ValueError(f"evolution must be one of {TWO_STATE_EVOLUTION_LAWS} or a pair of them, "
                              f"got {self.evolution!r}")
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
+        check_choice("form", self.form, FORMS)
         super().__check_init__()
 
     @property
