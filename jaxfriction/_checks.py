@@ -70,8 +70,9 @@ def numeric_array(name: str):
     return convert
 
 
-def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False) -> Any:
-    """Raise ``ValueError`` naming ``name`` unless ``value`` is finite (and > 0 or >= 0).
+def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = False, scalar: bool = False) -> Any:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is finite (and > 0 or >= 0; with
+    ``scalar``, a single number).
 
     Tracers and None are skipped (see module docstring); strings are refused even where
     NumPy would convert them. Returns ``value`` unchanged.
@@ -79,6 +80,8 @@ def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = 
     if value is None or not is_concrete(value):
         return value
     arr = _as_float_array(name, value)
+    if scalar and arr.ndim != 0:
+        raise ValueError(f"{name} must be a number, got {value!r}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if positive and not np.all(arr > 0):
@@ -100,10 +103,10 @@ def check_int(name: str, value, *, minimum: int | None = None) -> int:
 
 def check_time_span(t0: float, t1: float, dt: float | None = None) -> None:
     """Validate an integration window: finite ``t0 < t1`` and, if given, ``dt > 0``."""
-    check_real("t0", t0)
-    check_real("t1", t1)
+    check_real("t0", t0, scalar=True)
+    check_real("t1", t1, scalar=True)
     if dt is not None:
-        check_real("dt", dt, positive=True)
+        check_real("dt", dt, positive=True, scalar=True)
     if is_concrete((t0, t1)) and not float(t1) > float(t0):
         raise ValueError(f"t1 must be greater than t0, got t0={t0!r}, t1={t1!r}")
 

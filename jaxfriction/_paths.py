@@ -155,6 +155,8 @@ def check_paths(tree, paths, what: str = "parameter") -> None:
 
     ``what`` names the argument in the message (e.g. ``"grid"``, ``"wrt"``).
     """
+    if isinstance(paths, str) or not isinstance(paths, (dict, list, tuple, set, frozenset)):
+        raise ValueError(f"{what} must be a collection of parameter paths, got {paths!r}")
     for path in paths:
         try:
             _split(tree, path)

@@ -126,9 +126,9 @@ def check_times(system, t1, window, cycles, frequency) -> None:
         return
     if t1 is None:
         raise ValueError("give t1 (the run length) or cycles and frequency")
-    check_real("t1", t1, positive=True)
+    check_real("t1", t1, positive=True, scalar=True)
     if window is not None:
-        check_real("window", window, positive=True)
+        check_real("window", window, positive=True, scalar=True)
         if float(window) > float(t1):
             raise ValueError(f"window must not be longer than the run, got window={window}, t1={t1}")
 

@@ -1,8 +1,9 @@
 """Every field of every public law, system and drive, given a hostile value (issue 38, item 2).
 
 Hypothesis (derandomized: the same draws on every run) replaces one field of a valid instance
-by NaN, inf, zero, a negative or huge number, a string, None, a boolean or an array of the
-wrong shape. The constructor must either accept it or raise a ``ValueError``/``TypeError``
+(and of the workflows' option objects: solvers, saving, gradient modes, kernels, searches,
+records, templates) by NaN, inf, zero, a negative or huge number, a string, None, a boolean or
+an array of the wrong shape. The constructor must either accept it or raise a ``ValueError``/``TypeError``
 whose message names the field; never another exception type. In the slow suite an accepted
 value is also run (the law or drive in an oscillator, the system as it is, 200 RK4 steps):
 the run must end finite, or with a non-zero status, or raise such an error naming the field.
@@ -59,6 +60,16 @@ def _public(base) -> list[type]:
 
 
 CLASSES = _public((AbstractFrictionLaw, AbstractDynamicLaw, AbstractFrictionSystem, AbstractDrive))
+#: The option objects of the workflows (solvers, saving, gradients, kernels, searches, records):
+#: construction only (their runs are the workflows' own tests and scripts/hostile_inputs.py).
+OPTIONS = sorted([jf.EventDriven, jf.MoreauJean, jf.NaEltawil2D, jf.WestermoUdwadia, jf.RK4, jf.ClassicRK4,
+                  jf.SaveAt, jf.AutoMode, jf.CompiledLoopKernel, jf.FusedKernel, jf.GlobalSearch, jf.SteadyState,
+                  jf.Measurement, jf.Template], key=lambda c: c.__name__)
+BASE.update({
+    "Measurement": {"t": np.linspace(0.0, 1.0, 11), "q": np.zeros(11)},
+    "Template": {"system": jf.Oscillator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 2.0)), "dt": 0.01,
+                 "t1": 20.0, "window": 10.0},
+})
 
 
 def _names_field(exc: Exception, field: str) -> bool:
@@ -95,6 +106,7 @@ def _fields(cls):
 
 
 CASES = [(cls, name) for cls in CLASSES for name in _fields(cls)]
+OPTION_CASES = [(cls, name) for cls in OPTIONS for name in _fields(cls)]
 
 
 @pytest.mark.parametrize("cls, field", CASES, ids=[f"{c.__name__}.{n}" for c, n in CASES])
@@ -102,6 +114,14 @@ CASES = [(cls, name) for cls in CLASSES for name in _fields(cls)]
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=st.sampled_from(HOSTILE))
 def test_a_hostile_field_is_refused_by_name_or_accepted(cls, field, value):
+    _construct(cls, field, value)
+
+
+@pytest.mark.parametrize("cls, field", OPTION_CASES, ids=[f"{c.__name__}.{n}" for c, n in OPTION_CASES])
+@settings(derandomize=True, max_examples=len(HOSTILE), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.sampled_from(HOSTILE))
+def test_a_hostile_option_is_refused_by_name_or_accepted(cls, field, value):
     _construct(cls, field, value)
 
 

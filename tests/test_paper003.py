@@ -177,7 +177,7 @@ def test_solver_arguments_are_checked():
     with pytest.raises(ValueError, match="law.viscous must be 0"):
         jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU, 0.1), ground=HARMONIC), jnp.zeros(4), 0.0, 1.0,
                     1e-3, solver=jf.NaEltawil2D())
-    with pytest.raises(ValueError, match="substeps must be >= 1"):
+    with pytest.raises(ValueError, match="substeps must be an integer >= 1"):
         jf.NaEltawil2D(substeps=0)
     with pytest.raises(ValueError, match="Oscillator for WestermoUdwadia"):
         jf.simulate(block, jnp.zeros(4), 0.0, 1.0, 1e-3, solver=jf.WestermoUdwadia())

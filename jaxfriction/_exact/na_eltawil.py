@@ -68,6 +68,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
+from .._checks import check_int
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
 from .._integrate.solvers import (
@@ -196,8 +197,7 @@ class NaEltawil2D(AbstractSolver):
 
     def __check_init__(self):
         check_rounding(self.rounding)
-        if self.substeps < 1:
-            raise ValueError(f"substeps must be >= 1, got {self.substeps}")
+        check_int("substeps", self.substeps, minimum=1)
 
     def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
+from .._checks import check_int
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
 from .._integrate.solvers import (
@@ -171,8 +172,8 @@ class WestermoUdwadia(AbstractSolver):
 
     def __check_init__(self):
         check_rounding(self.rounding)
-        if self.max_transitions < 2 or self.iterations < 1:
-            raise ValueError("max_transitions must be >= 2 and iterations >= 1")
+        check_int("max_transitions", self.max_transitions, minimum=2)
+        check_int("iterations", self.iterations, minimum=1)
 
     def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:

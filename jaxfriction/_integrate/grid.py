@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .._checks import check_int, check_time_span, is_concrete
+from .._checks import check_choice, check_int, check_time_span, is_concrete
 
 #: Step-count conventions of fixed-step grids: ``"ceil"`` (the library's: the step never
 #: exceeds ``dt``) and ``"round"`` (the papers': the nearest step count, ``h`` within half a
@@ -14,8 +14,7 @@ ROUNDINGS = ("ceil", "round")
 
 def check_rounding(rounding: str) -> str:
     """Raise ValueError naming ``rounding`` unless it is one of :data:`ROUNDINGS`."""
-    if rounding not in ROUNDINGS:
-        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
+    check_choice("rounding", rounding, ROUNDINGS)
     return rounding
 
 

@@ -296,7 +296,7 @@ def fit(
                          f"differentiates in forward mode only; use gradient='forward' (or 'auto' with at "
                          f"most 16 free variables), or give dt for RK4")
     # 4. the global search, if any; 5. the local optimiser from its best point (or the guess)
-    rebuild = None if dt is not None or any(rec.solver is not None for rec in problem.records) else (
+    rebuild = None if dt is not None else (
         lambda step: _build(system, tpl, initial, bounds, search, data, weights, step, shooting_segments,
                             velocity_weight, continuity_weight, check_outputs(outputs),
                             _check_constraints(constraints, constraint_weight), constraint_weight)[0])

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._checks import check_real
+from ..._checks import _as_float_array, check_real
 
 if TYPE_CHECKING:
     from jax.typing import ArrayLike
@@ -67,7 +67,12 @@ def increasing_times(name, value, minimum: int = 2) -> np.ndarray:
 
 
 def _dofs(name, dofs, k):
-    dofs = tuple(range(k)) if dofs is None else tuple(int(d) for d in np.atleast_1d(dofs))
+    if dofs is None:
+        return tuple(range(k))
+    items = np.atleast_1d(np.asarray(dofs, dtype=object))
+    if items.ndim != 1 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in items):
+        raise ValueError(f"{name} must list {k} distinct degrees of freedom (ints >= 0), got {dofs!r}")
+    dofs = tuple(int(d) for d in items)
     if len(dofs) != k or len(set(dofs)) != k or any(d < 0 for d in dofs):
         raise ValueError(f"{name} must list {k} distinct degrees of freedom (ints >= 0), got {dofs}")
     return dofs
@@ -185,7 +190,7 @@ class Measurement:
             object.__setattr__(self, name, cols)
             object.__setattr__(self, f"{name}_dofs", _dofs(f"{name}_dofs", getattr(self, f"{name}_dofs"), cols.shape[1]))
         if self.y0 is not None:
-            y0 = np.asarray(self.y0, dtype=float)
+            y0 = _as_float_array("y0", self.y0)
             if y0.ndim != 1 or y0.shape[0] < 2 * (self.max_dof + 1):
                 raise ValueError(f"y0 must have shape (2 n_dof,) (positions, then velocities) or (2 n_dof + "
                                  f"n_internal,) with n_dof > {self.max_dof}, got {y0.shape}")

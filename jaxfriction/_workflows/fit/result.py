@@ -66,7 +66,8 @@ class FitResult:
             each ``params``, ``loss``, ``count``; ``step``: the RK4 step used, ``dt``, the
             default it started from, ``default_dt``, the ``halvings`` between them where the
             box's ``corners`` broke RK4's step rules at the default, and the
-            ``flagged_corners`` left, non-zero only when ``dt`` was given), or None for a local fit.
+            ``flagged_corners`` left, non-zero only when ``dt`` was given; no corners for a
+            system fitted with its adaptive solver), or None for a local fit.
         n_evaluations: misfit evaluations (design points plus optimiser steps; a step of a
             least-squares solver evaluates the residuals and their Jacobian).
         warnings: the :class:`FitWarning` texts raised by the fit.

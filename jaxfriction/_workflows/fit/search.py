@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from ..._checks import check_int, check_real
+from ..._checks import check_choice, check_int, check_real
 from ..._integrate.solvers import Diffrax
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK, STATUS_UNSTABLE_STEP
 from ..sweep.engine import run_sweep
@@ -98,13 +98,12 @@ class GlobalSearch(eqx.Module):
         for name in ("candidates", "refine", "steps", "seed", "chunk_size", "screen_max_steps"):
             check_int(f"GlobalSearch {name}", getattr(self, name), minimum=0 if name == "seed" else 1)
         if self.screen_rtol is not None:
-            check_real("GlobalSearch screen_rtol", self.screen_rtol, positive=True)
+            check_real("GlobalSearch screen_rtol", self.screen_rtol, positive=True, scalar=True)
             if not self.screen_rtol < 1:
                 raise ValueError(f"GlobalSearch screen_rtol must be < 1 (or None), got {self.screen_rtol!r}")
         if self.refine > self.candidates:
             raise ValueError(f"GlobalSearch refine = {self.refine} must not exceed candidates = {self.candidates}")
-        if self.design not in ("sobol", "halton"):
-            raise ValueError(f"GlobalSearch design must be 'sobol' or 'halton', got {self.design!r}")
+        check_choice("GlobalSearch design", self.design, ("sobol", "halton"))
 
 
 def design_points(boxes, search: GlobalSearch) -> np.ndarray:
@@ -383,8 +382,11 @@ def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices,
             naming ``dt`` when a corner is still flagged at 1/32 of the default step.
     """
     boxes = [(lo, hi) for _, lo, hi in parsed]
-    points, corners = design_points(boxes, search), box_corners(boxes)
-    problem, screen, loss, step = _checked_step(problem, points, corners, search, devices, rebuild)
+    points = design_points(boxes, search)
+    # the step rules are RK4's: an adaptive solve (the screen below) has none to check
+    rk4 = all(rec.solver is None for rec in problem.records)
+    corners = box_corners(boxes) if rk4 else np.empty((0, len(boxes)))
+    problem, screen, loss, step = _checked_step(problem, points, corners, search, devices, rebuild if rk4 else None)
     if not np.any(np.isfinite(loss)):
         more = (f" (screened at rtol = {screen['rtol']:.3g} with {screen['max_steps']} steps each: raise "
                 f"GlobalSearch screen_max_steps, or screen_rtol=None)" if screen else "")
@@ -410,4 +412,5 @@ def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices,
         "optima": [{"params": dict(zip(problem.names, o["params"].tolist())), "loss": o["loss"], "count": o["count"]}
                    for o in optima],
     }
-    return jnp.asarray(start), report, int(points.shape[0] * (step["halvings"] + 1) + np.sum(steps)), problem
+    designs = (points.shape[0] + corners.shape[0]) * (step["halvings"] + 1)
+    return jnp.asarray(start), report, int(designs + np.sum(steps)), problem

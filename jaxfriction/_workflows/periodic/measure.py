@@ -21,7 +21,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ..._checks import check_int, check_real
+from ..._checks import check_choice, check_int, check_real
 from ..._integrate.rk4 import rk4_scan
 from ..._integrate.status import STATUS_NOT_PERIODIC, STATUS_OK, combine_status
 from .period import forcing_period
@@ -55,10 +55,9 @@ class SteadyState(eqx.Module):
 
     def __check_init__(self):
         check_int("transient_cycles", self.transient_cycles, minimum=0)
-        check_real("tol", self.tol, positive=True)
+        check_real("tol", self.tol, positive=True, scalar=True)
         check_int("max_steps", self.max_steps, minimum=1)
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        check_choice("solver", self.solver, SOLVERS)
 
 
 def as_steady_state(option) -> SteadyState | None:
