@@ -17,9 +17,13 @@ your script (tests, examples and scripts do) before comparing with published num
 """
 
 import importlib
+import importlib.metadata
 from typing import TYPE_CHECKING
 
-__version__ = "0.2.0"
+try:  # one place for the version: pyproject.toml, as installed
+    __version__ = importlib.metadata.version("jaxfriction")
+except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers and the API docs
     from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real  # noqa: F401

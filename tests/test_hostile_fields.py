@@ -20,7 +20,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxfriction as jf
@@ -109,19 +109,11 @@ CASES = [(cls, name) for cls in CLASSES for name in _fields(cls)]
 OPTION_CASES = [(cls, name) for cls in OPTIONS for name in _fields(cls)]
 
 
-@pytest.mark.parametrize("cls, field", CASES, ids=[f"{c.__name__}.{n}" for c, n in CASES])
-@settings(derandomize=True, max_examples=len(HOSTILE), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("cls, field", CASES + OPTION_CASES,
+                         ids=[f"{c.__name__}.{n}" for c, n in CASES + OPTION_CASES])
+@settings(derandomize=True, max_examples=len(HOSTILE), deadline=None)
 @given(value=st.sampled_from(HOSTILE))
 def test_a_hostile_field_is_refused_by_name_or_accepted(cls, field, value):
-    _construct(cls, field, value)
-
-
-@pytest.mark.parametrize("cls, field", OPTION_CASES, ids=[f"{c.__name__}.{n}" for c, n in OPTION_CASES])
-@settings(derandomize=True, max_examples=len(HOSTILE), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=st.sampled_from(HOSTILE))
-def test_a_hostile_option_is_refused_by_name_or_accepted(cls, field, value):
     _construct(cls, field, value)
 
 
@@ -131,7 +123,7 @@ def _finite_or_flagged(traj) -> bool:
 
 @pytest.mark.slow  # a compiled run per accepted draw: about 1,000 runs
 @pytest.mark.parametrize("cls, field", CASES, ids=[f"{c.__name__}.{n}" for c, n in CASES])
-@settings(derandomize=True, max_examples=8, deadline=60_000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(derandomize=True, max_examples=8, deadline=60_000)
 @given(value=st.sampled_from(HOSTILE))
 def test_an_accepted_hostile_field_runs_finite_or_flagged(cls, field, value):
     instance = _construct(cls, field, value)

@@ -59,3 +59,13 @@ def test_every_name_of_the_gathering_modules_is_exported():
     namespace = {}
     exec("from jaxfriction import *", namespace)
     assert {n for n in namespace if not n.startswith("__")} == set(jf.__all__)
+
+
+def test_the_version_is_the_one_of_pyproject():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert jf.__version__ == pyproject["project"]["version"]

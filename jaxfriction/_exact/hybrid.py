@@ -12,27 +12,29 @@ regime, so the engine works under ``jit``, ``vmap`` (lanes with different event 
 at their own pace) and both modes of differentiation; a lane that runs out of events reports
 ``STATUS_EVENT_BUDGET`` instead of failing the batch.
 
-How event times are differentiated. Each segment is solved twice: once with ``stop_gradient``
-inputs and a diffrax ``Event`` (bisection on the dense output) to locate the event time
-``t_e``, and once, differentiably, from the segment start to that fixed ``t_e``. The event
-time is then refined by one Newton step on ``g`` along the exact flow,
+How event times are differentiated. Each segment is solved twice: once with
+``stop_gradient`` inputs and a diffrax ``Event`` (bisection on the dense output) to locate
+the event time ``t_e``, and once, differentiably, from the segment start to that fixed
+``t_e``. The event time is then refined by one Newton step on ``g`` along the exact flow,
 
     ``t* = t_e - g(t_e, y_e) / stop_gradient(dg/dt)``,   ``y* = y_e + f(t_e, y_e) (t* - t_e)``,
 
 whose value is ``t_e`` to round-off but whose derivative is the implicit-function-theorem
-sensitivity ``dt*/dp = -(dg/dp) / (dg/dt)`` of the event time to every parameter ``p``
-(in the field, the initial state, earlier event times), and ``y*`` carries the matching
-``f dt*/dp`` term. A segment that starts at a time ``t_s`` with a gradient is integrated from
-``stop_gradient(t_s)`` with the start state shifted by ``-f(t_s, y_s) (t_s - stop_gradient(t_s))``,
-the first-order effect of moving its start. Together with the reset's own derivative this is
-the saltation-matrix sensitivity of the hybrid flow (Hiskens & Pai, IEEE Trans. Circuits Syst.
-I 47 (2000) 204, Eq. 9): derivatives are those of the exact hybrid flow across any number
-of events, as long as no event is grazing (``dg/dt = 0``), up to the solver's error in the
-state's sensitivities, which the step-size control (on the state only) does not watch: about
-1e-12 relative at the default tolerances on the tests' closed forms; a smaller ``dtmax``
-tightens them where the sensitivities grow faster than the state. Derivatives through the bisection
-itself are never taken, which is what makes peers' event gradients wrong (a located time
-treated as a constant, or differentiated through the interpolant).
+sensitivity ``dt*/dp = -(dg/dp) / (dg/dt)`` of the event time to every parameter ``p`` (in
+the field, the initial state, earlier event times), and ``y*`` carries the matching ``f
+dt*/dp`` term. A segment that starts at a time ``t_s`` with a gradient is integrated from
+``stop_gradient(t_s)`` with the start state shifted by ``-f(t_s, y_s) (t_s -
+stop_gradient(t_s))``, the first-order effect of moving its start. Together with the reset's
+own derivative this is the saltation-matrix sensitivity of the hybrid flow (the jump
+conditions of trajectory sensitivity analysis: Hiskens & Pai, IEEE Trans. Circuits Syst. I
+47 (2000) 204): derivatives are those of the exact hybrid flow across any number of events,
+as long as no event is grazing (``dg/dt = 0``), up to the solver's error in the state's
+sensitivities, which the step-size control (on the state only) does not watch: about 1e-12
+relative at the default tolerances on the tests' closed forms; a smaller ``dtmax`` tightens
+them where the sensitivities grow faster than the state. Derivatives are never taken
+through the bisection or the dense-output interpolant, and a located time is never treated
+as a constant (``tests/test_event_derivatives.py`` runs the cases where peers' event
+gradients are wrong).
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ class AbstractHybridField(eqx.Module):
         return jnp.asarray(0, jnp.int32)
 
     def enter(self, t, y, regime) -> Array:
-        """Reset map: the state on entering ``regime`` at time ``t``; default: unchanged."""
+        """Reset map: the state on entering ``regime`` at time ``t``; default: unchanged.
+        Also applied at the start, to ``y0`` in the initial regime."""
         return y
 
 

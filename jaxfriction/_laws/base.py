@@ -1,11 +1,11 @@
 """The friction-law interface shared by every scalar law.
 
-Sign convention (Quinn 2004, Sec. 1; DESIGN.md): a law returns the friction force *on the
-body*. In slip it opposes the slip velocity ``v`` (the body's velocity relative to the
-surface); at ``v = 0`` the laws that keep Coulomb's structure return the force balance
-``f_eq`` clipped to the static limit ``[-mu_s N, mu_s N]`` (Quinn eq. 2), where ``f_eq`` is
-minus the sum of the non-friction forces along the contact: the friction force that would
-keep the contact from accelerating.
+Sign convention (Quinn 2004, Sec. 1; the documentation's concepts page, "The call shape and
+the sign convention"): a law returns the friction force *on the body*. In slip it opposes
+the slip velocity ``v`` (the body's velocity relative to the surface); at ``v = 0`` the laws
+that keep Coulomb's structure return the force balance ``f_eq`` clipped to the static limit
+``[-mu_s N, mu_s N]`` (Quinn eq. 2), where ``f_eq`` is minus the sum of the non-friction
+forces along the contact: the friction force that would keep the contact from accelerating.
 
 Every law is broadcasting-elementwise in ``v``, ``f_eq`` and ``normal`` (any shapes that
 broadcast together; scalars for one contact) and returns an array of the broadcast shape.
