@@ -42,7 +42,8 @@ def is_static_zero(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
-def _as_float_array(name, value):
+def as_float_array(name, value) -> np.ndarray:
+    """``value`` as a float array, or ``ValueError`` naming ``name`` (strings, None, objects)."""
     if isinstance(value, (str, bytes)) or value is None:
         raise ValueError(f"{name} must be a real number, got {value!r}")
     try:
@@ -64,7 +65,7 @@ def numeric_array(name: str):
 
     def convert(value):
         if is_concrete(value) and not isinstance(value, jax.Array):
-            return jnp.asarray(_as_float_array(name, value))  # a None inside is NaN: refused as not finite
+            return jnp.asarray(as_float_array(name, value))  # a None inside is NaN: refused as not finite
         return jnp.asarray(value)
 
     return convert
@@ -79,7 +80,7 @@ def check_real(name: str, value, *, positive: bool = False, nonnegative: bool = 
     """
     if value is None or not is_concrete(value):
         return value
-    arr = _as_float_array(name, value)
+    arr = as_float_array(name, value)
     if scalar and arr.ndim != 0:
         raise ValueError(f"{name} must be a number, got {value!r}")
     if not np.all(np.isfinite(arr)):

@@ -42,7 +42,8 @@ class GroundMotion(AbstractDrive):
         ValueError: non-finite values, bad shapes or ``dt <= 0``.
     """
 
-    values: jnp.ndarray = eqx.field(converter=numeric_array("values"))  # a NumPy array could not be indexed by a traced time
+    # converted: a NumPy array could not be indexed by a traced time
+    values: jnp.ndarray = eqx.field(converter=numeric_array("values"))
     dt: float
     scale: float = 1.0
     rotation: float = 0.0

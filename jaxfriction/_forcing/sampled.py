@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import Constraint, _as_float_array, check_choice, is_concrete, is_static_zero, real
+from .._checks import Constraint, as_float_array, check_choice, is_concrete, is_static_zero, real
 from .drives import AbstractDrive
 
 #: Hold rules of :class:`Sampled`.
@@ -27,8 +27,8 @@ HOLDS = ("linear", "zero")
 
 def _sample_arrays(times, values):
     """``(times (n,), values (n,) or (n, c))`` as float arrays, checked (ValueError naming them)."""
-    t = _as_float_array("times", times) if is_concrete(times) else times
-    v = _as_float_array("values", values) if is_concrete(values) else values
+    t = as_float_array("times", times) if is_concrete(times) else times
+    v = as_float_array("values", values) if is_concrete(values) else values
     if np.ndim(t) != 1 or np.shape(t)[0] < 2:
         raise ValueError(f"times must have shape (n,) with n >= 2, got {np.shape(times)}")
     if np.ndim(v) not in (1, 2) or np.shape(v)[0] != np.shape(t)[0]:

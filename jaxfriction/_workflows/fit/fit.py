@@ -214,9 +214,10 @@ def fit(
             sample interval, and the simulation saves every ``ceil(interval / dt)`` steps.
             With a global search and the default step, the step is halved (up to 5 times)
             while RK4's step rules flag a corner of the box (``FitResult.search["step"]``;
-            ValueError naming ``dt`` if one is still flagged at 1/32). A system with a ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`)
-            is integrated by that adaptive run when ``dt`` is None (its steps end at the
-            load's jumps; derivatives in forward mode, one shooting segment).
+            ValueError naming ``dt`` if one is still flagged at 1/32). A system with a
+            ``default_solver()`` (:class:`~jaxfriction.QuasiStaticSlider`) is integrated by
+            that adaptive run when ``dt`` is None (its steps end at the load's jumps;
+            derivatives in forward mode, one shooting segment).
         velocity_weight: factor on velocity residuals (``sigma_q / sigma_v`` makes the misfit
             a statistically consistent weighted least squares).
         weights: optional per-record weights (positive) on the squared residuals.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._checks import _as_float_array, check_real
+from ..._checks import as_float_array, check_real
 
 if TYPE_CHECKING:
     from jax.typing import ArrayLike
@@ -190,7 +190,7 @@ class Measurement:
             object.__setattr__(self, name, cols)
             object.__setattr__(self, f"{name}_dofs", _dofs(f"{name}_dofs", getattr(self, f"{name}_dofs"), cols.shape[1]))
         if self.y0 is not None:
-            y0 = _as_float_array("y0", self.y0)
+            y0 = as_float_array("y0", self.y0)
             if y0.ndim != 1 or y0.shape[0] < 2 * (self.max_dof + 1):
                 raise ValueError(f"y0 must have shape (2 n_dof,) (positions, then velocities) or (2 n_dof + "
                                  f"n_internal,) with n_dof > {self.max_dof}, got {y0.shape}")
