@@ -15,8 +15,8 @@ The regimes form a hybrid system (:class:`~jaxfriction.AbstractHybridField`) sol
 :func:`~jaxfriction.simulate_hybrid`: a bounded loop of diffrax solves under ``jit``, ``vmap``
 and both modes of differentiation, whose event times carry their implicit-function
 derivatives (to mu, the forcing's amplitude and frequency, the initial state, earlier event
-times), exact to the solver tolerance as long as no event is grazing (``dg/dt = 0``); see
-:mod:`jaxfriction._exact.hybrid`.
+times), those of the exact hybrid flow as long as no event is grazing (``dg/dt = 0``), up to
+the solver's error in the sensitivities; see :mod:`jaxfriction._exact.hybrid`.
 """
 
 from __future__ import annotations

@@ -133,6 +133,9 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
             raise ValueError(f"saveat: SaveAt(ts=...) must lie in [t0, t1] = [{t0}, {t1}], got times from "
                              f"{ts.min():g} to {ts.max():g}")
     y0 = system.as_state(y0)
-    check_field_shape(system, y0)
-    ts, ys, status = solver.integrate(system, y0, t0, t1, dt, saveat, args)
+    try:
+        ts, ys, status = solver.integrate(system, y0, t0, t1, dt, saveat, args)
+    except (TypeError, ValueError):
+        check_field_shape(system, y0)  # a parameter of the wrong shape: say which, not where it broke
+        raise
     return Trajectory(ts=ts, ys=ys, system=system, status=status)

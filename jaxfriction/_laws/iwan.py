@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import Constraint, check_int, check_real, is_concrete, nonnegative, numeric_array, positive
+from .._checks import Constraint, check_int, check_real, nonnegative, numeric_array, positive
 from .dynamic import AbstractDynamicLaw
 
 
@@ -215,9 +214,7 @@ class SegalmanIwan(AbstractDynamicLaw):
         for name in ("F_S", "K_T", "chi", "beta"):  # before constraints() computes chi + 1
             if getattr(self, name) is None:
                 raise ValueError(f"{name} must be a real number, got None")
-            check_real(name, getattr(self, name))
-            if is_concrete(getattr(self, name)) and np.ndim(getattr(self, name)):
-                raise ValueError(f"{name} must be a scalar, got shape {np.shape(getattr(self, name))}")
+            check_real(name, getattr(self, name), scalar=True)
         _check_smoothing(self.smoothing)
 
     def constraints(self) -> tuple[Constraint, ...]:

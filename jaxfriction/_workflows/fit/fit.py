@@ -284,11 +284,9 @@ def fit(
     tpl, system, search, optimiser = _check_arguments(system, initial, data, search, optimizer, steps,
                                                       learning_rate, continuity_weight, velocity_weight, tol,
                                                       noise)
+    checked = (check_outputs(outputs), _check_constraints(constraints, constraint_weight), constraint_weight)
     problem, guess, parsed, data, weights = _build(system, tpl, initial, bounds, search, data, weights, dt,
-                                                   shooting_segments, velocity_weight, continuity_weight,
-                                                   check_outputs(outputs),
-                                                   _check_constraints(constraints, constraint_weight),
-                                                   constraint_weight)
+                                                   shooting_segments, velocity_weight, continuity_weight, *checked)
     if validation is not None:  # before the fit: another system's record is refused at once
         check_validation(system, validation, outputs=outputs, inputs={p for m in data for p in (m.inputs or ())})
     mode = _gradient_mode(gradient, optimiser.kind, problem.n_params + problem.state0.shape[0])
@@ -299,8 +297,7 @@ def fit(
     # 4. the global search, if any; 5. the local optimiser from its best point (or the guess)
     rebuild = None if dt is not None else (
         lambda step: _build(system, tpl, initial, bounds, search, data, weights, step, shooting_segments,
-                            velocity_weight, continuity_weight, check_outputs(outputs),
-                            _check_constraints(constraints, constraint_weight), constraint_weight)[0])
+                            velocity_weight, continuity_weight, *checked)[0])
     u, search_report, evaluations, problem = _global_phase(problem, parsed, search, devices, rebuild)
     u, history, taken, message, at_u = _local_phase(u, problem, optimiser, mode, tol, progress)
     evaluations += taken + 1
