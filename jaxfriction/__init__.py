@@ -14,6 +14,12 @@ loads its module (the physics core brings JAX and equinox; the workflows, ``swee
 ``sensitivity`` and the earthquake application, bring diffrax, optax, optimistix, xarray or
 tqdm). The library never switches JAX to 64-bit floats itself; turn JAX's x64 flag on in
 your script (tests, examples and scripts do) before comparing with published numbers.
+
+One process-wide setting is made on import, before JAX starts its backends: XLA's CPU option
+``xla_cpu_small_while_loop_byte_threshold`` is raised in ``XLA_FLAGS`` so that each
+time-stepping loop runs as one compiled kernel (5-10x faster fits and Jacobians on a CPU;
+see ``jaxfriction._xla_flags``). ``JAXFRICTION_XLA_LOOP_KERNELS=0`` keeps ``XLA_FLAGS`` as
+it is.
 """
 
 import importlib
@@ -24,6 +30,10 @@ try:  # one place for the version: pyproject.toml, as installed
     __version__ = importlib.metadata.version("jaxfriction")
 except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
     __version__ = "0+unknown"
+
+from ._xla_flags import enable_loop_kernels as _enable_loop_kernels
+
+_enable_loop_kernels()  # XLA's CPU loops as single kernels (see _xla_flags; JAXFRICTION_XLA_LOOP_KERNELS=0 opts out)
 
 if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers and the API docs
     from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real  # noqa: F401

@@ -6,6 +6,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -28,6 +29,32 @@ def test_sampled_linear_matches_numpy_interp_on_irregular_and_jittered_grids():
         got = np.asarray(jax.vmap(drive)(jnp.asarray(probe)))
         want = 2.5 * np.interp(probe, times, values) - 0.3  # held at the end values outside
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("grid", ["regular", "jittered", "irregular", "geometric"])
+def test_sampled_interval_is_the_binary_search_interval(grid):
+    # O(1) on a regular or jittered grid (the guess and its one-step correction), binary search
+    # otherwise: scalar times (as in a fixed-step loop) and batched ones (vmap) alike
+    rng = np.random.default_rng(5)
+    times = {"regular": 0.01 * np.arange(300), "jittered": 0.01 * np.arange(300) + 2e-3 * rng.uniform(-1, 1, 300),
+             "irregular": np.cumsum(rng.uniform(1e-3, 0.1, 300)), "geometric": np.geomspace(1e-3, 10.0, 300)}[grid]
+    drive = jf.Sampled(times, np.zeros_like(times))
+    assert drive.near_regular == (grid in ("regular", "jittered"))
+    probe = np.concatenate([rng.uniform(times[0] - 0.5, times[-1] + 0.5, 500), times, np.nextafter(times, -np.inf)])
+    want = np.clip(np.searchsorted(times, probe, side="right") - 1, 0, len(times) - 2)
+    scalar = jax.jit(lambda ts: jax.lax.map(lambda t: drive._interval(t)[0], ts))(jnp.asarray(probe))
+    np.testing.assert_array_equal(np.asarray(scalar), want)
+    np.testing.assert_array_equal(np.asarray(jax.vmap(lambda t: drive._interval(t)[0])(jnp.asarray(probe))), want)
+
+
+def test_sampled_times_replaced_by_an_irregular_grid_give_nan_not_a_wrong_value():
+    drive = jf.Sampled(np.linspace(0.0, 1.0, 101), np.arange(101.0))
+    stale = eqx.tree_at(lambda d: d.times, drive, np.geomspace(1e-3, 1.0, 101))  # bypasses the constructor
+    out = np.asarray(jax.vmap(stale)(jnp.linspace(0.0, 1.0, 50)))
+    good = np.isfinite(out)
+    assert 0 < good.sum() < out.size  # NaN (a non-finite run status) wherever the regular guess misses
+    want = np.interp(np.linspace(0.0, 1.0, 50), np.geomspace(1e-3, 1.0, 101), np.arange(101.0))
+    np.testing.assert_allclose(out[good], want[good], atol=1e-12)
 
 
 def test_sampled_zero_order_hold_and_channels():

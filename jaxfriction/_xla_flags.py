@@ -1,0 +1,87 @@
+"""XLA's CPU option that compiles each small time-stepping loop into one kernel.
+
+Since JAX 0.7, XLA's CPU backend runs a ``while`` loop (``lax.scan``, ``fori_loop``) as a
+sequence of small kernels ("thunks") per iteration. A loop body of more than 8 thunks that
+touches any buffer above 512 bytes (a saved trajectory, a sampled input, a batch of lanes) is
+handed to a concurrent executor whose scheduling costs microseconds per iteration, far more
+than the arithmetic of one RK4 step of a small friction system. XLA's
+``xla_cpu_small_while_loop_byte_threshold`` compiles a loop whose buffers sum to less than
+the threshold into a single kernel instead (1 kB by default).
+
+What this gains on a fit's forward runs and Jacobians is measured by
+``scripts/bench_loop_kernels.py`` and recorded in ``docs/performance.md``; results are equal
+to rounding.
+
+:func:`enable_loop_kernels` raises the threshold to :data:`LOOP_KERNEL_BYTES` in
+``XLA_FLAGS`` when ``import jaxfriction`` runs before JAX has started its backends (the
+usual case: importing JAX or setting ``jax_enable_x64`` starts nothing). It leaves the
+variable alone where the user set the option already, and where
+``JAXFRICTION_XLA_LOOP_KERNELS=0`` is set in the environment. The option changes only how
+XLA's CPU backend runs loops (GPUs are untouched) and applies to the whole process, so any
+other JAX code in it gets the same loop kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: The threshold set (bytes): 10 MB, the smallest tried at which 12 vmapped shooting segments
+#: of the EMPS record (a fit's multiple-shooting loop) leave the slow path.
+LOOP_KERNEL_BYTES = 10_000_000
+OPTION = "xla_cpu_small_while_loop_byte_threshold"
+#: Set this environment variable to ``0`` to keep ``XLA_FLAGS`` as it is.
+OPT_OUT = "JAXFRICTION_XLA_LOOP_KERNELS"
+
+
+def _backends_started() -> bool:
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import xla_bridge
+    except ImportError:  # a JAX without the private module: assume the worst
+        return True
+    started = getattr(xla_bridge, "backends_are_initialized", None)
+    return True if started is None else bool(started())
+
+
+def with_loop_kernels(flags: str, threshold: int = LOOP_KERNEL_BYTES) -> str:
+    """``flags`` (an ``XLA_FLAGS`` value) with the loop-kernel threshold added.
+
+    An existing ``--xla_backend_extra_options=...`` gets the option appended to its
+    comma-separated list; otherwise the flag is added. A value that names the option
+    already is returned unchanged.
+
+    Args:
+        flags: the current ``XLA_FLAGS`` (possibly empty).
+        threshold: bytes.
+
+    Returns:
+        The new ``XLA_FLAGS`` value.
+    """
+    if OPTION in flags:
+        return flags
+    entry = f"{OPTION}={int(threshold)}"
+    words = flags.split()
+    for i, word in enumerate(words):
+        if word.startswith("--xla_backend_extra_options="):
+            words[i] = f"{word},{entry}" if not word.endswith("=") else f"{word}{entry}"
+            return " ".join(words)
+    return " ".join(words + [f"--xla_backend_extra_options={entry}"])
+
+
+def enable_loop_kernels() -> bool:
+    """Raise XLA's small-loop threshold in ``XLA_FLAGS`` (see the module docstring).
+
+    Returns:
+        True when the option is in ``XLA_FLAGS`` for the backends JAX will start (set
+        here or by the user), False when it is not (opted out, or JAX's backends had
+        started before ``jaxfriction`` was imported, so that the variable is read no more).
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if OPTION in flags:
+        return True
+    if os.environ.get(OPT_OUT, "1").strip() == "0" or _backends_started():
+        return False
+    os.environ["XLA_FLAGS"] = with_loop_kernels(flags)
+    return True

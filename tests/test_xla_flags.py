@@ -1,0 +1,41 @@
+"""The XLA option that ``import jaxfriction`` sets (``jaxfriction._xla_flags``)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jaxfriction._xla_flags import LOOP_KERNEL_BYTES, OPT_OUT, OPTION, with_loop_kernels
+
+ENTRY = f"{OPTION}={LOOP_KERNEL_BYTES}"
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ("", f"--xla_backend_extra_options={ENTRY}"),
+    ("--xla_force_host_platform_device_count=2",
+     f"--xla_force_host_platform_device_count=2 --xla_backend_extra_options={ENTRY}"),
+    ("--xla_backend_extra_options=xla_cpu_enable_fast_math=false",
+     f"--xla_backend_extra_options=xla_cpu_enable_fast_math=false,{ENTRY}"),
+    (f"--xla_backend_extra_options={OPTION}=0", f"--xla_backend_extra_options={OPTION}=0"),  # the user's own
+])
+def test_flag_is_merged_into_existing_flags(flags, expected):
+    assert with_loop_kernels(flags) == expected
+
+
+def _flags_after_import(code: str, **env) -> str:
+    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", OPT_OUT)} | env
+    out = subprocess.run([sys.executable, "-c", code + "\nimport os; print(repr(os.environ.get('XLA_FLAGS')))"],
+                         env=environ, capture_output=True, text=True, check=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_import_sets_the_option_before_jax_starts():
+    code = "import jax\njax.config.update('jax_enable_x64', True)\nimport jaxfriction\nimport jax.numpy as jnp; jnp.ones(2)"
+    assert ENTRY in _flags_after_import(code)
+
+
+def test_opt_out_and_started_backends_leave_xla_flags_alone():
+    assert _flags_after_import("import jaxfriction", **{OPT_OUT: "0"}) == "None"
+    # JAX's backends already started: the variable is read no more, so it is not touched
+    assert _flags_after_import("import jax.numpy as jnp\njnp.ones(1)\nimport jaxfriction") == "None"
