@@ -15,11 +15,10 @@ loads its module (the physics core brings JAX and equinox; the workflows, ``swee
 tqdm). The library never switches JAX to 64-bit floats itself; turn JAX's x64 flag on in
 your script (tests, examples and scripts do) before comparing with published numbers.
 
-One process-wide setting is made on import, before JAX starts its backends: XLA's CPU option
-``xla_cpu_small_while_loop_byte_threshold`` is raised in ``XLA_FLAGS`` so that each
-time-stepping loop runs as one compiled kernel (5-10x faster fits and Jacobians on a CPU;
-see ``jaxfriction._xla_flags``). ``JAXFRICTION_XLA_LOOP_KERNELS=0`` keeps ``XLA_FLAGS`` as
-it is.
+With ``JAXFRICTION_XLA_LOOP_KERNELS=1`` in the environment, the import raises XLA's CPU option
+``xla_cpu_small_while_loop_byte_threshold`` in ``XLA_FLAGS`` (before JAX starts its
+backends) so that each time-stepping loop runs as one compiled kernel: much faster fits and
+Jacobians on a CPU, last-bit differences in results (see ``jaxfriction._xla_flags``).
 """
 
 import importlib
@@ -33,7 +32,7 @@ except importlib.metadata.PackageNotFoundError:  # a source tree that was never 
 
 from ._xla_flags import enable_loop_kernels as _enable_loop_kernels
 
-_enable_loop_kernels()  # XLA's CPU loops as single kernels (see _xla_flags; JAXFRICTION_XLA_LOOP_KERNELS=0 opts out)
+_enable_loop_kernels()  # with JAXFRICTION_XLA_LOOP_KERNELS=1: XLA's CPU loops as single kernels (see _xla_flags)
 
 if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers and the API docs
     from ._checks import Constraint, at_most, constraints_hold, nonnegative, positive, real  # noqa: F401

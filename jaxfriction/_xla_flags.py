@@ -13,12 +13,18 @@ What this gains on a fit's forward runs and Jacobians is measured by
 to rounding.
 
 :func:`enable_loop_kernels` raises the threshold to :data:`LOOP_KERNEL_BYTES` in
-``XLA_FLAGS`` when ``import jaxfriction`` runs before JAX has started its backends (the
-usual case: importing JAX or setting ``jax_enable_x64`` starts nothing). It leaves the
-variable alone where the user set the option already, and where
-``JAXFRICTION_XLA_LOOP_KERNELS=0`` is set in the environment. The option changes only how
-XLA's CPU backend runs loops (GPUs are untouched) and applies to the whole process, so any
-other JAX code in it gets the same loop kernels.
+``XLA_FLAGS`` when ``JAXFRICTION_XLA_LOOP_KERNELS=1`` is set in the environment and
+``import jaxfriction`` runs before JAX has started its backends (the usual case: importing
+JAX or setting ``jax_enable_x64`` starts nothing). It leaves the variable alone where the user
+set the option already. The option changes only how XLA's CPU backend compiles loops (GPUs are
+untouched) and applies to the whole process, so any other JAX code in it gets the same loop
+kernels.
+
+It is opt-in, not the default, because the single kernel rounds differently: with it, two
+checks of the test suite fail (measured 2026-11-27, jax 0.10.2). A sweep's results change in
+the last bit with the chunk size (the suite holds them bitwise equal), and the Westermo-Udwadia
+solver reports a failed step on the rigid floor block of paper 003 (its velocities still match
+the closed form to 1e-11). Until both are understood, a user who wants the speed opts in.
 """
 
 from __future__ import annotations
@@ -30,8 +36,8 @@ import sys
 #: of the EMPS record (a fit's multiple-shooting loop) leave the slow path.
 LOOP_KERNEL_BYTES = 10_000_000
 OPTION = "xla_cpu_small_while_loop_byte_threshold"
-#: Set this environment variable to ``0`` to keep ``XLA_FLAGS`` as it is.
-OPT_OUT = "JAXFRICTION_XLA_LOOP_KERNELS"
+#: Set this environment variable to ``1`` to have ``import jaxfriction`` set the option.
+OPT_IN = "JAXFRICTION_XLA_LOOP_KERNELS"
 
 
 def _backends_started() -> bool:
@@ -75,13 +81,14 @@ def enable_loop_kernels() -> bool:
 
     Returns:
         True when the option is in ``XLA_FLAGS`` for the backends JAX will start (set
-        here or by the user), False when it is not (opted out, or JAX's backends had
-        started before ``jaxfriction`` was imported, so that the variable is read no more).
+        here or by the user), False when it is not (not asked for with
+        ``JAXFRICTION_XLA_LOOP_KERNELS=1``, or JAX's backends had started before
+        ``jaxfriction`` was imported, so that the variable is read no more).
     """
     flags = os.environ.get("XLA_FLAGS", "")
     if OPTION in flags:
         return True
-    if os.environ.get(OPT_OUT, "1").strip() == "0" or _backends_started():
+    if os.environ.get(OPT_IN, "0").strip() != "1" or _backends_started():
         return False
     os.environ["XLA_FLAGS"] = with_loop_kernels(flags)
     return True

@@ -31,7 +31,8 @@ order of the models' validation position RMS, with AIC beside it (the issue's ta
 had ranked first the model that predicts worst).
 
 Run from the repository root: ``python scripts/bench_emps.py [--models cv,cv12,...]
-[--candidates 64 --refine 4 --steps 20] [--compare]``.
+[--candidates 64 --refine 4 --steps 20] [--compare]``; prefix ``JAXFRICTION_XLA_LOOP_KERNELS=1``
+for XLA's loop kernels (``jaxfriction._xla_flags``).
 """
 
 from __future__ import annotations

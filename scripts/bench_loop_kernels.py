@@ -1,8 +1,8 @@
 """What XLA's loop kernels and ``Sampled``'s O(1) lookup do to one fit evaluation on the EMPS record.
 
 One process per XLA setting (``XLA_FLAGS`` is read once per process): with the option that
-``import jaxfriction`` sets (``jaxfriction._xla_flags``) and with ``JAXFRICTION_XLA_LOOP_KERNELS=0``
-(XLA's default). In each, the forward run and the forward-mode Jacobian of the Coulomb +
+``import jaxfriction`` sets under ``JAXFRICTION_XLA_LOOP_KERNELS=1`` (``jaxfriction._xla_flags``)
+and without it (XLA's default). In each, the forward run and the forward-mode Jacobian of the Coulomb +
 viscous EMPS model (24,840 RK4 steps at 1 ms, driven by the measured ``vir``; one segment and
 12 vmapped segments) and of the LuGre model (12 segments), with the sampled input's interval
 found in O(1) and by binary search. Median of 5 warm calls, in ms; the first call (compile)

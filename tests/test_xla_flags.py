@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from jaxfriction._xla_flags import LOOP_KERNEL_BYTES, OPT_OUT, OPTION, with_loop_kernels
+from jaxfriction._xla_flags import LOOP_KERNEL_BYTES, OPT_IN, OPTION, with_loop_kernels
 
 ENTRY = f"{OPTION}={LOOP_KERNEL_BYTES}"
 
@@ -24,18 +24,18 @@ def test_flag_is_merged_into_existing_flags(flags, expected):
 
 
 def _flags_after_import(code: str, **env) -> str:
-    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", OPT_OUT)} | env
+    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", OPT_IN)} | env
     out = subprocess.run([sys.executable, "-c", code + "\nimport os; print(repr(os.environ.get('XLA_FLAGS')))"],
                          env=environ, capture_output=True, text=True, check=True)
     return out.stdout.strip().splitlines()[-1]
 
 
-def test_import_sets_the_option_before_jax_starts():
+def test_opt_in_sets_the_option_before_jax_starts():
     code = "import jax\njax.config.update('jax_enable_x64', True)\nimport jaxfriction\nimport jax.numpy as jnp; jnp.ones(2)"
-    assert ENTRY in _flags_after_import(code)
+    assert ENTRY in _flags_after_import(code, **{OPT_IN: "1"})
 
 
-def test_opt_out_and_started_backends_leave_xla_flags_alone():
-    assert _flags_after_import("import jaxfriction", **{OPT_OUT: "0"}) == "None"
+def test_default_and_started_backends_leave_xla_flags_alone():
+    assert _flags_after_import("import jaxfriction") == "None"  # opt-in only
     # JAX's backends already started: the variable is read no more, so it is not touched
-    assert _flags_after_import("import jax.numpy as jnp\njnp.ones(1)\nimport jaxfriction") == "None"
+    assert _flags_after_import("import jax.numpy as jnp\njnp.ones(1)\nimport jaxfriction", **{OPT_IN: "1"}) == "None"

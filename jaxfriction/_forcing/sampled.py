@@ -134,8 +134,8 @@ class Sampled(AbstractDrive):
 
         On a regular or jittered grid (:attr:`near_regular`) the index a regular grid would
         have, ``floor((t - times[0]) (n - 1) / (times[-1] - times[0]))``, moved by one where
-        ``t`` lies in a neighbouring interval: O(1), the binary search's index, 3-4x faster
-        in a fixed-step loop (``docs/performance.md``). ``brackets`` is False only where
+        ``t`` lies in a neighbouring interval: O(1), and the binary search's index
+        (``scripts/bench_loop_kernels.py`` measures the gain). ``brackets`` is False only where
         ``times`` were replaced after construction by an irregular grid (``tree_at``; use
         :func:`with_inputs`), and the signal is then NaN, which a run flags as non-finite.
         Otherwise a binary search (``brackets`` always True)."""
