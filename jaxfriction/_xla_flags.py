@@ -9,8 +9,7 @@ than the arithmetic of one RK4 step of a small friction system. XLA's
 the threshold into a single kernel instead (1 kB by default).
 
 What this gains on a fit's forward runs and Jacobians is measured by
-``scripts/bench_loop_kernels.py`` and recorded in ``docs/performance.md``; results are equal
-to rounding.
+``scripts/bench_loop_kernels.py`` and recorded in ``docs/performance.md``.
 
 :func:`enable_loop_kernels` raises the threshold to :data:`LOOP_KERNEL_BYTES` in
 ``XLA_FLAGS`` when ``JAXFRICTION_XLA_LOOP_KERNELS=1`` is set in the environment and
@@ -21,7 +20,7 @@ untouched) and applies to the whole process, so any other JAX code in it gets th
 kernels.
 
 It is opt-in, not the default, because the single kernel rounds differently: with it, two
-checks of the test suite fail (measured 2026-11-27, jax 0.10.2). A sweep's results change in
+checks of the test suite fail (jax 0.10.2; ``docs/performance.md``). A sweep's results change in
 the last bit with the chunk size (the suite holds them bitwise equal), and the Westermo-Udwadia
 solver reports a failed step on the rigid floor block of paper 003 (its velocities still match
 the closed form to 1e-11). Until both are understood, a user who wants the speed opts in.
