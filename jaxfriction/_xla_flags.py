@@ -14,7 +14,7 @@ What this gains on a fit's forward runs and Jacobians is measured by
 :func:`enable_loop_kernels` raises the threshold to :data:`LOOP_KERNEL_BYTES` in
 ``XLA_FLAGS`` when ``JAXFRICTION_XLA_LOOP_KERNELS=1`` is set in the environment and
 ``import jaxfriction`` runs before JAX has started its backends (the usual case: importing
-JAX or setting ``jax_enable_x64`` starts nothing). It leaves the variable alone where the user
+JAX or switching its 64-bit mode starts nothing). It leaves the variable alone where the user
 set the option already. The option changes only how XLA's CPU backend compiles loops (GPUs are
 untouched) and applies to the whole process, so any other JAX code in it gets the same loop
 kernels.

@@ -5,8 +5,8 @@ One process per XLA setting (``XLA_FLAGS`` is read once per process): with the o
 and without it (XLA's default). In each, the forward run and the forward-mode Jacobian of the Coulomb +
 viscous EMPS model (24,840 RK4 steps at 1 ms, driven by the measured ``vir``; one segment and
 12 vmapped segments) and of the LuGre model (12 segments), with the sampled input's interval
-found in O(1) and by binary search. Median of 5 warm calls, in ms; the first call (compile)
-apart. Needs ``../shared/data/emps``.
+found in O(1) and by binary search. Median of 5 warm calls, in ms; the compile time (the
+first call less the median, ``timing.timed``) apart. Needs ``../shared/data/emps``.
 
 Run from the repository root: ``python scripts/bench_loop_kernels.py``.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
+
+from timing import timed
 
 
 def measure() -> dict:
@@ -56,15 +56,8 @@ def measure() -> dict:
 
             for kind, fn in (("forward", eqx.filter_jit(run)), ("Jacobian", eqx.filter_jit(jax.jacfwd(run)))):
                 theta = jnp.asarray(p)
-                start = time.perf_counter()
-                fn(theta).block_until_ready()
-                first = time.perf_counter() - start
-                runs = []
-                for _ in range(5):
-                    start = time.perf_counter()
-                    fn(theta).block_until_ready()
-                    runs.append(time.perf_counter() - start)
-                out[f"{name}, {segments} segment(s), {kind}, {lookup}"] = (1e3 * statistics.median(runs), first)
+                _, compile_s, seconds = timed(lambda fn=fn, theta=theta: fn(theta).block_until_ready(), 5)
+                out[f"{name}, {segments} segment(s), {kind}, {lookup}"] = (1e3 * seconds, compile_s)
     return out
 
 
@@ -79,7 +72,7 @@ def main():
                               check=True)
         results[label] = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"load average {os.getloadavg()}, cores {os.cpu_count()}")
-    print(f"| evaluation | {' | '.join(results)} (ms, median of 5; first call s) |")
+    print(f"| evaluation | {' | '.join(results)} (ms, median of 5; compile s) |")
     print("|---|" + "---|" * len(results))
     for key in results["loop kernels"]:
         cells = [f"{results[label][key][0]:.1f} ({results[label][key][1]:.1f} s)" for label in results]
