@@ -61,6 +61,9 @@ def parse_args(argv=None):
     parser.add_argument("--workloads", nargs="+", default=["A", "B"], choices=["A", "B"],
                         help="A: the oscillator, B: the chain (its kernel compiles for minutes on a GPU)")
     parser.add_argument("--chain-batch", type=int, default=65536)
+    parser.add_argument("--chain-ns", type=int, nargs="+", default=[32], help="chain lengths of workload B")
+    parser.add_argument("--chain-paths", nargs="+", default=["fused", "vmap"], choices=["fused", "vmap"],
+                        help="paths of workload B (the fused kernel refuses steps over 1,000 operations)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="float64 vector peak of the GPU")
     parser.add_argument("--quick", action="store_true", help="1024 lanes, 1 cycle, 1 run: a smoke test")
     parser.add_argument("--json", default="bench_gpu.json")
@@ -135,25 +138,27 @@ def oscillator_cells(args, dtype, grad, kernel_of, rates):
 
 
 def chain_cells(args, dtype, kernel_of):
-    tpl = jf.template("chain", n=32)
-    cycles = 1 if args.quick else tpl.cycles
-    loads = np.linspace(0.05, 0.5, args.chain_batch)
-    path_name = next(iter(tpl.grid))
     cells = []
-    for path in ("fused", "vmap"):
-        def call(path=path):
-            chunk = min(args.chunk, loads.size)
-            return jf.sweep(tpl, {path_name: loads}, cycles=cycles, kernel=kernel_of(path), progress=False,
-                            chunk_size=chunk if path == "fused" else vmap_chunk(tpl, chunk))
+    for n in args.chain_ns:
+        tpl = jf.template("chain", n=n)
+        cycles = 1 if args.quick else tpl.cycles
+        loads = np.linspace(0.05, 0.5, args.chain_batch)
+        path_name = next(iter(tpl.grid))
+        for path in args.chain_paths:
+            def call(path=path, tpl=tpl, cycles=cycles, loads=loads):
+                chunk = min(args.chunk, loads.size)
+                return jf.sweep(tpl, {path_name: loads}, cycles=cycles, kernel=kernel_of(path), progress=False,
+                                chunk_size=chunk if path == "fused" else vmap_chunk(tpl, chunk))
 
-        ds, compile_s, seconds = timed(call, args.runs)
-        steps = ds.attrs["steps_per_lane"]
-        rate = loads.size * steps / seconds
-        cells.append(Cell(workload="B", dtype=dtype, gradient=False, batch=loads.size, path=path, cycles=cycles,
-                          steps=steps, seconds=seconds, compile_seconds=compile_s, rate=rate,
-                          kernel=ds.attrs["kernel"], flagged=ds.attrs["flagged"]))
-        print(f"B {dtype} chain n=32 B={loads.size:,d} {path:5s} {rate / 1e9:9.3f} G steps/s "
-              f"({rate * 32 / 1e9:.2f} G block-steps/s, compile {compile_s:.1f} s)", flush=True)
+            ds, compile_s, seconds = timed(call, args.runs)
+            steps = ds.attrs["steps_per_lane"]
+            rate = loads.size * steps / seconds
+            cells.append(Cell(workload="B", n=n, dtype=dtype, gradient=False, batch=loads.size, path=path,
+                              cycles=cycles, steps=steps, seconds=seconds, compile_seconds=compile_s, rate=rate,
+                              kernel=ds.attrs["kernel"], flagged=ds.attrs["flagged"]))
+            print(f"B {dtype} chain n={n} B={loads.size:,d} {path:5s} {rate / 1e9:9.4f} G steps/s "
+                  f"({rate * n / 1e9:.3f} G block-steps/s, compile {compile_s:.1f} s, {ds.attrs['kernel']})",
+                  flush=True)
     return cells
 
 
@@ -196,8 +201,9 @@ def main(argv=None):
     peak = peak_of(name, args.peak_tflops)
     rows = [("| workload | dtype | batch | fused (G steps/s) | vmap of scan (G steps/s) | fused / vmap | "
              "fused: fraction of fp64 peak | cycles | agreement |"), "|" + "---|" * 9]
-    for fused, vmap in zip(cells[0::2], cells[1::2]):
-        what = "chain n=32" if fused.workload == "B" else ("dD/dmu" if fused.gradient else "D")
+    oscillator = [c for c in cells if c.workload == "A"]
+    for fused, vmap in zip(oscillator[0::2], oscillator[1::2]):
+        what = "dD/dmu" if fused.gradient else "D"
         fraction = ""
         if fused.workload == "A" and fused.dtype == "float64" and peak:
             fraction = f"{flops[(fused.dtype, fused.gradient)][0] * fused.rate / peak:.1%}"
@@ -210,8 +216,14 @@ def main(argv=None):
               + ", ".join(f"{d} {'dD/dmu' if g else 'D'}: {f[0]}" for (d, g), f in flops.items())
               + (f"; fp64 peak {peak / 1e12:.1f} TFLOP/s" if peak else "; fp64 peak unknown (--peak-tflops)"))
     table = header + "\n\n" + "\n".join(rows)
-    largest = [(f, v) for f, v in zip(cells[0::2], cells[1::2])
-               if f.workload == "A" and f.dtype == "float64" and not f.gradient]
+    chain = [c for c in cells if c.workload == "B"]
+    if chain:
+        table += ("\n\n| chain n | dtype | batch | path | G steps/s | G block-steps/s | compile (s) | kernel |\n"
+                  + "|" + "---|" * 8 + "\n"
+                  + "\n".join(f"| {c.n} | {c.dtype} | {c.batch:,d} | {c.path} | {c.rate / 1e9:.4f} | "
+                              f"{c.rate * c.n / 1e9:.3f} | {c.compile_seconds:.1f} | {c.kernel} |" for c in chain))
+    largest = [(f, v) for f, v in zip(oscillator[0::2], oscillator[1::2])
+               if f.dtype == "float64" and not f.gradient]
     if largest:  # the targets for one H100, at the largest batch of the float64 default workload
         f, v = max(largest, key=lambda fv: fv[0].batch)
         table += (f"\n\ntargets at B = {f.batch:,d}, float64, D: {f.rate:.3g} steps/s against 2e10 "
