@@ -19,11 +19,15 @@ set the option already. The option changes only how XLA's CPU backend compiles l
 untouched) and applies to the whole process, so any other JAX code in it gets the same loop
 kernels.
 
-It is opt-in, not the default, because the single kernel rounds differently: with it, two
-checks of the test suite fail (jax 0.10.2; ``docs/performance.md``). A sweep's results change in
-the last bit with the chunk size (the suite holds them bitwise equal), and the Westermo-Udwadia
-solver reports a failed step on the rigid floor block of paper 003 (its velocities still match
-the closed form to 1e-11). Until both are understood, a user who wants the speed opts in.
+It is opt-in, not the default, for two reasons. It applies to the whole process: a user's own
+JAX code gets single-kernel loops too, where a large operation inside a loop body loses XLA's
+intra-operation threads. And the single kernel rounds differently: XLA contracts a
+multiply-add into one fused instruction in some copies of a value and not in others, so a
+sweep's results change in the last bit with its chunk size (the suite holds them bitwise equal;
+jax 0.10.2, ``docs/performance.md``). The same contraction made the Westermo-Udwadia solver
+compare a time with a copy of itself rounded differently and flag a finished step as failed;
+that solver now keeps a flag instead (fixed on 2026-11-27), so only the last-bit difference
+remains.
 """
 
 from __future__ import annotations

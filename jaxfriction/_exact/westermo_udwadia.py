@@ -111,9 +111,9 @@ def westermo_udwadia_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k:
     def flow(sigma, tau, y, s) -> Array:
         return rk4_step(eqx.tree_at(lambda sys: sys.law, system, _PhaseForce(sigma, mu_k)).vector_field, tau, y, s)
 
-    def phase(_, carry) -> tuple[Array, Array]:
-        tau, y = carry
-        r = jnp.maximum(t_end - tau, 0.0)
+    def phase(_, carry) -> tuple[Array, Array, Array]:
+        tau, y, done = carry
+        r = jnp.where(done, 0.0, jnp.maximum(t_end - tau, 0.0))
         slip = system.slip_velocity(tau, y)
         f_eq = system.f_eq(tau, y)
         stuck = slip == 0
@@ -136,10 +136,12 @@ def westermo_udwadia_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k:
         snap = ends & (sigma != 0)
         m, vs = system.mass, system.surface_velocity(tau + s)
         z = jnp.where(snap, z.at[1].add(-d).at[-3].add(0.5 * m * d * d).at[-1].add(-m * d * vs), z)
-        return jnp.where(r > 0, tau + s, tau), jnp.where(r > 0, z, y)
+        # the step is done once a phase runs to its end: a flag, not a comparison of tau with
+        # t_end, which XLA may compute twice with different rounding (a contracted t + h)
+        return jnp.where(r > 0, tau + s, tau), jnp.where(r > 0, z, y), done | ~ends
 
-    tau, y_new = jax.lax.fori_loop(0, max_transitions, phase, (t, y))
-    return y_new, tau >= t_end
+    _, y_new, done = jax.lax.fori_loop(0, max_transitions, phase, (t, y, jnp.zeros((), bool)))
+    return y_new, done
 
 
 class WestermoUdwadia(AbstractSolver):
