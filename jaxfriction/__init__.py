@@ -71,7 +71,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._paths import get_parameter, parameter_paths, scalar_parameter_paths, set_parameters  # noqa: F401
     from ._reference import belt_limit_cycle, den_hartog_response, unforced_rest_position  # noqa: F401
     from ._systems import (  # noqa: F401
-        AbstractContactSystem, AbstractFrictionSystem, BlockOnShakingFloor, BurridgeKnopoffChain,
+        AbstractContactSystem, AbstractFrictionSystem, AdaptiveSolve, BlockOnShakingFloor, BurridgeKnopoffChain,
         GriffinSpringBlock, LeineSwitchDisc, Oscillator, PrescribedSlip, Rates, SpringSlider, TwoBlocksOnBelt,
         coupled_force_balance, disc_on_driving_disc, jointed_oscillator,
     )
@@ -155,7 +155,7 @@ _EXPORTS = {
     "._paths": ("get_parameter", "parameter_paths", "scalar_parameter_paths", "set_parameters"),
     "._reference": ("belt_limit_cycle", "den_hartog_response", "unforced_rest_position"),
     "._systems": (
-        "AbstractContactSystem", "AbstractFrictionSystem", "BlockOnShakingFloor", "BurridgeKnopoffChain",
+        "AbstractContactSystem", "AbstractFrictionSystem", "AdaptiveSolve", "BlockOnShakingFloor", "BurridgeKnopoffChain",
         "GriffinSpringBlock", "LeineSwitchDisc", "Oscillator", "PrescribedSlip", "Rates", "SpringSlider",
         "TwoBlocksOnBelt",
         "coupled_force_balance", "disc_on_driving_disc", "jointed_oscillator",

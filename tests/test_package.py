@@ -1,5 +1,7 @@
 """The package's architecture: a lazy import, a core that never imports the workflows, one flat namespace."""
 
+import ast
+import graphlib
 import re
 import subprocess
 import sys
@@ -69,3 +71,66 @@ def test_the_version_is_the_one_of_pyproject():
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     assert jf.__version__ == pyproject["project"]["version"]
+
+
+# --- folders import each other in one direction only ------------------------------------------
+# A room is a top-level module or folder of the package, or a sub-folder of ``_workflows``
+# (``_workflows/sweep``). Every import of a module of the package counts, a function-local one
+# too (it hides a circle from Python, not from the reader). ``__init__.py`` files (lazy
+# re-exports) and the command line, which sits on top of all, are left out.
+
+
+def room(parts: tuple[str, ...]) -> str:
+    if len(parts) >= 3 and (PACKAGE / parts[0] / parts[1]).is_dir():
+        return "/".join(parts[:2])
+    return parts[0]
+
+
+def targets(module: tuple[str, ...], node) -> list[tuple[str, ...]]:
+    """Package-relative parts of the modules an import names (its longest existing prefix)."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = list(module[: len(module) - node.level])
+        elif node.module and node.module.split(".")[0] == "jaxfriction":
+            base = []
+        else:
+            return []
+        stem = base + (node.module.split(".")[0 if node.level else 1:] if node.module else [])
+        names = [stem + [a.name] for a in node.names]
+    else:
+        names = [a.name.split(".")[1:] for a in node.names if a.name.split(".")[0] == "jaxfriction"]
+    found = []
+    for n in names:
+        for k in range(len(n), 0, -1):
+            p = PACKAGE.joinpath(*n[:k])
+            if p.with_suffix(".py").exists() or p.is_dir():
+                found.append(tuple(n[:k]))
+                break
+    return found
+
+
+def room_graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for f in PACKAGE.rglob("*.py"):
+        rel = f.relative_to(PACKAGE).with_suffix("").parts
+        if rel[-1] == "__init__" or rel[0] in ("_cli", "cli"):
+            continue
+        here = room(rel)
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for t in targets(rel[:-1] + ("_",), node):
+                    if room(t) not in (here, "__init__"):
+                        edges.setdefault(here, set()).add(room(t))
+    return edges
+
+
+def test_no_folder_level_import_circles():
+    edges = room_graph()
+    assert edges["_workflows/sweep"] >= {"_integrate", "_systems"}  # the graph is read at all
+    try:
+        order = list(graphlib.TopologicalSorter(edges).static_order())
+    except graphlib.CycleError as e:
+        raise AssertionError(f"import circle between folders: {' -> '.join(e.args[1])}") from None
+    # the physics core stacks laws -> systems -> integrators -> exact solvers -> workflows
+    assert order.index("_laws") < order.index("_systems") < order.index("_integrate") < order.index("_exact")
+    assert order.index("_exact") < order.index("_workflows/sweep") < order.index("_workflows/fit")

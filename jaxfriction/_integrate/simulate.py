@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from .._checks import check_field_shape, check_time_span, is_concrete
-from .._systems.base import AbstractFrictionSystem
+from .._systems.base import AbstractFrictionSystem, AdaptiveSolve
 from .resolution import check_step_resolution
 from .saveat import SaveAt
 from .solvers import RK4, AbstractSolver, Diffrax
@@ -17,7 +17,9 @@ _UNSET = object()
 
 
 def as_solver(solver) -> AbstractSolver:
-    """The solver object for ``solver``: None -> :class:`RK4`, a diffrax solver -> :class:`Diffrax`.
+    """The solver object for ``solver``: None -> :class:`RK4`, a diffrax solver -> :class:`Diffrax`,
+    an :class:`~jaxfriction.AdaptiveSolve` (a system's ``default_solver()``) -> the
+    :class:`Diffrax` it names.
 
     Raises:
         ValueError: for anything else.
@@ -26,21 +28,15 @@ def as_solver(solver) -> AbstractSolver:
         return RK4()
     if isinstance(solver, AbstractSolver):
         return solver
+    if isinstance(solver, AdaptiveSolve):
+        import diffrax
+
+        return Diffrax(getattr(diffrax, solver.method)(), rtol=solver.rtol, atol=solver.atol)
     diffrax = sys.modules.get("diffrax")  # a diffrax solver means diffrax is imported already
     if diffrax is not None and isinstance(solver, diffrax.AbstractSolver):
         return Diffrax(solver)
     raise ValueError(f"solver must be a jaxfriction solver (RK4(), Diffrax(...), MoreauJean(), EventDriven()) "
                      f"or a diffrax solver, got {solver!r}")
-
-
-def _fixed_step(solver) -> bool:
-    """True for solvers that step with ``dt`` (not adaptive diffrax solvers, not event-driven)."""
-    from .._exact.solver import EventDriven
-    from .diffrax_solvers import is_adaptive
-
-    if isinstance(solver, EventDriven):
-        return False
-    return not (isinstance(solver, Diffrax) and is_adaptive(solver.solver))
 
 
 def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *, solver=None,
@@ -117,15 +113,15 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
     saveat = SaveAt() if saveat is None else saveat
     if not isinstance(saveat, SaveAt):
         raise ValueError(f"saveat must be a jaxfriction.SaveAt, got {saveat!r}")
-    if solver is None and dt is None and hasattr(system, "default_solver"):
-        solver = system.default_solver()  # a system that states its own (QuasiStaticSlider: adaptive)
+    if solver is None and dt is None:
+        solver = system.default_solver()  # None (RK4), or the system's own (QuasiStaticSlider: adaptive)
     solver = as_solver(solver)
     check_time_span(t0, t1, dt)
-    if _fixed_step(solver) and getattr(system, "reset_times", tuple)():
+    if solver.steps_with_dt() and getattr(system, "reset_times", tuple)():
         from .diffrax_solvers import jumps_need_adaptive
 
         raise ValueError(jumps_need_adaptive(system, type(getattr(solver, "solver", solver)).__name__))
-    if _fixed_step(solver):
+    if solver.steps_with_dt():
         check_step_resolution(system, dt, span=float(t1) - float(t0) if is_concrete((t0, t1)) else None)
     if saveat.ts is not None and is_concrete(saveat.ts) and is_concrete((t0, t1)):
         ts = np.asarray(saveat.ts, dtype=float)

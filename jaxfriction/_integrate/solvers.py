@@ -48,6 +48,12 @@ class AbstractSolver(eqx.Module):
                 :mod:`jaxfriction._integrate.status`.
         """
 
+    def steps_with_dt(self) -> bool:
+        """True for a solver that steps with ``dt`` on a fixed grid (RK4, a diffrax solver without
+        an error estimate, MoreauJean); False where it chooses its own steps (an adaptive diffrax
+        solver, an event-driven solver): ``dt`` is then at most a first step."""
+        return True
+
 
 def fixed_step_grid(t0: float, t1: float, dt: float, saveat: SaveAt,
                     rounding: str = "ceil") -> tuple[int, int, float]:
@@ -309,6 +315,11 @@ class Diffrax(AbstractSolver):
                 raise ValueError(f"stepsize_controller needs an adaptive solver; {type(self.solver).__name__} "
                                  f"has no error estimate and steps through the step-aligned grid of dt")
         check_int("max_steps", self.max_steps, minimum=1)
+
+    def steps_with_dt(self) -> bool:
+        from .diffrax_solvers import is_adaptive
+
+        return not is_adaptive(self.solver)
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         import diffrax

@@ -11,9 +11,6 @@ from jax import Array
 
 from .._checks import without_tangents
 from .._laws.vector import safe_norm
-from .._systems.block2d import BlockOnShakingFloor
-from .._systems.contacts import AbstractContactSystem
-from .._systems.oscillator import Oscillator
 
 if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem
@@ -50,21 +47,12 @@ BAND_POINTS = (0.0, 0.5, 0.99, 1.003, 1.01, 1.03, 1.1, 1.3, 2.0, 4.0)
 
 
 def _contacts(system) -> tuple | None:
-    """``(mobility, normal, zero, tangent)`` of the systems whose contacts have a known
-    mobility (``1/m`` for one body, the Delassus diagonal for contact systems), without
-    tangents; None for other systems."""
-    from .._systems.spring_slider import SpringSlider
-
-    if isinstance(system, (Oscillator, SpringSlider)):
-        mobility, normal, zero, tangent = 1.0 / system.mass, system.normal, jnp.zeros(()), jnp.ones(())
-    elif isinstance(system, AbstractContactSystem):
-        mobility, normal = system.delassus_diagonal(), system.normal
-        zero = jnp.zeros(jnp.shape(normal))
-        tangent = jnp.ones_like(zero)
-    elif isinstance(system, BlockOnShakingFloor):
-        mobility, normal, zero, tangent = 1.0 / system.mass, system.normal, jnp.zeros(2), jnp.array([1.0, 0.0])
-    else:
+    """The system's :meth:`~jaxfriction.AbstractFrictionSystem.contact_mobility`, without
+    tangents; None for a system that has none."""
+    contacts = system.contact_mobility()
+    if contacts is None:
         return None
+    mobility, normal, zero, tangent = contacts
     # a status, not a quantity to differentiate: no tangents are carried through it
     mobility, normal = without_tangents((mobility, normal))
     return mobility, normal, zero, tangent

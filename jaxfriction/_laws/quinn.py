@@ -72,8 +72,8 @@ def quinn(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike, eps: 
     # zeta -> sgn(f_eq) as mu N -> 0+, so d/dmu at mu = 0 is the one-sided derivative: with
     # mu N = 0 the reciprocal is a huge finite number, so clip(f_eq * inv) = sgn(f_eq) for
     # |f_eq| > 1/huge (1e-154 in float64) and f_eq * 0 tangents stay finite. Reciprocals
-    # depend on the parameters only, so a scan hoists them out of its loop; a per-stage
-    # where/sign and divisions made a sweep step 2x slower (scripts/bench.py).
+    # depend on the parameters only, so a scan hoists them out of its loop (a per-stage
+    # where/sign and division cost a sweep step dearly: docs/performance.md).
     inv_limit = jnp.where(positive, 1.0 / jnp.where(positive, limit, 1.0), huge)
     zeta = unit_clip(f_eq * inv_limit)
     return -limit * unit_clip(v * (1.0 / eps) - zeta)

@@ -138,8 +138,7 @@ def plot_den_hartog(numbers, branches, path) -> None:
     """Amplitude against forcing frequency, one colour per ``r``: the continued branches
     (stable solid, unstable dashed, :func:`~jaxfriction.plot_branch`) and Den Hartog's closed
     form (dots); right panel the dissipation per cycle against ``4 mu N X``."""
-    from .. import _plots  # noqa: F401  (the Agg back end)
-    import matplotlib.pyplot as plt
+    from .._plots import plt  # pyplot, with the Agg back end set
 
     from .._workflows.periodic.plot import plot_branch
 

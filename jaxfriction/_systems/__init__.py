@@ -1,6 +1,6 @@
 """Systems: equinox modules with a diffrax-compatible ``vector_field(t, y, args)``."""
 
-from .base import AbstractFrictionSystem, Rates
+from .base import AbstractFrictionSystem, AdaptiveSolve, Rates
 from .block2d import BlockOnShakingFloor, GriffinSpringBlock
 from .chain import BurridgeKnopoffChain, TwoBlocksOnBelt
 from .contacts import AbstractContactSystem
@@ -14,6 +14,7 @@ from .spring_slider import SpringSlider
 __all__ = [
     "AbstractContactSystem",
     "AbstractFrictionSystem",
+    "AdaptiveSolve",
     "BlockOnShakingFloor",
     "BurridgeKnopoffChain",
     "GriffinSpringBlock",

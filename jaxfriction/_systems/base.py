@@ -71,6 +71,25 @@ class Rates(NamedTuple):
     internal: Any = None
 
 
+class AdaptiveSolve(NamedTuple):
+    """The adaptive solve a system asks for when it is simulated without a step
+    (:meth:`AbstractFrictionSystem.default_solver`): a diffrax method by its class name and the
+    tolerances of its PID controller. :func:`~jaxfriction.simulate` (and ``as_solver``) turn it
+    into ``Diffrax(getattr(diffrax, method)(), rtol=rtol, atol=atol)``. It is a plain record so
+    that a system states its solver without importing the integrators, which sit above the
+    systems.
+
+    Args:
+        method: a diffrax solver class name (``"Tsit5"``, ``"Kvaerno5"``, ...).
+        rtol: relative tolerance.
+        atol: absolute tolerance (in the state's units).
+    """
+
+    method: str = "Tsit5"
+    rtol: float = 1e-10
+    atol: float = 1e-10
+
+
 class AbstractFrictionSystem(eqx.Module):
     """Base of every system: a ``vector_field(t, y, args)`` that diffrax accepts.
 
@@ -98,6 +117,21 @@ class AbstractFrictionSystem(eqx.Module):
         """The parameters' valid ranges (see :mod:`jaxfriction._checks`); laws and drives
         inside the system declare their own."""
         return ()
+
+    def contact_mobility(self) -> tuple | None:
+        """``(mobility, normal, zero, tangent)`` of the contacts, for RK4's step rules
+        (:mod:`jaxfriction._integrate.stability`): the mobility (``1/m`` for one body, the
+        Delassus diagonal for several), the normal force, a zero slip velocity and a unit
+        slip direction, each of the contacts' shape. None (the default): the step rules that
+        need them are not checked for this system."""
+        return None
+
+    def default_solver(self) -> AdaptiveSolve | None:
+        """The solve :func:`~jaxfriction.simulate` and :func:`~jaxfriction.fit` use when given
+        neither a solver nor ``dt``: None (the default: RK4, which needs ``dt``), or an
+        :class:`AdaptiveSolve` for a system whose equations want adaptive steps
+        (:class:`~jaxfriction.QuasiStaticSlider`)."""
+        return None
 
     @property
     def state_size(self) -> int:

@@ -53,6 +53,11 @@ class BlockOnShakingFloor(AbstractFrictionSystem):
         check_law(self.law, vector=True)
         _check_ground(self.ground)
 
+    def contact_mobility(self) -> tuple:
+        """One body on a plane: mobility ``1 / mass``, slip direction x (see
+        :meth:`AbstractFrictionSystem.contact_mobility`)."""
+        return 1.0 / self.mass, self.normal, jnp.zeros(2), jnp.array([1.0, 0.0])
+
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("mass", self.mass), positive("gravity", self.gravity))
 

@@ -96,6 +96,12 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):
         if out.shape != (c,):
             raise ValueError(f"law parameters do not match the {c} contacts: law output shape {out.shape}")
 
+    def contact_mobility(self) -> tuple:
+        """The Delassus diagonal as the contacts' mobilities (see
+        :meth:`AbstractFrictionSystem.contact_mobility`)."""
+        zero = jnp.zeros(jnp.shape(self.normal))
+        return self.delassus_diagonal(), self.normal, zero, jnp.ones_like(zero)
+
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("masses", self.masses), nonnegative("normal", self.normal),
                 nonnegative("damping", self.damping))

@@ -131,6 +131,10 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):
                 raise ValueError(f"{name} must be a jaxfriction drive (Constant, Harmonic, ...), "
                                  f"got {getattr(self, name)!r}")
 
+    def contact_mobility(self) -> tuple:
+        """One body: mobility ``1 / mass`` (see :meth:`AbstractFrictionSystem.contact_mobility`)."""
+        return 1.0 / self.mass, self.normal, jnp.zeros(()), jnp.ones(())
+
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("mass", self.mass), nonnegative("stiffness", self.stiffness),
                 nonnegative("damping", self.damping), nonnegative("normal", self.normal))

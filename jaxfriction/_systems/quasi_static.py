@@ -12,7 +12,7 @@ from .._checks import Constraint, is_concrete, nonnegative, positive
 from .._forcing.drives import AbstractDrive, Constant
 from .._laws.dynamic import AbstractDynamicLaw
 from .._laws.rate_state import RateState
-from .base import AbstractFrictionSystem, Rates
+from .base import AbstractFrictionSystem, AdaptiveSolve, Rates
 
 
 class QuasiStaticSlider(AbstractFrictionSystem):
@@ -197,24 +197,18 @@ class QuasiStaticSlider(AbstractFrictionSystem):
     def state_names(self) -> list[str]:
         return [*self.internal_names(), "E_friction", "E_damping", "W_input"]
 
-    def default_solver(self):
-        """The solver ``simulate`` uses when given none: ``Diffrax(diffrax.Tsit5(), rtol=1e-10,
-        atol=1e-10)``, adaptive, stopping at the load's jumps.
+    def default_solver(self) -> AdaptiveSolve:
+        """The solve ``simulate`` uses when given no solver and no step:
+        ``AdaptiveSolve("Tsit5", rtol=1e-10, atol=1e-10)``, that is ``Diffrax(diffrax.Tsit5(),
+        rtol=1e-10, atol=1e-10)``, adaptive, stopping at the load's jumps.
 
         Why explicit: in the log-slip-rate form the equations are accuracy-limited, not
         stability-limited (their fast rates are those of the motion itself), as the
-        earthquake-cycle codes that use adaptive Runge-Kutta find (QDYN; SEAS). Measured:
-        the rsfmodel velocity step takes 300 accepted and 17 rejected Tsit5 steps against
-        1,141 and 1,064 for ``Kvaerno5`` at the same tolerances, with the same values to
-        1e-11; three years of a quasi-dynamic slider (``k = k_c / 2``, ``N = 50 MN``) 152,623
-        Tsit5 steps against more than a million for ``Kvaerno5`` (which ran out of steps).
-        The tolerances apply to ``ln(v / V_0)`` and ``psi``, numbers of order one, so one
+        earthquake-cycle codes that use adaptive Runge-Kutta find (QDYN; SEAS); an implicit
+        solver takes several times the steps for the same values (the counts are in
+        ``docs/performance.md``, "Numbers behind the defaults"). The tolerances apply to ``ln(v / V_0)`` and ``psi``, numbers of order one, so one
         absolute tolerance fits every unit system."""
-        import diffrax
-
-        from .._integrate.solvers import Diffrax
-
-        return Diffrax(diffrax.Tsit5(), rtol=1e-10, atol=1e-10)
+        return AdaptiveSolve("Tsit5", rtol=1e-10, atol=1e-10)
 
     # ------------------------------------------------------------------------------------
     # the force balance and the rates

@@ -95,6 +95,10 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):
         if not isinstance(self.load, AbstractDrive):
             raise ValueError(f"load must be a jaxfriction drive (Constant, Step, Harmonic, ...), got {self.load!r}")
 
+    def contact_mobility(self) -> tuple:
+        """One body: mobility ``1 / mass`` (see :meth:`AbstractFrictionSystem.contact_mobility`)."""
+        return 1.0 / self.mass, self.normal, jnp.zeros(()), jnp.ones(())
+
     def constraints(self) -> tuple[Constraint, ...]:
         return (positive("mass", self.mass), positive("stiffness", self.stiffness),
                 nonnegative("normal", self.normal))

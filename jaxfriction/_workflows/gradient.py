@@ -2,11 +2,10 @@
 
 - :class:`ForwardMode`: forward-mode AD (``jax.jvp``), one tangent per parameter carried
   along the run; no stored trajectory, the primal computed once. Cheapest for few
-  parameters (measured on the default sweep, 1024 lanes, 2 CPU devices: 2.5 forward runs
-  for one parameter, 4.2 for two).
+  parameters: its cost grows with their number.
 - :class:`ReverseMode`: reverse-mode AD (``jax.jacrev``), one backward pass per output
   whatever the number of parameters; a sweep runs its RK4 transient as a checkpointed scan
-  (memory O(sqrt(steps))); 17-21 forward runs on the default sweep.
+  (memory O(sqrt(steps))), at the cost of many forward runs.
 - :class:`AutoMode`: forward up to ``max_forward`` parameters, reverse beyond.
 
 Strings ``"forward"``, ``"reverse"`` and ``"auto"`` are shortcuts for the defaults.
@@ -82,8 +81,9 @@ class ReverseMode(AbstractGradientMode):
 class AutoMode(AbstractGradientMode):
     """Forward mode for up to ``max_forward`` parameters, reverse mode beyond.
 
-    The default 8 comes from the measured costs above: forward mode costs about 1 + 1.6 k
-    forward runs for ``k`` parameters, reverse mode 17-21 whatever ``k``. ``fit`` uses
+    The default 8 is where the two modes' measured costs cross on the default sweep (forward
+    mode grows with the number of parameters, reverse mode does not; the numbers are in
+    ``docs/performance.md``, "Numbers behind the defaults"). ``fit`` uses
     ``AutoMode(max_forward=16)`` by default: its forward pass also yields the Jacobian of
     the residuals, which the Gauss-Newton solvers and the covariance need anyway.
     """

@@ -23,7 +23,7 @@ from .._checks import check_real
 from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
 from .._templates import Template
 from .gradient import as_gradient_mode
-from .sweep.identity import ByCode
+from .identity import ByCode
 
 if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..._checks import check_real
 from ..._forcing.sampled import Sampled, with_inputs
-from ..._integrate.simulate import simulate
+from ..._integrate.simulate import as_solver, simulate
 from .measurement import Measurement
 from .outputs import check_channel
 from .problem import Problem, Record
@@ -158,14 +158,14 @@ def adaptive_solver(system):
     grid would take the velocity step's jump into the last stage of the step before it, a
     first-order error (4e-5 in friction at a 0.01 s step on rsfmodel's velocity step, 4x
     the parameters' standard errors at a noise of 1e-4)."""
-    if not hasattr(system, "default_solver"):
+    spec = system.default_solver()
+    if spec is None:
         return None
     import dataclasses
 
     import diffrax
 
-    solver = system.default_solver()
-    return dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
+    return dataclasses.replace(as_solver(spec), adjoint=diffrax.ForwardMode())
 
 
 def check_data(data, n_dof: int, weights, n_internal: int = 0, system=None, outputs: tuple = (),

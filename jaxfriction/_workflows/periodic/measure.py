@@ -124,7 +124,7 @@ def steady_state_parts(system, grid, options: SteadyState, *, frequency, dt, y0,
 
     from ..._integrate.resolution import check_step_resolution
     from ..._paths import get_parameter
-    from ..sweep.identity import ByCode, function_digest
+    from ..identity import ByCode, function_digest
     from .flow import steps_per_period
     from .period import forcing_frequency_path
 

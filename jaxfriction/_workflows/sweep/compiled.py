@@ -73,9 +73,8 @@ def block_lanes(n: int, carried_bytes: int = 80) -> int:
     ``carried_bytes`` per lane: the largest power of two from 8 to 512 that still gives
     every thread a block and keeps a block's carried values within :data:`BLOCK_BYTES`.
     Larger blocks share the per-step work common to all lanes (the time, a forcing shared
-    by every lane) among more lanes: on workload A of ``scripts/bench.py`` (5 states),
-    512 lanes ran 1.1x faster than 128 and 1.6x faster than 64; with two tangents (15
-    values) 256 ran 1.25x faster than 128 and 1.7x faster than 512, which spills the cache."""
+    by every lane) among more lanes, until a block's values spill the cache (the measured
+    trade-off is in ``docs/performance.md``, "Numbers behind the defaults")."""
     import numba
 
     per_thread = max(1, n // max(1, int(numba.config.NUMBA_NUM_THREADS)))

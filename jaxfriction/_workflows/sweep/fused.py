@@ -62,11 +62,12 @@ REDUCED = (stick_fraction, peak_slip)
 MAX_CARRIED = 1024
 
 #: The most per-lane operations of one step (with tangents) that the GPU kernel takes on: its
-#: time loop's body is one Triton program, whose compile time grows faster than the program.
-#: Measured on an H200 (2026-11-26): the oscillator's 123-300 operations compiled in 2-5 s;
-#: the n = 32 Burridge-Knopoff chain's 4,311 had not compiled after 230 s. The bound between
-#: is a choice (not measured): :class:`~jaxfriction.AutoKernel` runs larger programs on the
-#: XLA path, with the reason logged; ``kernel="fused"`` still runs the kernel.
+#: time loop's body is one Triton program, whose compile time grows faster than the program
+#: (the oscillator's few hundred operations compile in seconds, the n = 32 Burridge-Knopoff
+#: chain's 4,311 did not compile in minutes: ``docs/performance.md``, "Numbers behind the
+#: defaults"). The bound between is a choice, not a measurement:
+#: :class:`~jaxfriction.AutoKernel` runs larger programs on the XLA path, with the reason
+#: logged; ``kernel="fused"`` still runs the kernel.
 MAX_GPU_OPERATIONS = 1000
 
 

@@ -35,7 +35,7 @@ from ..._exact.moreau_jean import MoreauJean
 from ..._integrate.grid import fixed_grid
 from ..._integrate.resolution import check_step_resolution
 from ..._integrate.saveat import SaveAt
-from ..._integrate.simulate import _fixed_step, as_solver
+from ..._integrate.simulate import as_solver
 from ..._integrate.solvers import MAX_SAVED_BYTES, RK4, check_saved_size, fixed_step_grid
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._observables.window import WINDOW_OBSERVABLES
@@ -44,7 +44,7 @@ from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, run_times
 from ..gradient import as_gradient_mode
 from .engine import run_sweep
-from .identity import ByCode, function_digest, sweep_digest
+from ..identity import ByCode, function_digest, sweep_digest
 from .kernels import as_kernel
 from .lane import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
 from .sharding import lane_devices
@@ -332,7 +332,7 @@ def plan_sweep(
     if dt is not None:
         check_real("dt", dt, positive=True)
     solver = as_solver(solver)
-    if dt is not None and _fixed_step(solver):
+    if dt is not None and solver.steps_with_dt():
         check_step_resolution(system, dt, run=t_end, window=t_end - t_measure, swept=grid,
                               frequency=frequency if frequency is not None else tpl.frequency if tpl else None)
     saveat = SaveAt() if saveat is None else saveat
