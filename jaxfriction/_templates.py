@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -99,11 +100,11 @@ class Template:
         check_paths(self.system, self.grid, "grid")
         check_paths(self.system, self.wrt, "wrt")
 
-    def replace(self, **changes) -> "Template":
+    def replace(self, **changes) -> Template:
         """A copy with fields replaced (``dataclasses.replace``), validated again."""
         return dataclasses.replace(self, **changes)
 
-    def with_parameters(self, values: dict) -> "Template":
+    def with_parameters(self, values: dict) -> Template:
         """A copy whose system has the parameters ``{path: value}`` set (see
         :func:`~jaxfriction.set_parameters`)."""
         return self.replace(system=set_parameters(self.system, values))

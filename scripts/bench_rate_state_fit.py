@@ -25,9 +25,9 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import numpy as np
+from identification_problems import radau_friction
 
 import jaxfriction as jf
-from identification_problems import radau_friction
 
 TRUTH = {"law.a": 0.005, "law.b": 0.01, "law.D_c": 10.0, "stiffness": 1e-3}
 BOX = {"law.a": (0.002, 0.02), "law.b": (0.004, 0.04), "law.D_c": (3.0, 30.0), "stiffness": (3e-4, 3e-3)}

@@ -7,7 +7,7 @@ import functools  # noqa: E402
 import math  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-from typing import Callable, Optional  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
@@ -73,8 +73,8 @@ class Spec:
     pure: Callable  # pure-function form: (v, f, N, p) -> force
     scale: Callable  # p -> characteristic velocity
     kinks: Callable  # (p, f, N) -> list of special velocities (kinks, band edges)
-    lipschitz: Optional[Callable] = None  # (p, N) -> (L_v, L_f)
-    kink_distance: Optional[Callable] = None  # (p, v, f, N) -> normalized distance to kinks
+    lipschitz: Callable | None = None  # (p, N) -> (L_v, L_f)
+    kink_distance: Callable | None = None  # (p, v, f, N) -> normalized distance to kinks
 
     def __str__(self):
         return self.cls.__name__

@@ -14,7 +14,6 @@ from scipy.integrate import solve_ivp
 
 import jaxfriction as jf
 
-
 # ---------------------------------------------------------------- the drive itself
 
 

@@ -8,10 +8,10 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np
 import pytest
 from scipy.interpolate import PchipInterpolator
+from test_rate_state_fit import radau_friction
 
 import jaxfriction as jf
 from jaxfriction._workflows.fit.preprocess import finest_interval, resample_values
-from test_rate_state_fit import radau_friction
 
 
 def two_rate_times(t_switch=10.0, t_end=14.0):

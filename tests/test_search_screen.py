@@ -9,12 +9,11 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np
 import pytest
+from test_rate_state_fit import radau_friction
 
 import jaxfriction as jf
 from jaxfriction._workflows.fit import fit as fit_module
 from jaxfriction._workflows.fit.search import design_points, evaluate_design, screened
-
-from test_rate_state_fit import radau_friction
 
 TRUTH = {"law.a": 0.005, "law.b": 0.01, "law.D_c": 10.0}
 # every point of this box is stable: k = 1e-3 > k_c = (b - a) / D_c <= 0.0075 / 8

@@ -23,8 +23,8 @@ def quinn_fig5_command(dt, t1, eps_factor, figure, as_json) -> None:
     """Quinn 2004 Fig. 5: unforced oscillator from (2.75, 0) with three laws."""
     import jax
 
-    from .._reproduce.figures import plot_quinn_fig5
     from .._reproduce import quinn_fig5
+    from .._reproduce.figures import plot_quinn_fig5
 
     with jax.enable_x64(True):
         try:
@@ -48,8 +48,8 @@ def quinn_fig7_command(dts, cycles, figure, as_json) -> None:
     """Quinn 2004 Fig. 7: dissipation error vs RK4 step against the exact event-driven solution."""
     import jax
 
-    from .._reproduce.figures import plot_quinn_fig7
     from .._reproduce import quinn_fig7
+    from .._reproduce.figures import plot_quinn_fig7
     from .._reproduce.quinn_fig7 import DTS
 
     with jax.enable_x64(True):
@@ -73,8 +73,8 @@ def quinn_fig9_command(dts, figure, as_json) -> None:
     """Quinn 2004 Fig. 9: n = 32 chain, dissipation vs RK4 step for three laws, Moreau-Jean D0."""
     import jax
 
-    from .._reproduce.figures import plot_quinn_fig9
     from .._reproduce import quinn_fig9
+    from .._reproduce.figures import plot_quinn_fig9
     from .._reproduce.quinn_fig9 import DTS
 
     with jax.enable_x64(True):
@@ -99,8 +99,8 @@ def quinn_fig11_command(dt, t1, figure, as_json) -> None:
     """Quinn 2004 Fig. 11: two blocks on a belt (coupled contacts) vs exact Moreau-Jean."""
     import jax
 
-    from .._reproduce.figures import plot_quinn_fig11
     from .._reproduce import quinn_fig11
+    from .._reproduce.figures import plot_quinn_fig11
 
     with jax.enable_x64(True):
         try:
@@ -124,8 +124,8 @@ def na2d_command(dt, t1, figure, as_json) -> None:
     """Paper 003 Fig. 2: Quinn, Griffin's spring, Na et al. and Moreau-Jean against exact Coulomb."""
     import jax
 
-    from .._reproduce.figures import plot_na2d
     from .._reproduce import na2d
+    from .._reproduce.figures import plot_na2d
 
     with jax.enable_x64(True):
         try:
@@ -153,8 +153,8 @@ def lugre_command(n_velocities, amplitude, period, figure, as_json) -> None:
     """LuGre (Canudas de Wit et al. 1995): steady states against the closed-form Stribeck curve, presliding loop."""
     import jax
 
-    from .._reproduce.figures import plot_lugre
     from .._reproduce import lugre
+    from .._reproduce.figures import plot_lugre
 
     with jax.enable_x64(True):
         try:
@@ -183,8 +183,8 @@ def iwan_command(n_amplitudes, steps, cycles, n_elements, figure, as_json) -> No
     """Segalman's power law D ~ F^(3 + chi) and the macroslip transition of a jointed oscillator."""
     import jax
 
-    from .._reproduce.figures import plot_iwan
     from .._reproduce import iwan
+    from .._reproduce.figures import plot_iwan
 
     with jax.enable_x64(True):
         try:
@@ -216,8 +216,8 @@ def rate_state_command(e, ratios, evolutions, figure, as_json) -> None:
     against the closed forms, perturbation growth rate and frequency against k / k_c."""
     import jax
 
-    from .._reproduce.figures import plot_rate_state
     from .._reproduce import rate_state
+    from .._reproduce.figures import plot_rate_state
     from .._reproduce.rate_state import RATIOS
 
     with jax.enable_x64(True):
@@ -258,8 +258,8 @@ def awrejcewicz_command(n_params, omega_range, dt, figure, as_json) -> None:
     """Paper 002 Figs. 3-5: disc on a driving disc, phase portraits, bifurcation, Lyapunov exponent."""
     import jax
 
-    from .._reproduce.figures import plot_awrejcewicz
     from .._reproduce import awrejcewicz
+    from .._reproduce.figures import plot_awrejcewicz
 
     with jax.enable_x64(True):
         try:

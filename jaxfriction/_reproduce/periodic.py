@@ -139,7 +139,6 @@ def plot_den_hartog(numbers, branches, path) -> None:
     (stable solid, unstable dashed, :func:`~jaxfriction.plot_branch`) and Den Hartog's closed
     form (dots); right panel the dissipation per cycle against ``4 mu N X``."""
     from .._plots import plt  # pyplot, with the Agg back end set
-
     from .._workflows.periodic.plot import plot_branch
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), constrained_layout=True)

@@ -25,7 +25,7 @@ class AbstractGradientMode(eqx.Module):
     """How derivatives with respect to named parameters are computed."""
 
     @abc.abstractmethod
-    def resolve(self, n_params: int) -> "ForwardMode | ReverseMode":
+    def resolve(self, n_params: int) -> ForwardMode | ReverseMode:
         """The concrete mode used for ``n_params`` parameters."""
 
 

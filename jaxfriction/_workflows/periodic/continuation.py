@@ -24,8 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_int, check_real
-from ..._paths import check_paths, get_parameter, set_parameters
 from ..._observables.stick import stick_fraction
+from ..._paths import check_paths, get_parameter, set_parameters
 from .floquet import crossing_kind, floquet_multipliers, is_stable, nontrivial
 from .flow import full_state, period_trajectory, steps_per_period
 from .period import forcing_period

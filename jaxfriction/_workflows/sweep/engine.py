@@ -35,8 +35,9 @@ from tqdm.auto import tqdm
 from ..._checks import check_int
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK
 from .chunks import Chunks
-from .folder import SHARED_FILE_TIMEOUT, wait_for, open_folder
+from .folder import SHARED_FILE_TIMEOUT, open_folder, wait_for
 from .sharding import compiled_batch
+
 
 def _lanes(grid, samples):
     if not grid:

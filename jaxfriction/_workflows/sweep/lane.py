@@ -42,7 +42,6 @@ from ..._paths import get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..gradient import ReverseMode
 
-
 #: a swept initial condition: ``"y0[i]"``, element ``i`` of the measure's initial state
 _Y0_PATH = re.compile(r"^y0\[(\d+)\]$")
 

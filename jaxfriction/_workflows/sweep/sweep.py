@@ -43,8 +43,8 @@ from ..._paths import check_paths, get_parameter, parameter_paths
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, run_times
 from ..gradient import as_gradient_mode
-from .engine import run_sweep
 from ..identity import ByCode, function_digest, sweep_digest
+from .engine import run_sweep
 from .kernels import as_kernel
 from .lane import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
 from .sharding import lane_devices
