@@ -110,6 +110,26 @@ class Template:
         return self.replace(system=set_parameters(self.system, values))
 
 
+def split_template(obj, name: str = "system") -> tuple[AbstractFrictionSystem, Template | None]:
+    """``(system, template)`` of what a workflow was given: a :class:`Template` gives its
+    system and itself, a bare system itself and None. The one place where a template is
+    unwrapped (the sweep, the fit, the prediction, the steady state and the sensitivity all
+    take either).
+
+    Args:
+        obj: a system or a :class:`Template`.
+        name: the argument's name, for the error.
+
+    Raises:
+        ValueError: naming ``name`` when ``obj`` is neither.
+    """
+    if isinstance(obj, Template):
+        return obj.system, obj
+    if not isinstance(obj, AbstractFrictionSystem):
+        raise ValueError(f"{name} must be a jaxfriction system or a Template, got {type(obj).__name__}")
+    return obj, None
+
+
 def check_times(system, t1, window, cycles, frequency) -> None:
     """Validate a run specification: ``t1`` (and ``window``), or ``cycles`` and ``frequency``.
 

@@ -21,7 +21,7 @@ from jax import Array
 
 from .._checks import check_real
 from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
-from .._templates import Template
+from .._templates import Template, split_template
 from .gradient import as_gradient_mode
 from .identity import ByCode
 
@@ -30,8 +30,7 @@ if TYPE_CHECKING:
 
 
 def _resolve(system, params):
-    if isinstance(system, Template):
-        system = system.system
+    system = split_template(system)[0]
     names = scalar_parameter_paths(system) if params is None else ([params] if isinstance(params, str) else list(params))
     if not names:
         raise ValueError("params must name at least one parameter path")

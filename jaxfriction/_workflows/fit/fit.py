@@ -47,7 +47,7 @@ import optax
 from ..._checks import check_int, check_real
 from ..._paths import check_paths, get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
-from ..._templates import Template
+from ..._templates import Template, split_template
 from ..gradient import AutoMode, ForwardMode, ReverseMode, as_gradient_mode
 from .outputs import check_outputs
 from .problem import run_least_squares, run_optax
@@ -336,10 +336,7 @@ def _check_arguments(
     default without ``initial``, and the default optimiser ``"lm"`` after a global search,
     else ``"adam"``.
     """
-    tpl = system if isinstance(system, Template) else None
-    system = tpl.system if tpl is not None else system
-    if not isinstance(system, AbstractFrictionSystem):
-        raise ValueError(f"system must be a jaxfriction system or a Template, got {type(system).__name__}")
+    system, tpl = split_template(system)
     if data is None:
         raise ValueError("data: give the measured record(s), a Measurement or a list of them")
     if search is None and initial is None:

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._systems.base import AbstractFrictionSystem
-from ..._templates import Template
+from ..._templates import Template, split_template
 from .measurement import Measurement
 from .outputs import check_outputs
 from .problem import _simulate_record, predicted
@@ -50,10 +50,12 @@ def predict(model, record: Measurement, *, dt: float | None = None, outputs: dic
             input path that is not one of its drives, a degree of freedom it lacks),
             ``dt`` or ``y0``; ``RuntimeError`` if the simulation is not finite.
     """
-    tpl = model if isinstance(model, Template) else None
-    system = getattr(model, "system", model) if not isinstance(model, AbstractFrictionSystem) else model
-    if not isinstance(system, AbstractFrictionSystem):
-        raise ValueError(f"model must be a system, a Template or a FitResult, got {type(model).__name__}")
+    if not isinstance(model, (Template, AbstractFrictionSystem)):
+        model = getattr(model, "system", model)  # a FitResult: its fitted system
+    try:
+        system, tpl = split_template(model, "model")
+    except ValueError:
+        raise ValueError(f"model must be a system, a Template or a FitResult, got {type(model).__name__}") from None
     if dt is None and tpl is not None:
         dt = tpl.dt
     own = check_outputs(outputs)

@@ -41,8 +41,7 @@ from ..._integrate.solvers import RK4, AbstractSolver
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._integrate.trajectory import Trajectory
 from ..._observables.stick import stick_fraction
-from ..._systems.base import AbstractFrictionSystem
-from ..._templates import Template
+from ..._templates import split_template
 from .floquet import floquet_multipliers, is_stable
 from .flow import exact_period_run, full_state, period_map, period_trajectory, steps_per_period
 from .period import forcing_frequency_path, forcing_period
@@ -287,14 +286,11 @@ class PeriodicOrbit:
 
 
 def _unpack(system, y0, dt, frequency):
-    if isinstance(system, Template):
-        tpl = system
-        system = tpl.system
+    system, tpl = split_template(system)
+    if tpl is not None:
         dt = tpl.dt if dt is None else dt
         y0 = tpl.y0 if y0 is None else y0
         frequency = tpl.frequency if frequency is None else frequency
-    if not isinstance(system, AbstractFrictionSystem):
-        raise ValueError(f"system must be a jaxfriction system or a Template, got {type(system).__name__}")
     return system, y0, dt, frequency
 
 

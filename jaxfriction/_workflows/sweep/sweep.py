@@ -41,7 +41,7 @@ from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._observables.window import WINDOW_OBSERVABLES
 from ..._paths import check_paths, get_parameter, parameter_paths
 from ..._systems.base import AbstractFrictionSystem
-from ..._templates import Template, run_times
+from ..._templates import Template, run_times, split_template
 from ..gradient import as_gradient_mode
 from ..identity import ByCode, function_digest, sweep_digest
 from .engine import run_sweep
@@ -52,14 +52,6 @@ from .sharding import lane_devices
 if TYPE_CHECKING:
     import xarray as xr
     from jax.typing import ArrayLike
-
-
-def _unpack(system):
-    if isinstance(system, Template):
-        return system.system, system
-    if not isinstance(system, AbstractFrictionSystem):
-        raise ValueError(f"system must be a jaxfriction system or a Template, got {type(system).__name__}")
-    return system, None
 
 
 def _lane_count(grid, samples):
@@ -302,7 +294,7 @@ def plan_sweep(
     Raises:
         ValueError: as :func:`sweep`, before anything is computed.
     """
-    system, tpl = _unpack(system)
+    system, tpl = split_template(system)
     if not isinstance(grid, dict) or not grid:
         raise ValueError("grid must be a non-empty dict path -> 1-D array of values")
     if tpl is not None:
@@ -438,7 +430,7 @@ def sensitivity_map(observable, system: AbstractFrictionSystem | Template, grid:
     Raises:
         ValueError: naming an unknown path or a bad gradient mode.
     """
-    system, _ = _unpack(system)
+    system, _ = split_template(system)
     wrt = (wrt,) if isinstance(wrt, str) else tuple(wrt)
     if not wrt:
         raise ValueError("wrt must name at least one path")
