@@ -32,6 +32,11 @@ def _record():
      ValueError, r"'law.stiffness' has shape \(2,\), got an array of shape \(3,\)"),
     (lambda: jf.fit(jf.Oscillator(law=jf.Coulomb(mu=0.1)), {"law.mu": 0.2}, _record(), noise=1e300, dt=0.01),
      ValueError, r"noise must lie in \(1e-150, 1e150\)"),
+    # a system's preferred solve naming no concrete diffrax solver (a typo, an abstract class)
+    (lambda: jf.simulate(jf.Oscillator(law=jf.Quinn(0.3, 0.01)), [0.0, 0.0], 0.0, 1.0,
+                         solver=jf.AdaptiveSolve("Tsit55")), ValueError, "names no diffrax solver class"),
+    (lambda: jf.simulate(jf.Oscillator(law=jf.Quinn(0.3, 0.01)), [0.0, 0.0], 0.0, 1.0,
+                         solver=jf.AdaptiveSolve("AbstractSolver")), ValueError, "names no diffrax solver class"),
 ])
 def test_a_bad_argument_is_named(call, error, match):
     with pytest.raises(error, match=match):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import numpy as np
@@ -31,7 +32,11 @@ def as_solver(solver) -> AbstractSolver:
     if isinstance(solver, AdaptiveSolve):
         import diffrax
 
-        return Diffrax(getattr(diffrax, solver.method)(), rtol=solver.rtol, atol=solver.atol)
+        method = getattr(diffrax, str(solver.method), None)
+        if not (isinstance(method, type) and issubclass(method, diffrax.AbstractSolver)
+                and not inspect.isabstract(method)):
+            raise ValueError(f"solver: AdaptiveSolve(method={solver.method!r}) names no diffrax solver class")
+        return Diffrax(method(), rtol=solver.rtol, atol=solver.atol)
     diffrax = sys.modules.get("diffrax")  # a diffrax solver means diffrax is imported already
     if diffrax is not None and isinstance(solver, diffrax.AbstractSolver):
         return Diffrax(solver)

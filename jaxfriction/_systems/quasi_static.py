@@ -206,7 +206,8 @@ class QuasiStaticSlider(AbstractFrictionSystem):
         stability-limited (their fast rates are those of the motion itself), as the
         earthquake-cycle codes that use adaptive Runge-Kutta find (QDYN; SEAS); an implicit
         solver takes several times the steps for the same values (the counts are in
-        ``docs/performance.md``, "Numbers behind the defaults"). The tolerances apply to ``ln(v / V_0)`` and ``psi``, numbers of order one, so one
+        ``docs/performance.md``, "Numbers behind the defaults"). The tolerances apply to
+        ``ln(v / V_0)`` and ``psi``, numbers of order one, so one
         absolute tolerance fits every unit system."""
         return AdaptiveSolve("Tsit5", rtol=1e-10, atol=1e-10)
 
