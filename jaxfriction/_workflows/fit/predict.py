@@ -51,11 +51,11 @@ def predict(model, record: Measurement, *, dt: float | None = None, outputs: dic
             ``dt`` or ``y0``; ``RuntimeError`` if the simulation is not finite.
     """
     if not isinstance(model, (Template, AbstractFrictionSystem)):
-        model = getattr(model, "system", model)  # a FitResult: its fitted system
-    try:
-        system, tpl = split_template(model, "model")
-    except ValueError:
-        raise ValueError(f"model must be a system, a Template or a FitResult, got {type(model).__name__}") from None
+        fitted = getattr(model, "system", None)  # a FitResult: its fitted system
+        if not isinstance(fitted, AbstractFrictionSystem):
+            raise ValueError(f"model must be a system, a Template or a FitResult, got {type(model).__name__}")
+        model = fitted
+    system, tpl = split_template(model, "model")
     if dt is None and tpl is not None:
         dt = tpl.dt
     own = check_outputs(outputs)
