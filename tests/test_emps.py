@@ -165,6 +165,31 @@ def test_closed_loop_model_reproduces_the_controller():
     assert errors["position_rms"] < 2e-5 and errors["force_relative"] < 20.0
 
 
+@needs_data
+def test_a_fit_under_model_error_stops_at_an_optimum_within_a_tenth_of_a_standard_error(monkeypatch):
+    """Coulomb + viscous + offset + mass from the published values on the first 8 s of the
+    estimation record (every 10th sample): the residuals are open-loop drift, the loss rough.
+    The statistical stopping rule (two accepted steps below 0.01 in chi-square, once a trial
+    step was rejected) ends the run at an optimum; without it the same run reaches its
+    50-step limit. The two end points differ by far less than 0.1 standard error."""
+    from jaxfriction._workflows.fit import problem as P
+
+    est = jf.load_emps(ESTIMATION)
+    model = jf.emps_model(jf.Quinn(mu=20.0, eps=EPS), gtau=est.gtau)
+    record = est.measurement().window(0.0, 8.0).decimate(10)
+    guess = {"mass": 95.11, "damping": 203.5, "law.mu": 20.39, "force.terms[1].value": 3.165}
+    with pytest.warns(jf.FitWarning):
+        ruled = jf.fit(model, guess, record, optimizer="lm")
+    monkeypatch.setattr(P, "NEGLIGIBLE_CHI2", 0.0)
+    with pytest.warns(jf.FitWarning):
+        tight = jf.fit(model, guess, record, optimizer="lm")
+    assert ruled.stop_reason == "negligible-decrease" and ruled.stopped_at_optimum
+    assert "NOT converged" not in ruled.summary()
+    assert tight.stop_reason == "step-limit" and not tight.stopped_at_optimum and ruled.n_steps < tight.n_steps
+    for name in ruled.params:
+        assert abs(ruled.params[name] - tight.params[name]) <= 0.1 * min(ruled.stderr[name], ruled.stderr_hac[name])
+
+
 @pytest.mark.slow
 @needs_data
 def test_headline_fit_beats_the_published_model_on_validation():

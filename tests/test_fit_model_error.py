@@ -339,3 +339,44 @@ def test_rejected_trials_while_the_loss_still_falls_do_not_stop_the_run(monkeypa
     (u, history, taken, message, _), calls = scripted_least_squares(monkeypatch, losses, 10)
     assert calls["n"] == 30 + 1 + 10 and taken == 30
     assert message.startswith("stopped at the step limit (30 steps)")
+
+
+def scripted_small_steps(monkeypatch, slope, negligible, steps=12, reject=True):
+    """run_least_squares on a scripted solver whose first trial is rejected and every later
+    step is accepted and lowers the loss by 1e-8 (relative); the Jacobian ``[[slope], [0]]``
+    at ``r = [1, 0]`` predicts a relative decrease of ``1 - (1 + slope)^2`` for the unit step
+    it takes. ``reject=False``: no trial is rejected."""
+    from jaxfriction._workflows.fit import problem as P
+
+    r, jac = np.array([1.0, 0.0]), np.array([[slope], [0.0]])
+    calls = {"n": 0}
+
+    def step(u, state, problem, solver):
+        calls["n"] += 1
+        if reject and calls["n"] == 2:
+            return u, state, 1.0, (r, jac)
+        return u + 1.0, state, (1 - 1e-8) ** calls["n"], (r, jac)
+
+    class NeverDone:
+        def terminate(self, *args):
+            return False, None
+
+    monkeypatch.setattr(P, "_ls_init", lambda u, problem, solver: None)
+    monkeypatch.setattr(P, "_ls_step", step)
+    return P.run_least_squares(jnp.zeros(1), None, NeverDone(), steps, 0.0, lambda _: None, negligible)
+
+
+def test_two_steps_of_negligible_decrease_end_a_least_squares_run(monkeypatch):
+    from jaxfriction._workflows.fit.report import _stop_kind
+
+    # realised 1e-8 and predicted 2e-8 per step, below 1e-6: stopped after the second such step
+    u, history, taken, message, _ = scripted_small_steps(monkeypatch, -1e-8, 1e-6)
+    assert taken == 2 and message.startswith("the loss stopped improving (the last 2 accepted steps")
+    assert _stop_kind(message) == "negligible-decrease"
+    # the linearisation still promises a 6 % decrease for the step taken: a damped crawl, not an
+    # optimum, so the run goes on to the step limit; and negligible = 0 turns the rule off
+    # ... and before any trial was rejected the small steps may be the solver's initial damping
+    for slope, negligible, reject in ((-0.0316, 1e-6, True), (-1e-8, 0.0, True), (-1e-8, 1e-6, False)):
+        _, _, taken, message, _ = scripted_small_steps(monkeypatch, slope, negligible, reject=reject)
+        assert taken == 12 and message.startswith("stopped at the step limit (12 steps)")
+

@@ -50,7 +50,7 @@ from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, split_template
 from ..gradient import AutoMode, ForwardMode, ReverseMode, as_gradient_mode
 from .outputs import check_outputs
-from .problem import run_least_squares, run_optax
+from .problem import negligible_decrease, run_least_squares, run_optax
 from .report import report
 from .result import FitResult, FitWarning
 from .search import GlobalSearch, check_search_boxes, global_phase
@@ -466,7 +466,7 @@ def _local_phase(u, problem, optimiser, mode, tol, progress) -> tuple[Array, lis
             u, history, taken, message = run_optax(u, problem, optimiser.obj, optimiser.steps, mode, tol, bar)
         else:
             u, history, taken, message, at_u = run_least_squares(u, problem, optimiser.obj, optimiser.steps, tol,
-                                                                 bar)
+                                                                 bar, negligible_decrease(problem))
     finally:
         if tqdm_bar is not None:
             tqdm_bar.close()

@@ -25,7 +25,7 @@ import numpy as np
 from ..._paths import set_parameters
 from . import diagnostics
 from .hac import hac_covariance
-from .problem import NO_DECREASE, STEP_LIMIT, _stacked, forward_value_and_grad, natural_and_slope
+from .problem import NEGLIGIBLE, NO_DECREASE, STEP_LIMIT, _stacked, forward_value_and_grad, natural_and_slope
 from .result import FitResult, FitWarning
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ STEP_FRACTION = 0.1
 
 
 def _stop_kind(message: str) -> str:
-    """``"step-limit"``, ``"non-finite"``, ``"no-decrease"`` or ``"stagnation"`` from the local
+    """``"step-limit"``, ``"non-finite"``, ``"no-decrease"``, ``"negligible-decrease"`` or
+    ``"stagnation"`` from the local
     run's message (:func:`~.problem.run_optax`, :func:`~.problem.run_least_squares`)."""
     if message.startswith(STEP_LIMIT):
         return "step-limit"
@@ -77,6 +78,8 @@ def _stop_kind(message: str) -> str:
         return "non-finite"
     if message.startswith(NO_DECREASE):
         return "no-decrease"
+    if message.startswith(NEGLIGIBLE):
+        return "negligible-decrease"
     return "stagnation"
 
 
@@ -186,7 +189,7 @@ def report(problem: Problem, data, u, at_u, history, taken: int, message: str, s
         step_trusted = float(np.max(np.abs(step_gn[:p]) / se_trusted))
     step_small = step_any <= STEP_FRACTION or gain <= STEP_FRACTION**2 / max(n_data - n_vars, 1)
     finite_loss = math.isfinite(history[-1])
-    stopped = finite_loss and (kind == "no-decrease" or (kind == "stagnation" and step_small))
+    stopped = finite_loss and (kind in ("no-decrease", "negligible-decrease") or (kind == "stagnation" and step_small))
     if finite_loss and kind == "stagnation" and not step_small:
         message += (f"; but the Gauss-Newton step from the end point is still {step_any:.3g} standard errors "
                     f"(not an optimum yet)")

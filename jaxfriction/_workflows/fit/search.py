@@ -285,12 +285,13 @@ def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.
     ``scripts/bench_rate_state_fit.py``, ten times longer than running it); one by one, the
     refinement shares its compiled step with the local optimiser that follows."""
     from .fit import _levenberg_marquardt
-    from .problem import run_least_squares
+    from .problem import negligible_decrease, run_least_squares
 
     solver = _levenberg_marquardt()
     ends, losses, steps = [], [], []
     for u0 in u0s:
-        u, history, taken, _, _ = run_least_squares(u0, problem, solver, search.steps, REFINE_TOL, lambda _: None)
+        u, history, taken, _, _ = run_least_squares(u0, problem, solver, search.steps, REFINE_TOL, lambda _: None,
+                                                    negligible_decrease(problem))
         ends.append(np.asarray(u))
         losses.append(history[-1])
         steps.append(taken)

@@ -90,9 +90,10 @@ def _segment_starts(system, m, i_bounds, h, n_sub, first):
 
     Each free start is ``(q, v, z)`` (``2 n_dof + n_internal``). A measured position gives
     the value and slope of a local quadratic fit at the segment's first sample, a measured
-    velocity its sample; every other coordinate (unmeasured positions and velocities, a
-    dynamic law's internal variables) is read from one simulation of the record at the
-    initial guess, started from ``first`` (the known ``y0``, or the data's estimate). Scales
+    velocity its sample; every other coordinate (unmeasured positions, and their velocities
+    where unmeasured, a dynamic law's internal variables) is read from one simulation of the
+    record at the initial guess, started from ``first`` (the known ``y0``, or the data's
+    estimate); with none of those, nothing is simulated. Scales
     are the coordinates' standard deviations over the record (1 where that is 0). Defect
     weights put a continuity defect of one standard deviation of ``z`` on par with one of
     the positions (positions and velocities keep their natural units).
@@ -103,7 +104,9 @@ def _segment_starts(system, m, i_bounds, h, n_sub, first):
     q_cols = dict(zip(m.q_dofs or (), range(len(m.q_dofs or ()))))
     v_cols = dict(zip(m.v_dofs or (), range(len(m.v_dofs or ()))))
     simulated = None
-    if free and (k or len(q_cols) < n or len(v_cols) < n):
+    # a measured position gives its velocity too (the slope): simulate only for unmeasured
+    # positions and internal variables
+    if free and (k or len(q_cols) < n):
         traj = simulate(system, jnp.asarray(first), float(m.t[0]), float(m.t[-1]), h, save_every=n_sub)
         simulated = np.asarray(traj.ys[:, :width], dtype=float)
         if not np.all(np.isfinite(simulated)):
