@@ -79,6 +79,13 @@ def with_loop_kernels(flags: str, threshold: int = LOOP_KERNEL_BYTES) -> str:
     return " ".join(words + [f"--xla_backend_extra_options={entry}"])
 
 
+def loop_kernels_active() -> bool:
+    """Whether ``XLA_FLAGS`` holds the loop-kernel option (set by :func:`enable_loop_kernels`
+    or by the user), that is, whether XLA's CPU backend compiles small loops into single
+    kernels in this process."""
+    return OPTION in os.environ.get("XLA_FLAGS", "")
+
+
 def enable_loop_kernels() -> bool:
     """Raise XLA's small-loop threshold in ``XLA_FLAGS`` (see the module docstring).
 

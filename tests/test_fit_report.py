@@ -169,6 +169,26 @@ def test_global_search_from_bounds_alone_finds_the_optimum_a_local_fit_misses(co
     assert "global search: 64 sobol candidates" in found.summary()
 
 
+def test_refinement_one_by_one_reaches_the_batched_refinements_optimum(coulomb_record, monkeypatch):
+    # with XLA's loop kernels on a CPU the starts are refined one by one with the local
+    # optimiser's compiled step (no second, batched program); the optimum is the same
+    from jaxfriction._workflows.fit import search as S
+
+    system = jf.Oscillator(law=jf.Quinn(mu=0.05, eps=1e-3))
+    box = {"law.mu": (0.02, 0.2), "stiffness": (0.4, 1.6)}
+    calls = []
+    one_by_one = S._refine_one_by_one
+    monkeypatch.setattr(S, "_refine_one_by_one", lambda *a: calls.append(1) or one_by_one(*a))
+    runs = []
+    for active in (False, True):
+        monkeypatch.setattr(S, "loop_kernels_active", lambda active=active: active)
+        runs.append(jf.fit(system, None, coulomb_record, bounds=box, dt=0.01,
+                           search=jf.GlobalSearch(candidates=32, refine=2)))
+    assert len(calls) == 1 and all(r.converged for r in runs)
+    for path in box:
+        assert abs(runs[0].params[path] - runs[1].params[path]) < 0.01 * runs[0].stderr[path], path
+
+
 def test_compare_models_flags_viscous_damping_on_coulomb_data(coulomb_record):
     models = {
         "coulomb": (jf.Oscillator(law=jf.Quinn(mu=0.05, eps=1e-3)), {"law.mu": 0.06, "stiffness": 1.25}, None),

@@ -51,6 +51,7 @@ from jax import Array
 from ..._checks import check_choice, check_int, check_real
 from ..._integrate.solvers import Diffrax
 from ..._integrate.status import STATUS_NONFINITE, STATUS_OK, STATUS_UNSTABLE_STEP
+from ..._xla_flags import loop_kernels_active
 from ..sweep.engine import run_sweep
 from .problem import _ls_fn, _stacked, _to_natural, to_unconstrained
 
@@ -301,8 +302,18 @@ def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.
 
 def refine_starts(problem: Problem, starts: np.ndarray,
                   search: GlobalSearch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Levenberg-Marquardt from every start at once (``vmap``), or one by one for records
-    integrated by an adaptive solver (:func:`_refine_one_by_one`).
+    """Levenberg-Marquardt from every start at once (``vmap``), or one by one
+    (:func:`_refine_one_by_one`) for records integrated by an adaptive solver, and on a CPU
+    whose XLA loops run as single kernels (``JAXFRICTION_XLA_LOOP_KERNELS=1``,
+    :func:`~jaxfriction._xla_flags.loop_kernels_active`).
+
+    One by one, the refinement shares its compiled step with the local optimiser and each
+    start ends by the local optimiser's stopping rules; batched, the starts advance in
+    lockstep for ``search.steps`` in a second program. Which is cheaper depends on what an
+    evaluation costs against what compiling costs: on the EMPS single-shooting box search the
+    batched program compiles for about 8 s, while a Jacobian evaluation costs 23 ms with loop
+    kernels and about 200 ms without them (``docs/performance.md``, "Identification on real
+    records"), so with loop kernels one by one is cheaper and without them it is not.
 
     Args:
         problem: the fit's problem.
@@ -318,12 +329,19 @@ def refine_starts(problem: Problem, starts: np.ndarray,
     n_states = problem.state0.shape[0]
     u_params = to_unconstrained(starts, problem)
     u0s = jnp.asarray(np.concatenate([u_params, np.zeros((len(starts), n_states))], axis=1))
-    if any(rec.solver is not None for rec in problem.records):
+    if any(rec.solver is not None for rec in problem.records) or (
+            jax.default_backend() == "cpu" and loop_kernels_active()):
         return _refine_one_by_one(u0s, problem, search)
     solver = optx.LevenbergMarquardt(rtol=1e-7, atol=1e-9)
     u, loss, steps = _refine(u0s, problem, solver, search.steps)
     loss = np.asarray(loss, dtype=float)
     return np.asarray(u), np.where(np.isfinite(loss), loss, np.nan), np.asarray(steps)
+
+
+@eqx.filter_jit
+def _naturals(u, problem):
+    """``_to_natural`` of every row of ``u``: one compiled program, not one per operation."""
+    return jax.vmap(lambda x: _to_natural(x, problem))(u)
 
 
 def distinct_optima(params: np.ndarray, loss: np.ndarray, rtol: float = 1e-2) -> list[dict]:
@@ -396,7 +414,7 @@ def global_phase(problem: Problem, parsed: list, search: GlobalSearch, devices,
                          f"narrow the box or reduce dt")
     starts = pick_starts(points, loss, search.refine)
     u, refined_loss, steps = refine_starts(problem, points[starts], search)
-    theta = np.asarray(jax.vmap(lambda x: _to_natural(x, problem))(jnp.asarray(u)))[:, : problem.n_params]
+    theta = np.asarray(_naturals(jnp.asarray(u), problem))[:, : problem.n_params]
     optima = distinct_optima(theta, refined_loss)
     if np.any(np.isfinite(refined_loss)):
         start = u[int(np.nanargmin(refined_loss))]
