@@ -92,9 +92,10 @@ class FitResult:
             point below 0.1 standard error (the larger of the Gauss-Newton and HAC ones) or
             lowering the loss by less than ``0.01 / (n - k)`` (relative), or a trust-region
             solver's trial steps shrank by 4^25 without lowering the loss (or failed 3 times
-            in a row after the loss changed by less than ``tol`` over 5 steps), or two
-            accepted least-squares steps in a row lowered the loss by less than 0.01 in
-            chi-square (``0.01 / (n - k)`` relative, realised and predicted); not because it
+            in a row after the loss changed by less than ``tol`` over 5 steps), or, once a
+            trial step was rejected, two accepted least-squares steps in a row lowered the
+            loss by less than 0.01 in chi-square (``0.01 / (n - k)`` relative, realised and
+            predicted); not because it
             reached ``steps`` or met a non-finite loss.
         stop_reason: ``"stagnation"``, ``"no-decrease"`` (the trust region shrank to
             nothing), ``"negligible-decrease"`` (the chi-square rule above), ``"step-limit"``
