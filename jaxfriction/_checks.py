@@ -18,6 +18,7 @@ wrong number.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, NamedTuple
 
 import equinox as eqx
@@ -100,6 +101,21 @@ def check_int(name: str, value, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def renamed_keyword(function: str, new_name: str, new, old_name: str, old, missing=None):
+    """The value of keyword ``new_name``, or of its deprecated alias ``old_name`` with a
+    DeprecationWarning (``old`` None: not given). Raises TypeError when both are given, and
+    when neither is and ``missing`` is ``"required"``."""
+    if old is not None:
+        if new is not None:
+            raise TypeError(f"{function}: give {new_name}, not both {new_name} and {old_name} (its old name)")
+        warnings.warn(f"{function}: the keyword {old_name} is now {new_name}; {old_name} will be removed in the next "
+                      f"release", DeprecationWarning, stacklevel=3)
+        return old
+    if new is None and missing == "required":
+        raise TypeError(f"{function}: missing the argument {new_name}")
+    return new
 
 
 def check_time_span(t0: float, t1: float, dt: float | None = None) -> None:

@@ -74,7 +74,7 @@ def test_sensitivity_map_matches_pointwise():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="params: 'law.nope' is not a field; did you mean"):
+    with pytest.raises(ValueError, match="wrt: 'law.nope' is not a field; did you mean"):
         sensitivity(last_cycle_dissipation, SYSTEM, ["law.nope"])
     with pytest.raises(ValueError, match="gradient"):
         sensitivity(last_cycle_dissipation, SYSTEM, ["force.amplitude"], gradient="sideways")
@@ -126,3 +126,21 @@ def test_issue_25_rel_step_and_a_non_scalar_observable_are_refused_by_name():
         sensitivity(pair, system, ["law.mu"])
     with pytest.raises(ValueError, match="observable must return a scalar"):
         finite_difference_gradient(pair, system, ["law.mu"])
+
+
+def test_wrt_is_the_keyword_and_params_a_deprecated_alias():
+    # the same keyword as jf.sweep's; the old one still works for one release, with a warning
+    system = jf.Oscillator(law=jf.Quinn(0.5, 0.02))
+
+    def cube(s):
+        return s.law.mu**3
+
+    new = sensitivity(cube, system, wrt=["law.mu"])
+    with pytest.warns(DeprecationWarning, match="sensitivity: the keyword params is now wrt"):
+        old = sensitivity(cube, system, params=["law.mu"])
+    assert new["gradient"] == old["gradient"] == {"law.mu": pytest.approx(3 * 0.5**2, rel=1e-12)}
+    with pytest.warns(DeprecationWarning, match="finite_difference_gradient: the keyword params is now wrt"):
+        fd = finite_difference_gradient(cube, system, params=["law.mu"])
+    assert fd["law.mu"] == pytest.approx(0.75, rel=1e-8)
+    with pytest.raises(TypeError, match="give wrt, not both wrt and params"):
+        sensitivity(cube, system, wrt=["law.mu"], params=["law.mu"])

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from .._checks import check_real
+from .._checks import check_real, renamed_keyword
 from .._paths import check_paths, get_parameter, scalar_parameter_paths, set_parameters
 from .._templates import Template, split_template
 from .gradient import as_gradient_mode
@@ -29,12 +29,12 @@ if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem
 
 
-def _resolve(system, params):
+def _resolve(system, wrt):
     system = split_template(system)[0]
-    names = scalar_parameter_paths(system) if params is None else ([params] if isinstance(params, str) else list(params))
+    names = scalar_parameter_paths(system) if wrt is None else ([wrt] if isinstance(wrt, str) else list(wrt))
     if not names:
-        raise ValueError("params must name at least one parameter path")
-    check_paths(system, names, "params")
+        raise ValueError("wrt must name at least one parameter path")
+    check_paths(system, names, "wrt")
     return system, names, {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
 
 
@@ -60,15 +60,15 @@ def _value_and_jacobian(observable, system, p0, mode):
 
 
 def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
-                params: list[str] | None = None, gradient="auto") -> dict:
-    """Value, gradient and elasticities of ``observable(system)`` with respect to ``params``.
+                wrt: list[str] | None = None, gradient="auto", *, params: list[str] | None = None) -> dict:
+    """Value, gradient and elasticities of ``observable(system)`` with respect to ``wrt``.
 
     Args:
         observable: scalar function of a system.
         system: the system at the point of interest (or a :class:`~jaxfriction.Template`).
-        params: leaf paths (default: every scalar parameter, array leaves by element,
+        wrt: leaf paths (default: every scalar parameter, array leaves by element,
             ``"law.mu[0]"``); each must be a scalar (an element ``"masses[2]"`` of an array
-            leaf, not the whole array).
+            leaf, not the whole array). The same keyword as :func:`~jaxfriction.sweep`'s.
         gradient: a gradient mode object (:class:`~jaxfriction.ForwardMode`,
             :class:`~jaxfriction.ReverseMode`, :class:`~jaxfriction.AutoMode`) or its name.
 
@@ -78,6 +78,7 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
             ``mode`` (the mode used).
 
     Warns:
+        DeprecationWarning: for ``params=``, the old name of ``wrt`` (kept for one release).
         UserWarning: for every derivative that automatic differentiation gives as 0 (to
             round-off: ``|g| max(|p|, 1) <= 1e-10`` of the value or the largest such term)
             while a central step of 1e-3 (relative) changes the observable: the parameter
@@ -89,10 +90,11 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
         ValueError: unknown or non-scalar paths, a bad gradient mode, or an observable
             whose value is not a scalar.
     """
-    system, names, p0 = _resolve(system, params)
+    wrt = renamed_keyword("sensitivity", "wrt", wrt, "params", params)
+    system, names, p0 = _resolve(system, wrt)
     bad = [n for n in names if p0[n].shape != ()]
     if bad:
-        raise ValueError(f"params: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
+        raise ValueError(f"wrt: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
     mode = as_gradient_mode(gradient).resolve(len(names))
     # one compiled program per observable code and system structure: the differentiated values
     # enter as arrays, so a second call at other values compiles nothing
@@ -128,7 +130,8 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
 
 
 def finite_difference_gradient(observable: Callable, system: AbstractFrictionSystem | Template,
-                               params: list[str] | None = None, rel_step: float = 1e-6) -> dict[str, float]:
+                               wrt: list[str] | None = None, rel_step: float = 1e-6, *,
+                               params: list[str] | None = None) -> dict[str, float]:
     """Central finite differences of ``observable`` (a cross-check of :func:`sensitivity`).
 
     Step ``h = rel_step * max(|p|, 1)`` per parameter.
@@ -141,7 +144,8 @@ def finite_difference_gradient(observable: Callable, system: AbstractFrictionSys
             observable whose value is not a scalar.
     """
     check_real("rel_step", rel_step, positive=True)
-    system, names, p0 = _resolve(system, params)
+    wrt = renamed_keyword("finite_difference_gradient", "wrt", wrt, "params", params)
+    system, names, p0 = _resolve(system, wrt)
     out = {}
     for name in names:
         h = rel_step * max(abs(float(p0[name])), 1.0)
