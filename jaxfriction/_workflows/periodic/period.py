@@ -5,7 +5,8 @@ A forced system's steady state has the period of its forcing. The forcing is fou
 of the system with a non-zero amplitude (``"force.omega"``), or a path named by the caller
 (``frequency=``, as a :class:`~jaxfriction.Template` names ``"omega"`` for the chain). A
 system with no such drive is autonomous (the belt, the spring-slider): its period is an
-unknown of the shooting problem.
+unknown of the shooting problem, guessed from a transient (:func:`estimate_period`: the mean
+spacing of a position's upward crossings through its mean).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..._checks import is_concrete, named_modules
+from ..._checks import check_real, is_concrete, named_modules
 from ..._forcing.drives import Harmonic
 from ..._paths import check_paths, get_parameter
 
@@ -62,3 +63,42 @@ def forcing_period(system, frequency: str):
     import jax.numpy as jnp
 
     return 2 * jnp.pi / jnp.abs(jnp.asarray(get_parameter(system, frequency), dtype=float))
+
+
+def estimate_period(ts, q) -> float | None:
+    """The mean spacing of the upward crossings of ``q`` through its mean (interpolated), or
+    None with fewer than two crossings. Host-side."""
+    ts, q = np.asarray(ts, dtype=float), np.asarray(q, dtype=float)
+    q = q - q.mean()
+    i = np.flatnonzero((q[:-1] < 0) & (q[1:] >= 0))
+    if i.size < 2:
+        return None
+    crossings = ts[i] + (ts[i + 1] - ts[i]) * (-q[i]) / (q[i + 1] - q[i])
+    return float(np.mean(np.diff(crossings)))
+
+
+def _forced_period(system, frequency, period) -> float:
+    """``T = 2 pi / omega`` of a forced system (ValueError naming ``period`` if one was given,
+    ``frequency`` if it is not positive)."""
+    if period is not None:
+        raise ValueError(f"period: a forced system's period is 2 pi / {frequency}; do not give period "
+                         f"(or name no frequency for an autonomous system)")
+    T = float(forcing_period(system, frequency))
+    check_real("frequency", T, positive=True)
+    return T
+
+
+def _need_transient(transient):
+    """An autonomous system without a period guess needs a transient to estimate it from."""
+    if transient is None:
+        raise ValueError("period: an autonomous system needs a period guess, or a transient (time units) to "
+                         "estimate it from")
+
+
+def _estimated_period(ts, q) -> float:
+    """:func:`estimate_period`, or ValueError naming ``transient`` when ``q`` does not oscillate."""
+    period = estimate_period(ts, q)
+    if period is None:
+        raise ValueError("transient: no oscillation in the second half of the transient to estimate a "
+                         "period from (the system may be at rest); give period= or a longer transient")
+    return period

@@ -15,7 +15,8 @@ the Newton iterations or the transient (:mod:`.sensitivity`).
 With ``integrator=EventDriven(...)`` the period map is the exact event-driven flow of
 set-valued Coulomb friction instead (:func:`.flow.exact_period_run`): the same residual, root
 finders and implicit derivative, the Jacobian by forward-mode AD through the located events
-(which carries the saltation matrices).
+(which carries the saltation matrices); its checks, transient and start are
+:mod:`.exact_orbit`'s.
 
 The guess comes from a short transient (a few periods from ``y0``). Every returned orbit
 carries its residual ``|phi_T(x) - x|``; one that did not converge says so (``converged``,
@@ -37,14 +38,22 @@ import numpy as np
 from ..._checks import check_int, check_real
 from ..._integrate.resolution import check_step_resolution
 from ..._integrate.rk4 import rk4_scan
-from ..._integrate.solvers import RK4, AbstractSolver
+from ..._integrate.solvers import AbstractSolver
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._integrate.trajectory import Trajectory
 from ..._observables.stick import stick_fraction
 from ..._templates import split_template
+from .exact_orbit import _check_integrator, _exact_start
 from .floquet import floquet_multipliers, is_stable
 from .flow import exact_period_run, full_state, period_map, period_trajectory, steps_per_period
-from .period import forcing_frequency_path, forcing_period
+from .period import (  # noqa: F401 (estimate_period: importable from here, as before)
+    _estimated_period,
+    _forced_period,
+    _need_transient,
+    estimate_period,
+    forcing_frequency_path,
+    forcing_period,
+)
 
 #: Solver names of :func:`periodic_orbit`.
 SOLVERS = ("newton", "lm")
@@ -209,18 +218,6 @@ def _transient(system, y, t0, h, n_steps):
     return ys[-1]
 
 
-def estimate_period(ts, q) -> float | None:
-    """The mean spacing of the upward crossings of ``q`` through its mean (interpolated), or
-    None with fewer than two crossings. Host-side."""
-    ts, q = np.asarray(ts, dtype=float), np.asarray(q, dtype=float)
-    q = q - q.mean()
-    i = np.flatnonzero((q[:-1] < 0) & (q[1:] >= 0))
-    if i.size < 2:
-        return None
-    crossings = ts[i] + (ts[i + 1] - ts[i]) * (-q[i]) / (q[i + 1] - q[i])
-    return float(np.mean(np.diff(crossings)))
-
-
 @dataclasses.dataclass(frozen=True)
 class PeriodicOrbit:
     """A periodic steady state found by :func:`periodic_orbit` (host-side NumPy values).
@@ -379,8 +376,9 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
     if integrator is not None:
         # floats become arrays, so that another value of a parameter reuses the compiled solve
         system = jax.tree.map(lambda v: jnp.asarray(v, jnp.result_type(float)) if isinstance(v, float) else v, system)
-        return _exact_orbit(system, y0, dt, period, frequency, float(t0), transient, float(tol), int(max_steps),
-                            solver, integrator, warn)
+        frequency, n, z0 = _exact_start(system, y0, dt, period, frequency, float(t0), transient, integrator)
+        out = _solve(system, z0, frequency, float(t0), n, float(tol), int(max_steps), solver, integrator)
+        return _finish(system, out, frequency, float(t0), n, float(tol), warn, integrator)
     if dt is None:
         raise ValueError("dt is required (the RK4 step bound), unless a Template gives it")
     check_real("dt", dt, positive=True)
@@ -420,33 +418,6 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
     return _finish(system, out, frequency, float(t0), n, float(tol), warn)
 
 
-def _forced_period(system, frequency, period) -> float:
-    """``T = 2 pi / omega`` of a forced system (ValueError naming ``period`` if one was given,
-    ``frequency`` if it is not positive)."""
-    if period is not None:
-        raise ValueError(f"period: a forced system's period is 2 pi / {frequency}; do not give period "
-                         f"(or name no frequency for an autonomous system)")
-    T = float(forcing_period(system, frequency))
-    check_real("frequency", T, positive=True)
-    return T
-
-
-def _need_transient(transient):
-    """An autonomous system without a period guess needs a transient to estimate it from."""
-    if transient is None:
-        raise ValueError("period: an autonomous system needs a period guess, or a transient (time units) to "
-                         "estimate it from")
-
-
-def _estimated_period(ts, q) -> float:
-    """:func:`estimate_period`, or ValueError naming ``transient`` when ``q`` does not oscillate."""
-    period = estimate_period(ts, q)
-    if period is None:
-        raise ValueError("transient: no oscillation in the second half of the transient to estimate a "
-                         "period from (the system may be at rest); give period= or a longer transient")
-    return period
-
-
 def _finish(system, out, frequency, t0, n, tol, warn, integrator=None):
     """The host-side :class:`PeriodicOrbit` of a :func:`_solve` output."""
     d = system.dynamical_size
@@ -480,71 +451,3 @@ def _finish(system, out, frequency, t0, n, tol, warn, integrator=None):
                       f"after {orbit.iterations} iterations; try a longer transient, another y0 or solver='lm'",
                       UserWarning, stacklevel=3)
     return orbit
-
-
-def _check_integrator(integrator, system):
-    """None for the RK4 flow, or the :class:`~jaxfriction.EventDriven` after checking that it
-    can solve ``system`` exactly."""
-    from ..._exact.solver import EventDriven
-
-    if integrator is None or isinstance(integrator, RK4):
-        return None
-    if not isinstance(integrator, EventDriven):
-        raise ValueError(f"integrator must be None (RK4), jf.RK4() or jf.EventDriven(...) for periodic_orbit, got "
-                         f"{type(integrator).__name__}: shooting needs a forward-mode Jacobian of the period map, "
-                         f"which these two provide")
-    from ..._exact.coulomb_params import coulomb_coefficients
-    from ..._systems.oscillator import Oscillator
-
-    if not isinstance(system, Oscillator):
-        raise ValueError(f"system: EventDriven solves a single-contact Oscillator exactly, got "
-                         f"{type(system).__name__}; use the RK4 flow of a regularized law (integrator=None)")
-    coulomb_coefficients(system)  # raises naming law
-    return integrator
-
-
-@eqx.filter_jit
-def _exact_periods(system, x, t0, period, cycles, integrator):
-    """``cycles`` periods of the exact flow from ``x`` (a transient; Python int cycles)."""
-    def one(_, x):
-        return exact_period_run(system, x, t0, period, 1, integrator)[0].ys[-1][: system.dynamical_size]
-    return jax.lax.fori_loop(0, cycles, one, x)  # one compiled period, not ``cycles`` copies
-
-
-def _exact_orbit(system, y0, dt, period, frequency, t0, transient, tol, max_steps, solver, integrator, warn):
-    """:func:`periodic_orbit` on the exact event-driven flow."""
-    from ..._exact.event_driven import simulate_event_driven
-
-    frequency = forcing_frequency_path(system, frequency)
-    if transient is not None:
-        check_real("transient", transient, nonnegative=True)
-    d = system.dynamical_size
-    y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)[:d]
-    if frequency is not None:
-        T = _forced_period(system, frequency, period)
-    else:
-        if period is None:
-            _need_transient(transient)
-            run = float(transient)
-            traj, _ = simulate_event_driven(system, y, t0 - run, t0, n_save=2000, max_events=integrator.max_events,
-                                            rtol=integrator.rtol, atol=integrator.atol, dtmax=integrator.dtmax,
-                                            max_steps=integrator.max_steps)
-            if int(traj.status) != STATUS_OK:
-                raise ValueError(f"transient: the event-driven transient failed ({STATUS_MEANINGS[int(traj.status)]}); "
-                                 f"raise the integrator's max_events or give period=")
-            half = traj.ts.shape[0] // 2
-            period = _estimated_period(traj.ts[half:], traj.ys[half:, 0])
-            y, transient = traj.ys[-1, :d], 0.0
-        check_real("period", period, positive=True)
-        T = float(period)
-    if dt is None:
-        dt = T / 200
-    check_real("dt", dt, positive=True)
-    n = steps_per_period(T, dt)
-    run = 5 * T if transient is None else float(transient)
-    cycles = math.ceil(run / T * (1 - 1e-12)) if run > 0 else 0
-    if cycles:  # whole periods of the exact flow, ending at phase t0
-        y = _exact_periods(system, y, t0, T, cycles, integrator)
-    z0 = y if frequency is not None else jnp.concatenate([y, jnp.asarray([T], y.dtype)])
-    out = _solve(system, z0, frequency, t0, n, tol, max_steps, solver, integrator)
-    return _finish(system, out, frequency, t0, n, tol, warn, integrator)
