@@ -85,7 +85,7 @@ def test_dynamic_law_orbit_newton_and_lm_agree():
     assert lm.dissipation == pytest.approx(newton.dissipation, rel=1e-10)
 
 
-def test_bad_input_gets_a_clear_error_or_status(oscillator):
+def test_bad_input_gets_a_clear_error_or_status(oscillator, quinn_orbit):
     with pytest.warns(UserWarning, match="did not converge"):
         o = jf.periodic_orbit(oscillator, transient=0.0, max_steps=1)
     assert not o.converged and o.status == "not converged" and o.residual > 1e-6
@@ -101,6 +101,11 @@ def test_bad_input_gets_a_clear_error_or_status(oscillator):
         jf.orbit_sensitivity(o, "law.mu")
     with pytest.raises(ValueError, match="not a floating-point parameter|not a field"):
         jf.orbit_sensitivity(jf.periodic_orbit(oscillator), "law")
+    with pytest.raises(TypeError, match="orbit_sensitivity: missing the argument wrt"):
+        jf.orbit_sensitivity(quinn_orbit)
+    with pytest.warns(DeprecationWarning, match="orbit_sensitivity: the keyword params is now wrt"):
+        old = jf.orbit_sensitivity(quinn_orbit, params="law.mu")
+    assert old["dissipation"] == jf.orbit_sensitivity(quinn_orbit, wrt="law.mu")["dissipation"]
 
 
 def test_frequency_response_follows_den_hartog():

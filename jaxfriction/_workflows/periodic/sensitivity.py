@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..._checks import renamed_keyword
 from ..._paths import check_paths, get_parameter, set_parameters
 from .shooting import PeriodicOrbit, amplitude, shoot
 
@@ -40,7 +41,7 @@ def _jacobian(system, p0, z0, frequency, t0, n_steps, tol, max_steps, integrator
     return value, jac, converged
 
 
-def orbit_sensitivity(orbit: PeriodicOrbit, params) -> dict:
+def orbit_sensitivity(orbit: PeriodicOrbit, wrt=None, *, params=None) -> dict:
     """Derivatives of a converged orbit's quantities with respect to parameter paths, by the
     implicit function theorem at the orbit (module docstring).
 
@@ -50,8 +51,9 @@ def orbit_sensitivity(orbit: PeriodicOrbit, params) -> dict:
             solve takes one Newton step). An exact-stick orbit (``integrator=EventDriven``)
             is differentiated through its event-driven flow (forward mode, event times by
             the implicit function theorem).
-        params: a path or a list of scalar leaf paths (``"force.omega"``, ``"law.mu"``,
-            ``"law.eps"``).
+        wrt: a path or a list of scalar leaf paths (``"force.omega"``, ``"law.mu"``,
+            ``"law.eps"``); the same keyword as :func:`~jaxfriction.sweep`'s. ``params=``,
+            its old name, still works for one release with a DeprecationWarning.
 
     Returns:
         Dict quantity -> dict path -> derivative, for ``"dissipation"`` (J per unit of the
@@ -61,21 +63,23 @@ def orbit_sensitivity(orbit: PeriodicOrbit, params) -> dict:
 
     Raises:
         ValueError: an orbit that did not converge, unknown or non-scalar paths.
+        TypeError: neither ``wrt`` nor ``params`` given, or both.
     """
     if not isinstance(orbit, PeriodicOrbit):
         raise ValueError(f"orbit must be a PeriodicOrbit, got {type(orbit).__name__}")
     if not orbit.converged:
         raise ValueError(f"orbit did not converge ({orbit.status}, residual {orbit.residual:.3g}): its derivatives "
                          f"would be those of a non-periodic state")
-    names = [params] if isinstance(params, str) else list(params)
+    wrt = renamed_keyword("orbit_sensitivity", "wrt", wrt, "params", params, missing="required")
+    names = [wrt] if isinstance(wrt, str) else list(wrt)
     if not names:
-        raise ValueError("params must name at least one parameter path")
+        raise ValueError("wrt must name at least one parameter path")
     system = orbit.system
-    check_paths(system, names, "params")
+    check_paths(system, names, "wrt")
     p0 = {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
     bad = [n for n in names if p0[n].shape != ()]
     if bad:
-        raise ValueError(f"params: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
+        raise ValueError(f"wrt: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
     system = set_parameters(system, p0)
     z0 = jnp.asarray(orbit.y0)
     if orbit.autonomous:
