@@ -134,17 +134,13 @@ def unstable_step_status(status: Array, h: ArrayLike, rates) -> Array:
     return status
 
 
-@eqx.filter_jit
 def rk4_status(system: AbstractFrictionSystem, ts: Array, ys: Array, h: ArrayLike, peak=None) -> Array:
     """The status of a fixed-step RK4 run of ``system`` with step ``h`` saved at ``(ts, ys)``:
     :func:`finite_status` of the states, turned unstable where ``h`` is too long for a
     contact's stick band (:func:`~jaxfriction.stick_band_rate`), for a dynamic law's
     internal states or for the stick of a law with a jump at zero slip at the saved points
     (:func:`~jaxfriction._integrate.stability.saved_state_rate`), or for ``peak``, the same
-    rate's largest value at points that were not saved (a transient's).
-
-    Compiled as one program: an eager ``simulate`` (a fit's segment starts) otherwise
-    compiled its two hundred operations one by one (17 s for the EMPS LuGre model)."""
+    rate's largest value at points that were not saved (a transient's)."""
     band = stick_band_rate(system)
     return unstable_step_status(finite_status(ys), h, (band, saved_state_rate(system, ts, ys, band), peak))
 

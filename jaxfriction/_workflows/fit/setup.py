@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
@@ -107,8 +108,8 @@ def _segment_starts(system, m, i_bounds, h, n_sub, first):
     # a measured position gives its velocity too (the slope): simulate only for unmeasured
     # positions and internal variables
     if free and (k or len(q_cols) < n):
-        traj = simulate(system, jnp.asarray(first), float(m.t[0]), float(m.t[-1]), h, save_every=n_sub)
-        simulated = np.asarray(traj.ys[:, :width], dtype=float)
+        simulated = np.asarray(_simulated(system, jnp.asarray(first), float(m.t[0]), float(m.t[-1]), h, n_sub),
+                               dtype=float)[:, :width]
         if not np.all(np.isfinite(simulated)):
             simulated = np.where(np.isfinite(simulated), simulated, 0.0)
     scale = np.ones(width)
@@ -127,6 +128,14 @@ def _segment_starts(system, m, i_bounds, h, n_sub, first):
         state0 += list(_with_measured(simulated[i].copy() if simulated is not None else np.zeros(width), m, i, n))
         scales += list(scale)
     return state0, scales, list(weight) * len(free)
+
+
+@eqx.filter_jit
+def _simulated(system, y0, t0, t1, h, save_every):
+    """The saved states of :func:`~jaxfriction.simulate` as one compiled program: run eagerly,
+    its RK4 status alone compiled some 200 operations one by one (17.6 s of the EMPS LuGre
+    fit's 65 s with XLA's loop kernels; ``docs/performance.md``)."""
+    return simulate(system, y0, t0, t1, h, save_every=save_every).ys
 
 
 def _with_measured(y, m, i, n):
