@@ -38,6 +38,17 @@ def _resolve(system, wrt):
     return system, names, {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
 
 
+def scalar_wrt(system, wrt):
+    """``(system, names, values)`` of the paths ``wrt`` (a path, a list, or None for every
+    scalar parameter) of a system or template, each a scalar: ValueError naming ``wrt`` for
+    an empty list, an unknown path or an array leaf."""
+    system, names, p0 = _resolve(system, wrt)
+    bad = [n for n in names if p0[n].shape != ()]
+    if bad:
+        raise ValueError(f"wrt: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
+    return system, names, p0
+
+
 def _scalar_value(value):
     """``value`` as a 0-d array; a ValueError naming ``observable`` for anything else."""
     try:
@@ -91,10 +102,7 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
             whose value is not a scalar.
     """
     wrt = renamed_keyword("sensitivity", "wrt", wrt, "params", params)
-    system, names, p0 = _resolve(system, wrt)
-    bad = [n for n in names if p0[n].shape != ()]
-    if bad:
-        raise ValueError(f"wrt: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
+    system, names, p0 = scalar_wrt(system, wrt)
     mode = as_gradient_mode(gradient).resolve(len(names))
     # one compiled program per observable code and system structure: the differentiated values
     # enter as arrays, so a second call at other values compiles nothing

@@ -25,7 +25,15 @@ import numpy as np
 from ..._paths import set_parameters
 from . import diagnostics
 from .hac import hac_covariance
-from .problem import NEGLIGIBLE, NO_DECREASE, STEP_LIMIT, _stacked, forward_value_and_grad, natural_and_slope
+from .problem import (
+    NEGLIGIBLE,
+    NO_DECREASE,
+    STEP_LIMIT,
+    _stacked,
+    forward_value_and_grad,
+    natural_and_slope,
+    negligible_decrease,
+)
 from .result import FitResult, FitWarning
 
 if TYPE_CHECKING:
@@ -187,7 +195,7 @@ def report(problem: Problem, data, u, at_u, history, taken: int, message: str, s
         step_gn_se = float(np.max(np.abs(step_gn[:p]) / se))
         step_hac_se = float(np.max(np.abs(step_gn[:p]) / se_hac))
         step_trusted = float(np.max(np.abs(step_gn[:p]) / se_trusted))
-    step_small = step_any <= STEP_FRACTION or gain <= STEP_FRACTION**2 / max(n_data - n_vars, 1)
+    step_small = step_any <= STEP_FRACTION or gain <= negligible_decrease(problem)
     finite_loss = math.isfinite(history[-1])
     stopped = finite_loss and (kind in ("no-decrease", "negligible-decrease") or (kind == "stagnation" and step_small))
     if finite_loss and kind == "stagnation" and not step_small:

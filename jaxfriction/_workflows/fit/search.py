@@ -288,11 +288,11 @@ def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.
     from .fit import _levenberg_marquardt
     from .problem import negligible_decrease, run_least_squares
 
-    solver = _levenberg_marquardt()
+    solver, negligible = _levenberg_marquardt(), negligible_decrease(problem)
     ends, losses, steps = [], [], []
     for u0 in u0s:
         u, history, taken, _, _ = run_least_squares(u0, problem, solver, search.steps, REFINE_TOL, lambda _: None,
-                                                    negligible_decrease(problem))
+                                                    negligible)
         ends.append(np.asarray(u))
         losses.append(history[-1])
         steps.append(taken)

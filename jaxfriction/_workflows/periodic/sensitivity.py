@@ -19,7 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import renamed_keyword
-from ..._paths import check_paths, get_parameter, set_parameters
+from ..._paths import set_parameters
+from ..sensitivity import scalar_wrt
 from .shooting import PeriodicOrbit, amplitude, shoot
 
 #: Orbit quantities :func:`orbit_sensitivity` differentiates.
@@ -71,15 +72,7 @@ def orbit_sensitivity(orbit: PeriodicOrbit, wrt=None, *, params=None) -> dict:
         raise ValueError(f"orbit did not converge ({orbit.status}, residual {orbit.residual:.3g}): its derivatives "
                          f"would be those of a non-periodic state")
     wrt = renamed_keyword("orbit_sensitivity", "wrt", wrt, "params", params, missing="required")
-    names = [wrt] if isinstance(wrt, str) else list(wrt)
-    if not names:
-        raise ValueError("wrt must name at least one parameter path")
-    system = orbit.system
-    check_paths(system, names, "wrt")
-    p0 = {n: jnp.asarray(get_parameter(system, n), dtype=float) for n in names}
-    bad = [n for n in names if p0[n].shape != ()]
-    if bad:
-        raise ValueError(f"wrt: {bad} are arrays; name their elements, e.g. {bad[0]}[0]")
+    system, names, p0 = scalar_wrt(orbit.system, wrt)
     system = set_parameters(system, p0)
     z0 = jnp.asarray(orbit.y0)
     if orbit.autonomous:

@@ -46,14 +46,7 @@ from ..._templates import split_template
 from .exact_orbit import _check_integrator, _exact_start
 from .floquet import floquet_multipliers, is_stable
 from .flow import exact_period_run, full_state, period_map, period_trajectory, steps_per_period
-from .period import (  # noqa: F401 (estimate_period: importable from here, as before)
-    _estimated_period,
-    _forced_period,
-    _need_transient,
-    estimate_period,
-    forcing_frequency_path,
-    forcing_period,
-)
+from .period import _estimated_period, _forced_period, _need_transient, forcing_frequency_path, forcing_period
 
 #: Solver names of :func:`periodic_orbit`.
 SOLVERS = ("newton", "lm")
