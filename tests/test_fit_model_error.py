@@ -290,13 +290,25 @@ def test_an_interior_estimate_is_not_flagged(spring_fit):
     assert spring_fit.params["force.value"] == pytest.approx(1.7, rel=0.02)
 
 
+def run_scripted(monkeypatch, step, steps, tol, negligible=0.0):
+    """run_least_squares from u = 0 with ``step`` standing in for the compiled solver step and
+    a solver whose own termination test never passes."""
+    from jaxfriction._workflows.fit import problem as P
+
+    class NeverDone:
+        def terminate(self, *args):
+            return False, None
+
+    monkeypatch.setattr(P, "_ls_init", lambda u, problem, solver: None)
+    monkeypatch.setattr(P, "_ls_step", step)
+    return P.run_least_squares(jnp.zeros(1), None, NeverDone(), steps, tol, lambda _: None, negligible)
+
+
 def scripted_least_squares(monkeypatch, losses, rejections):
     """run_least_squares on a scripted solver: accepted steps at ``losses`` (after the initial
     guess at ``losses[0]``), then ``rejections`` trials that leave the iterate unchanged, then
     accepted steps again. The Jacobian at every iterate predicts a 1e-3 relative decrease (the
     rough misfit of an EMPS fit under model error: no trial step along it realises it)."""
-    from jaxfriction._workflows.fit import problem as P
-
     r, jac = np.array([1.0, 0.0]), np.array([[-0.0316], [0.0]])  # |J step|^2 / |r|^2 = 1e-3
     calls = {"n": 0, "accepted": 0}
 
@@ -311,13 +323,7 @@ def scripted_least_squares(monkeypatch, losses, rejections):
             return u, state, losses[0], (r, jac)
         return u, state, losses[-1], (r, jac)  # rejected: the iterate is unchanged
 
-    class NeverDone:
-        def terminate(self, *args):
-            return False, None
-
-    monkeypatch.setattr(P, "_ls_init", lambda u, problem, solver: None)
-    monkeypatch.setattr(P, "_ls_step", step)
-    return P.run_least_squares(jnp.zeros(1), None, NeverDone(), 30, 1e-10, lambda _: None), calls
+    return run_scripted(monkeypatch, step, 30, 1e-10), calls
 
 
 def test_a_stagnated_loss_with_rejected_trials_stops_at_an_optimum(monkeypatch):
@@ -346,8 +352,6 @@ def scripted_small_steps(monkeypatch, slope, negligible, steps=12, reject=True):
     step is accepted and lowers the loss by 1e-8 (relative); the Jacobian ``[[slope], [0]]``
     at ``r = [1, 0]`` predicts a relative decrease of ``1 - (1 + slope)^2`` for the unit step
     it takes. ``reject=False``: no trial is rejected."""
-    from jaxfriction._workflows.fit import problem as P
-
     r, jac = np.array([1.0, 0.0]), np.array([[slope], [0.0]])
     calls = {"n": 0}
 
@@ -357,13 +361,7 @@ def scripted_small_steps(monkeypatch, slope, negligible, steps=12, reject=True):
             return u, state, 1.0, (r, jac)
         return u + 1.0, state, (1 - 1e-8) ** calls["n"], (r, jac)
 
-    class NeverDone:
-        def terminate(self, *args):
-            return False, None
-
-    monkeypatch.setattr(P, "_ls_init", lambda u, problem, solver: None)
-    monkeypatch.setattr(P, "_ls_step", step)
-    return P.run_least_squares(jnp.zeros(1), None, NeverDone(), steps, 0.0, lambda _: None, negligible)
+    return run_scripted(monkeypatch, step, steps, 0.0, negligible)
 
 
 def test_two_steps_of_negligible_decrease_end_a_least_squares_run(monkeypatch):
