@@ -441,7 +441,10 @@ def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, r
         rtol, atol: agreement of the floating-point outputs (round-off).
         lower: also lower the kernel for the ``cuda`` platform (Triton); not with
             ``kernel="compiled"``.
-        kernel: ``"fused"`` (the Pallas kernel) or ``"compiled"`` (the numba loop).
+        kernel: ``"fused"`` (the Pallas kernel), ``"compiled"`` (the numba loop, as
+            :class:`~jaxfriction.CompiledLoopKernel` chooses its form) or ``"looped"`` (the
+            numba loop written as loops over each lane's arrays, whatever the state's size:
+            the form that many contacts take).
         **sweep_options: passed to :func:`~jaxfriction.sweep` (``t1``, ``window``, ``dt``,
             ``wrt``, ``observables``, ...).
 
@@ -455,9 +458,10 @@ def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, r
     from ._workflows.sweep.kernels import CompiledLoopKernel, FusedKernel
     from ._workflows.sweep.sweep import plan_sweep, sweep
 
-    if kernel not in ("fused", "compiled"):
-        raise ValueError(f"kernel must be 'fused' or 'compiled', got {kernel!r}")
-    option = FusedKernel(block=block) if kernel == "fused" else CompiledLoopKernel(lanes=block)
+    if kernel not in ("fused", "compiled", "looped"):
+        raise ValueError(f"kernel must be 'fused', 'compiled' or 'looped', got {kernel!r}")
+    option = FusedKernel(block=block) if kernel == "fused" else \
+        CompiledLoopKernel(lanes=block, loops=True if kernel == "looped" else None)
     lower = lower and kernel == "fused"
     sweep_options = {"progress": False, **sweep_options}
     xla = sweep(system, grid, kernel="vmap", **sweep_options)

@@ -66,19 +66,19 @@ def test_dynamic_laws_in_the_oscillator(law):
 
 
 @pytest.mark.slow
-def test_a_program_past_the_line_limit_falls_back_with_its_size():
-    """The contract's 8-element jointed oscillator with a tangent emits 5,455 lines (numba:
-    tens of seconds): AutoKernel runs it on the XLA path and says why. With 4 elements it runs
-    in the loop and agrees with the XLA path."""
+def test_a_program_past_the_line_limit_is_written_as_loops():
+    """The contract's 8-element jointed oscillator with a tangent emits 5,455 lines one
+    expression per component (numba: tens of seconds): AutoKernel writes it as loops and says
+    why. With 4 elements it runs one expression per component and agrees with the XLA path."""
     options = {"wrt": ("law.F_S",), "dt": 1e-3, "t1": 0.04, "window": 0.02,
                "y0": jnp.array([0.05, 0.1])}
-    for n, kernel in ((8, "vmap"), (4, "compiled")):
+    for n in (8, 4):
         joint = jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=n, smoothing=0.1)
         system = jf.jointed_oscillator(joint, force_amplitude=0.8, damping=0.05)
         lane = jf.plan_sweep(system, {"law.F_S": [0.5]}, **options).lane
         _, name, reason = jf.AutoKernel().program(lane, ["law.F_S"], jax.devices("cpu"), dry=True)
-        assert name == kernel, reason
-        assert ("lines, more than the compiled loop's" in str(reason)) == (n == 8)
+        assert name == "compiled", reason
+        assert ("loops over each lane's arrays" in str(reason)) == (n == 8)
     _check(system, {"law.F_S": [0.5, 0.56]}, **options)
 
 
@@ -167,11 +167,14 @@ def test_chunked_sweep_resumes_from_the_xla_paths_chunks(tmp_path):
         np.testing.assert_allclose(resumed[name], whole[name], rtol=1e-12, atol=1e-15)
 
 
-def test_a_program_too_long_for_numba_runs_on_the_xla_path():
-    # the jointed template's 64 Segalman elements: 22,497 emitted lines, minutes of numba compile
+def test_a_program_too_long_for_one_expression_per_component_is_written_as_loops():
+    # the jointed template's 64 Segalman elements: 22,497 emitted lines one expression per
+    # component (minutes of numba compile); loops over the elements instead (tests/test_looped_program.py)
     tpl = jf.template("jointed", law="segalman")
     plan = jf.plan_sweep(tpl, {"force.amplitude": [0.1]}, wrt=tpl.wrt)
-    assert plan.kernel == "vmap" and "lines, more than the compiled loop's 4000" in plan.kernel_reason
+    assert plan.kernel == "compiled" and "loops over each lane's arrays" in plan.kernel_reason
+    with pytest.raises(ValueError, match="lines, more than the compiled loop's 4000"):
+        jf.plan_sweep(tpl, {"force.amplitude": [0.1]}, wrt=tpl.wrt, kernel=jf.CompiledLoopKernel(loops=False))
 
 
 def _live(system, observables, **options):

@@ -308,6 +308,9 @@ class CompiledLoop:
         fused: the traced pieces (start, step, saved-point reductions, output layout).
         lanes: lanes per block (the vectorized inner loop).
         compile: compile the program (False: only trace and write its source).
+        looped: write the pieces as loops over each lane's arrays
+            (:mod:`jaxfriction._kernels.looped`: a program whose size does not grow with the
+            state, for many contacts) instead of one expression per component.
 
     Attributes:
         source: the Python source of the program (``run(shared, p, out)``).
@@ -320,13 +323,13 @@ class CompiledLoop:
         Unsupported: an operation with no scalar form in the emitted program (named).
     """
 
-    def __init__(self, fused, lanes: int = LANES, compile: bool = True):
+    def __init__(self, fused, lanes: int = LANES, compile: bool = True, looped: bool = False):
         import time
 
         began = time.perf_counter()
-        self.fused, self.lanes = fused, int(lanes)
+        self.fused, self.lanes, self.looped = fused, int(lanes), bool(looped)
         self.dtype = np.dtype(fused.dtype)
-        self.source = self._source()
+        self.source = self._looped_source() if self.looped else self._source()
         self.run = load(self.source, self.dtype) if compile else None
         self._trace_seconds = time.perf_counter() - began
 
@@ -407,7 +410,66 @@ class CompiledLoop:
                                        ["tp"] + s_names + p_names + c_names)
         if f.plan.n_pre and "rate_pre" in f.outputs:
             pieces["rate"] = writer.write(_trace(rate, [t_spec] + shared_specs, p_specs + [lane] * n_y),
-                                          ["tp"] + s_names + p_names + c_names[:n_y])
+                                          ["tq"] + s_names + p_names + c_names[:n_y])
+        return self._program(writer, pieces, point_names, n_c)
+
+    def _looped_source(self) -> str:
+        """The program with every piece written as loops over the lane's arrays."""
+        from .looped import Buffer, Lane, Piece, Uniform
+
+        f, dtype = self.fused, self.dtype
+        n_y, n_w, n_p = f.n_y, f.n_w, f.n_p
+        n_c = n_y * (1 + n_w)
+        writer = _Writer(dtype)
+        shared, at, self._shared_scalars = [], 0, []
+        for x in f.shared:
+            size = int(np.prod(x.shape, dtype=int))
+            if not x.shape:
+                self._shared_scalars.append((f"s{at}", at, np.dtype(x.dtype)))
+                shared.append(Uniform(lambda e, name=f"s{at}": name, 1, True))
+                writer.types[f"s{at}"] = np.dtype(x.dtype)
+            else:
+                shared.append(Uniform(lambda e, at=at, dt=x.dtype: writer.cast(f"S[{at} + {e}]", dt), size))
+            at += size
+
+        def lane(array, row, size):
+            return Lane(Buffer(size, dtype, -1, array=array, row=row), 0, size)
+
+        p, y, ydot = lane("PB", 0, n_p), lane("C", 0, n_y), lane("C", n_y, n_y * n_w)
+        for name in ("t", "h", "tp", "tq"):
+            writer.types[name] = dtype
+
+        def scalar(name):
+            return Uniform(lambda e: name, 1, True)
+
+        def piece(fn, args, inputs):
+            closed = jax.make_jaxpr(fn)(*args)
+            flat = []
+            for x, arg in zip(inputs, args):
+                flat.extend(x if isinstance(arg, list) else [x])
+            return Piece(writer, closed, flat)
+
+        fns = f.functions
+        self.dense_rate = bool(f.plan.n_pre and "rate_pre" in f.outputs and f.plan.every == 1)
+        start_fn, start_args = fns["start"]
+        step_fn, step_args = fns["step"]
+        point_fn, point_args = fns["point"]
+        rate_fn, rate_args = fns["rate_at"]
+        pieces = {"start": piece(start_fn, start_args, [shared, p])}
+        if self.dense_rate:
+            def step_and_rate(t, h, y, shared, p, ydot):
+                return step_fn(t, h, y, shared, p, ydot), rate_fn(t, y, shared, p)
+            pieces["step"] = piece(step_and_rate, step_args, [scalar("t"), scalar("h"), y, shared, p, ydot])
+        else:
+            pieces["step"] = piece(step_fn, step_args, [scalar("t"), scalar("h"), y, shared, p, ydot])
+        point_shapes = jax.eval_shape(point_fn, *point_args)  # flattened in sorted key order
+        point_names = [(k, int(np.prod(point_shapes[k].shape, dtype=int))) for k in sorted(point_shapes)]
+        pieces["point"] = piece(point_fn, point_args, [scalar("tp"), y, shared, p, ydot])
+        if f.plan.n_pre and "rate_pre" in f.outputs:
+            pieces["rate"] = piece(rate_fn, rate_args, [scalar("tq"), y, shared, p])
+        for name, target in (("start", "C"), ("step", "CN"), ("point", "M"), ("rate", "W")):
+            if name in pieces:
+                pieces[name].store(target, dtype)
         return self._program(writer, pieces, point_names, n_c)
 
     # -- the program ----------------------------------------------------------------------
@@ -446,12 +508,19 @@ class CompiledLoop:
             return [" " * indent + "for j in range(L):", *(" " * (indent + 4) + x for x in lines or ["pass"])]
 
         # the hoisted lane values that some piece reads: rows of one array per dtype
-        kept = sorted({v for piece in pieces.values() for v in piece[3]}, key=lambda v: int(v[1:]))
+        kept = [] if self.looped else sorted({v for piece in pieces.values() for v in piece[3]},
+                                             key=lambda v: int(v[1:]))
         q_arrays, q_rows = {}, {}
         for v in kept:
             array = q_arrays.setdefault(writer.types[v], [f"Q{len(q_arrays)}", 0])
             q_rows[v] = f"{array[0]}[{array[1] * L} + j]"
             array[1] += 1
+
+        scratch = {}
+
+        def looped(name, target, indent):
+            """A looped piece (:mod:`jaxfriction._kernels.looped`), its outputs in ``target``."""
+            return pieces[name].render(indent, L, scratch)
 
         def lanes_of(piece, n_carry, stores, indent):
             """A piece's shared lines and its lane loop (loads, its lines, ``stores(outs)``)."""
@@ -461,6 +530,7 @@ class CompiledLoop:
             loads += [f"{v} = {q_rows[v]}" for v in piece[3]]
             return [" " * indent + x for x in piece[0]] + loop(loads + piece[1] + stores(piece[2]), indent)
 
+        I = 12  # the step loop's body
         T0, HPRE = writer.constant(0.0, dtype), writer.constant(plan.h_pre, dtype)
         TM, H = writer.constant(plan.t_measure, dtype), writer.constant(plan.h, dtype)
         TEND = writer.constant(plan.t_measure + plan.n_saves * plan.every * plan.h, dtype)
@@ -482,16 +552,17 @@ class CompiledLoop:
         if "rate" in offsets:
             first += [f"AR[j] = {m('rate')}"]
             merge += [f"r = {m('rate')}", "if r > AR[j] or r != r:", "    AR[j] = r"]
-        outs = [f"OUT[{out_row('y_b', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
-        outs += [f"OUT[{out_row('yb_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)]
+        def rows_of(name, first, count):  # rows ``first...`` of C into the output rows of ``name``
+            return [f"for i in range({count}):", f"    OUT[{out_row(name)} + i, lo + j] = C[({first} + i) * L + j]"]
+
+        outs = rows_of("y_b", 0, n_y) + (rows_of("yb_dot", n_y, n_y * n_w) if n_w else [])
         outs += [f"OUT[{out_row('finite')}, lo + j] = AF[j]"]
         for name, acc in (("stuck", "AS"), ("peak", "AP"), ("rate", "AR"), ("rate_pre", "AQ")):
             if name in rows:
                 outs += [f"OUT[{out_row(name)}, lo + j] = {acc}[j]"]
         if "peak_dot" in rows:
             outs += [f"OUT[{out_row('peak_dot', w)}, lo + j] = AD[{w * L} + j]" for w in range(n_w)]
-        y_a = ([f"OUT[{out_row('y_a', i)}, lo + j] = C[{i * L} + j]" for i in range(n_y)]
-               + [f"OUT[{out_row('ya_dot', i)}, lo + j] = C[{(n_y + i) * L} + j]" for i in range(n_y * n_w)])
+        y_a = rows_of("y_a", 0, n_y) + (rows_of("ya_dot", n_y, n_y * n_w) if n_w else [])
 
         def store(array):
             return lambda names: [f"{array}[{i * L} + j] = {cast(o)}" for i, o in enumerate(names)]
@@ -502,10 +573,37 @@ class CompiledLoop:
                 lines += [f"r = {cast(names[n_c])}", "AQ[j] = sel(due & ((r > AQ[j]) | (r != r)), r, AQ[j])"]
             return lines
 
+        if self.looped:  # rendered first: the scratch arrays' sizes come from the pieces
+            rendered = {"start": looped("start", "C", 8), "point": looped("point", "M", I + 4),
+                        # the new state copied over the old (swapping the two arrays would make
+                        # ``C`` a variable of many definitions, whose every use numba's SSA pass
+                        # traces back through the blocks between: recursion past Python's limit)
+                        "step": looped("step", "CN", I + 4) + loop(
+                            [f"for i in range({n_c + self.dense_rate}):", "    C[i * L + j] = CN[i * L + j]"], I + 4)}
+            if "rate" in pieces:
+                rendered["rate"] = looped("rate", "W", I + 4) + loop(
+                    ["r = W[j]", "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)
+            if self.dense_rate:
+                rendered["step"] += loop([f"r = C[{n_c * L} + j]",
+                                          "AQ[j] = sel(due & ((r > AQ[j]) | (r != r)), r, AQ[j])"], I + 4)
+            scalars = self._shared_scalars
+        else:
+            rendered = {"start": lanes_of(pieces["start"], 0, store("C"), 8),
+                        "point": lanes_of(pieces["point"], n_c, store("M"), I + 4),
+                        "step": lanes_of(pieces["step"], n_c, step_stores, I + 4)}
+            if "rate" in pieces:
+                rendered["rate"] = lanes_of(pieces["rate"], n_y, lambda outs: [
+                    f"r = {cast(outs[0])}", "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)
+            scalars = [(f"s{i}", i, np.dtype(spec.dtype)) for i, spec in enumerate(self._specs()[0])]
         body = ["def run(S, P, OUT, first, stride):",
-                *(f"    s{i} = {writer.cast(f'S[{i}]', spec.dtype) if spec.dtype != dtype else f'S[{i}]'}"
-                  for i, spec in enumerate(self._specs()[0])),
-                f"    PB = np.empty({max(n_p, 1) * L}, {F})", f"    C = np.empty({n_c * L}, {F})",
+                *(f"    {name} = {writer.cast(f'S[{i}]', dt) if dt != dtype else f'S[{i}]'}"
+                  for name, i, dt in scalars),
+                f"    PB = np.empty({max(n_p, 1) * L}, {F})",
+                f"    C = np.empty({(n_c + self.dense_rate) * L}, {F})",
+                *([f"    CN = np.empty({(n_c + self.dense_rate) * L}, {F})", f"    W = np.empty(L, {F})"]
+                  if self.looped else []),
+                *(f"    X_{np.dtype(dt).name} = np.empty({max(n, 1) * L}, {_ctor(dt)})"
+                  for dt, n in (scratch.items() if self.looped else [])),
                 f"    M = np.empty({n_m * L}, {F})",
                 *(f"    {a} = np.empty(L, {F})" for a in ("AF", "AS", "FS", "AP", "AR", "AQ")),
                 f"    AD = np.empty({max(n_w, 1) * L}, {F})",
@@ -515,41 +613,37 @@ class CompiledLoop:
                 *loop([f"PB[{i * L} + j] = P[{i}, lo + j]" for i in range(n_p)] + ["AQ[j] = " + NEG_INF], 8),
                 *loop([f"p{i} = PB[{i * L} + j]" for i in range(n_p)] + writer.hoisted_lane
                       + [f"{q_rows[v]} = {v}" for v in kept], 8),
-                *lanes_of(pieces["start"], 0, store("C"), 8),
+                *rendered["start"],
                 f"        for n in range({n_steps + 1}):"]
-        I = 12  # the step loop's body
         if "rate" in pieces:  # the transient judged at the window's cadence, as FusedRK4's kernel judges it
             due = f"n == {n_pre}" if self.dense_rate else f"n >= 1 and n <= {n_pre} and (n % {every} == 0 or n == {n_pre})"
             body += [" " * I + f"if {due}:",
-                     " " * (I + 4) + f"tp = {F}(n) * {HPRE}",
-                     *lanes_of(pieces["rate"], n_y, lambda outs: [f"r = {cast(outs[0])}",
-                                                                  "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)]
+                     " " * (I + 4) + f"tq = {F}(n) * {HPRE}",
+                     *rendered["rate"]]
         body += [" " * I + f"if n == {n_pre}:", *loop(y_a, I + 4),
                  " " * I + "for e in range(2):",  # the saved points at state n: first or merged, then last
-                 " " * (I + 4) + "if e == 0:",
-                 " " * (I + 8) + f"kind = 1 if n == {n_pre} else (2 if n > {n_pre} and (n - {n_pre}) % {every} == 0 "
-                 f"else 0)",
-                 " " * (I + 8) + f"tp = {TM} if n == {n_pre} else {TM} + {F}(n - {n_pre}) * {H}",
-                 " " * (I + 4) + "else:",
-                 " " * (I + 8) + f"kind = 3 if n == {n_steps} else 0",
-                 " " * (I + 8) + f"tp = {TEND}",
+                 # the times are one definition each (a conditional value, not branches): numba's
+                 # SSA pass traces a variable of several definitions back through every block
+                 # between a use and them, and a looped piece reads the time deep inside its loops
+                 " " * (I + 4) + f"kind = (1 if n == {n_pre} else (2 if n > {n_pre} and (n - {n_pre}) % {every} == 0 "
+                 f"else 0)) if e == 0 else (3 if n == {n_steps} else 0)",
+                 " " * (I + 4) + f"tp = sel(e == 0, sel(n == {n_pre}, {TM}, {TM} + {F}(n - {n_pre}) * {H}), {TEND})",
                  " " * (I + 4) + "if kind == 0:", " " * (I + 8) + "continue",
-                 *lanes_of(pieces["point"], n_c, store("M"), I + 4),
+                 *rendered["point"],
                  " " * (I + 4) + "if kind == 1:", *loop(first, I + 8),
                  " " * (I + 4) + "elif kind == 2:", *loop(merge, I + 8),
                  " " * (I + 4) + "else:", *loop(last + outs, I + 8),
                  " " * I + f"if n < {n_steps}:",
-                 " " * (I + 4) + f"if n < {n_pre}:",
-                 " " * (I + 8) + f"t = {T0} + {F}(n) * {HPRE}", " " * (I + 8) + f"h = {HPRE}",
-                 " " * (I + 8) + "due = n >= 1",
-                 " " * (I + 4) + "else:",
-                 " " * (I + 8) + f"t = {TM} + {F}(n - {n_pre}) * {H}", " " * (I + 8) + f"h = {H}",
-                 " " * (I + 8) + "due = False",
-                 *lanes_of(pieces["step"], n_c, step_stores, I + 4),
+                 " " * (I + 4) + f"t = sel(n < {n_pre}, {T0} + {F}(n) * {HPRE}, {TM} + {F}(n - {n_pre}) * {H})",
+                 " " * (I + 4) + f"h = sel(n < {n_pre}, {HPRE}, {H})",
+                 " " * (I + 4) + f"due = (n >= 1) & (n < {n_pre})",
+                 *rendered["step"],
                  "        b += stride"]
+        arrays = [f"{name} = np.frombuffer(bytes.fromhex({value.tobytes().hex()!r}), np.{value.dtype.name}).copy()"
+                  for name, value in getattr(writer, "arrays", {}).items()]
         head = ['"""The fused lane program of a jaxfriction sweep, emitted for numba (generated)."""', "",
                 "import math", "", "import numpy as np", _SELECT,
-                f"L = {self.lanes}", *writer.globals_source()]
+                f"L = {self.lanes}", *writer.globals_source(), *arrays]
         return "\n".join(head) + "\n\n\n" + "\n".join(body) + "\n"
 
 

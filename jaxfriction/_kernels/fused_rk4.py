@@ -91,7 +91,8 @@ class FusedRK4:
         Unsupported: the system's step cannot be evaluated component-wise (named).
     """
 
-    def __init__(self, make_system, initial_state, shared_example, n_p, plan, wrt, reductions, observed=None):
+    def __init__(self, make_system, initial_state, shared_example, n_p, plan, wrt, reductions, observed=None,
+                 analyse_live=True):
         self.plan, self.wrt, self.reductions = plan, tuple(wrt), reductions
         self.dtype = jnp.result_type(float)
         self.shared = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in shared_example]
@@ -142,8 +143,12 @@ class FusedRK4:
         y, ydot = jax.ShapeDtypeStruct((self.n_y,), self.dtype), jax.ShapeDtypeStruct((self.n_w, self.n_y), self.dtype)
         #: which state components are integrated (bools, ``(n_y,)``), or None: all
         self.live = None
-        if observed is not None:
+        if observed is not None and analyse_live:
             self.live = self._live(observed, lambda *a: step(*a)[0], point, rate_at, (t, h, y, self.shared, p, ydot))
+        #: the pieces as functions of one lane's arrays (for the looped program,
+        #: :mod:`jaxfriction._kernels.looped`), and their example arguments
+        self.functions = {"start": (start, (self.shared, p)), "step": (step, (t, h, y, self.shared, p, ydot)),
+                          "point": (point, (t, y, self.shared, p, ydot)), "rate_at": (rate_at, (t, y, self.shared, p))}
         self.start = Componentwise(start, self.shared, p)
         self.step = Componentwise(step, t, h, y, self.shared, p, ydot)
         self.point = Componentwise(point, t, y, self.shared, p, ydot)

@@ -29,6 +29,7 @@ class CompiledLoopLanes(eqx.Module):
 
     lane: eqx.Module
     lanes: int | None = eqx.field(static=True)
+    loops: bool = eqx.field(default=False, static=True)  #: written as loops over each lane's arrays
     batched = True
     one_device = True
 
@@ -39,11 +40,12 @@ class CompiledLoopLanes(eqx.Module):
         n = next(iter(points.values())).shape[0]
         columns = [points[k] if k in points else jnp.full((n,), get_parameter(self.lane.system, k)) for k in names]
         p = jnp.stack([jnp.asarray(c, dtype) for c in columns], axis=1)
-        kernel, shared = fused.build(names)
-        lanes = self.lanes or block_lanes(n, kernel.n_y * (1 + kernel.n_w) * np.dtype(dtype).itemsize)
+        looped = self.loops
+        kernel, shared = fused.build(names, analyse_live=not looped)
+        lanes = self.lanes or block_lanes(n, kernel.n_y * (1 + kernel.n_w) * np.dtype(dtype).itemsize, looped)
         padded = -(-n // lanes) * lanes
         p_run = jnp.concatenate([p, jnp.broadcast_to(p[-1:], (padded - n, p.shape[1]))]) if padded > n else p
-        loop = CompiledLoop(kernel, lanes)
+        loop = CompiledLoop(kernel, lanes, looped=looped)
         flat = [jnp.ravel(jnp.asarray(x)).astype(dtype) for x in shared]
         shared_flat = jnp.concatenate(flat) if flat else jnp.zeros(0, dtype)
         n_out, np_dtype = kernel.n_out, np.dtype(dtype)
@@ -63,12 +65,16 @@ class CompiledLoopLanes(eqx.Module):
         return jax.vmap(lambda p, out: fused._lane_outputs(names, kernel.plan, p, out))(p, raw)
 
 
+#: Lanes per block of a program written as loops over each lane's arrays: one, so that LLVM
+#: vectorizes the loops over a lane's elements (blocks, sliders, contacts).
+LOOPED_LANES = 1
+
 #: Bytes of carried state (state and tangents) of one block, at most: they stay in a core's
 #: 32 KiB level-1 cache through the time loop.
 BLOCK_BYTES = 32 * 1024
 
 
-def block_lanes(n: int, carried_bytes: int = 80) -> int:
+def block_lanes(n: int, carried_bytes: int = 80, looped: bool = False) -> int:
     """Lanes per block for a chunk of ``n`` lanes whose state and tangents take
     ``carried_bytes`` per lane: the largest power of two from 8 to 512 that still gives
     every thread a block and keeps a block's carried values within :data:`BLOCK_BYTES`.
@@ -77,6 +83,8 @@ def block_lanes(n: int, carried_bytes: int = 80) -> int:
     trade-off is in ``docs/performance.md``, "Numbers behind the defaults")."""
     import numba
 
+    if looped:
+        return LOOPED_LANES
     per_thread = max(1, n // max(1, int(numba.config.NUMBA_NUM_THREADS)))
     fits = max(1, BLOCK_BYTES // max(1, int(carried_bytes)))
     return int(max(8, min(512, 1 << (fits.bit_length() - 1), 1 << (per_thread.bit_length() - 1))))

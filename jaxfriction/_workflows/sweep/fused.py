@@ -119,8 +119,9 @@ class FusedLanes(eqx.Module):
         n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
         return WindowPlan(n_pre=n_pre, h_pre=h_pre, t_measure=window.t_measure, n_saves=n_saves, every=every, h=h)
 
-    def build(self, names) -> tuple:
-        """The kernel for lanes whose values are ``names`` (raises Unsupported)."""
+    def build(self, names, analyse_live: bool = True) -> tuple:
+        """The kernel for lanes whose values are ``names`` (raises Unsupported); see
+        :class:`~jaxfriction._kernels.fused_rk4.FusedRK4` for ``analyse_live``."""
         lane, window = self.lane, self.lane.measure
         observables = {fn.fn for _, fn in window.observables}
         reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
@@ -145,7 +146,7 @@ class FusedLanes(eqx.Module):
                     + ([] if rate is None else [rate]))
 
         kernel = FusedRK4(make_system, lambda shared, p: shared[-1], shared, len(names), plan, wrt, reductions,
-                          observed=observed)
+                          observed=observed, analyse_live=analyse_live)
         return kernel, shared
 
     def __call__(self, **points):
@@ -211,7 +212,8 @@ class FusedLanes(eqx.Module):
         return lane_result(constraints_hold(system), status, outputs, grads)
 
 
-def fused_support(lane: Lane, paths: list[str], triton: bool = False, numba: bool = False) -> str | None:
+def fused_support(lane: Lane, paths: list[str], triton: bool = False, numba: bool = False,
+                  loops: bool = False) -> str | None:
     """Why the fused kernel cannot run ``lane`` (a sweep's ``Lane`` over the grid ``paths``),
     or None when it can.
 
@@ -222,19 +224,20 @@ def fused_support(lane: Lane, paths: list[str], triton: bool = False, numba: boo
     with ``triton=True`` also that the kernel lowers to valid Triton modules (every
     operation has a GPU lowering); with ``numba=True`` (the compiled loop on CPUs) instead
     that numba imports and that every operation of the traced step has a scalar form in the
-    emitted program. The answer depends on the sweep's structure only, and is remembered
-    for it.
+    emitted program (``loops=True``: the program written as loops over each lane's arrays,
+    :mod:`jaxfriction._kernels.looped`). The answer depends on the sweep's structure only,
+    and is remembered for it.
     """
     dynamic, static = eqx.partition(lane, eqx.is_array)
     key = (static, jax.tree.structure(dynamic), tuple((jnp.shape(x), str(jnp.result_type(x)))
-                                                      for x in jax.tree.leaves(dynamic)), tuple(paths), triton, numba)
+                                                      for x in jax.tree.leaves(dynamic)), tuple(paths), triton, numba, loops)
     try:
         if key in _SUPPORT:
             _SUPPORT.move_to_end(key)
             return _SUPPORT[key]
     except TypeError:  # unhashable static parts: not remembered
-        return _fused_support(lane, paths, triton, numba)
-    _SUPPORT[key] = _fused_support(lane, paths, triton, numba)
+        return _fused_support(lane, paths, triton, numba, loops)
+    _SUPPORT[key] = _fused_support(lane, paths, triton, numba, loops)
     while len(_SUPPORT) > 64:
         _SUPPORT.popitem(last=False)
     return _SUPPORT[key]
@@ -244,7 +247,7 @@ def fused_support(lane: Lane, paths: list[str], triton: bool = False, numba: boo
 _SUPPORT: collections.OrderedDict = collections.OrderedDict()
 
 
-def _fused_support(lane, paths, triton, numba=False):
+def _fused_support(lane, paths, triton, numba=False, loops=False):
     if numba:
         from ..._kernels.compiled_loop import numba_available
 
@@ -266,13 +269,19 @@ def _fused_support(lane, paths, triton, numba=False):
     if custom:
         return f"the observables {custom} are not among the default window observables the kernel accumulates"
     carried = window.y0.size * (1 + len(lane.wrt))
-    if carried > MAX_CARRIED:
+    looped = bool(numba and loops)
+    if carried > MAX_CARRIED and not looped:
         return f"a lane carries {carried} numbers (state and tangents), more than the kernel's {MAX_CARRIED}"
     names = list(paths) + [p for p in lane.wrt if p not in paths]
     block = 8
     p = jnp.zeros((block, len(names)), jnp.result_type(float))
     try:
-        kernel, shared = FusedLanes(lane, block, 4, True).build(names)
+        kernel, shared = FusedLanes(lane, block, 4, True).build(names, analyse_live=not looped)
+        if looped:  # written as loops over the lane's arrays: its size does not grow with them
+            from ..._kernels.compiled_loop import CompiledLoop
+
+            CompiledLoop(kernel, compile=False, looped=True)
+            return None
         if numba:  # the emitted program's source (its compilation waits for the sweep)
             from ..._kernels.compiled_loop import MAX_SOURCE_LINES, CompiledLoop
 

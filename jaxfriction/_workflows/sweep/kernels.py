@@ -119,6 +119,12 @@ class FusedKernel(AbstractKernel):
         return FusedLanes(lane, self.block, self.num_warps, interpret), "fused", reason
 
 
+#: States of more than this many numbers are written as loops by default (see
+#: :class:`CompiledLoopKernel`): one expression per component would be thousands of lines
+#: (the n = 32 chain's 67 numbers: 5,018 lines) and its planning alone takes seconds.
+LOOPED_STATE = 64
+
+
 class CompiledLoopKernel(AbstractKernel):
     """The fused lane program emitted as Python source and compiled by numba, for CPUs
     (:mod:`jaxfriction._kernels.compiled_loop`): blocks of ``lanes`` lanes under
@@ -135,21 +141,33 @@ class CompiledLoopKernel(AbstractKernel):
     structure, in any process, compiles nothing. Lanes are not split over JAX's CPU
     devices: numba's threads share them out (``NUMBA_NUM_THREADS``, default all cores).
 
+    Many contacts (a Burridge-Knopoff chain, an Iwan joint of many sliders) are written as
+    loops over each lane's arrays instead (:mod:`jaxfriction._kernels.looped`): the program
+    then has the same size whatever the number of blocks, sliders or elements.
+
     Args:
         lanes: lanes per block, the loop LLVM vectorizes. None (default): chosen per chunk,
             the largest power of two from 8 to 512 that gives every thread a block and keeps
-            a block's state and tangents within 32 KiB (a core's level-1 cache).
+            a block's state and tangents within 32 KiB (a core's level-1 cache); one lane per
+            block for a looped program (the loops over a lane's arrays are vectorized).
+        loops: write the program as loops over each lane's arrays: True always, False never
+            (one expression per component), None (default) for states of more than
+            :data:`LOOPED_STATE` numbers and where one expression per component does not fit
+            (more than :data:`~jaxfriction._kernels.compiled_loop.MAX_SOURCE_LINES` lines).
 
     Raises:
-        ValueError: ``lanes`` not a positive integer; in a sweep, numba not installed or a
-            sweep it does not support (with the reason).
+        ValueError: ``lanes`` not a positive integer, ``loops`` not None or a bool; in a
+            sweep, numba not installed or a sweep it does not support (with the reason).
     """
 
     lanes: int | None = eqx.field(default=None, static=True)
+    loops: bool | None = eqx.field(default=None, static=True)
 
     def __check_init__(self):
         if self.lanes is not None:
             check_int("lanes", self.lanes, minimum=1)
+        if self.loops not in (None, True, False):
+            raise ValueError(f"loops must be None, True or False, got {self.loops!r}")
 
     def why_not(self, lane, paths: list[str], devices: list) -> str | None:
         """numba's absence or the first reason of
@@ -158,17 +176,29 @@ class CompiledLoopKernel(AbstractKernel):
         form), or None."""
         from .fused import fused_support
 
-        return fused_support(lane, paths, numba=True)
+        if self.loops is not None:
+            return fused_support(lane, paths, numba=True, loops=self.loops)
+        if not self._large(lane) and fused_support(lane, paths, numba=True) is None:
+            return None
+        return fused_support(lane, paths, numba=True, loops=True)
+
+    @staticmethod
+    def _large(lane) -> bool:
+        """A state past :data:`LOOPED_STATE`: loops without trying one expression per component."""
+        return lane.measure.y0.size > LOOPED_STATE
 
     def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         from .compiled import CompiledLoopLanes
+        from .fused import fused_support
 
         reason = self.why_not(lane, paths, devices)
         if reason is not None:
             raise ValueError(f"kernel: the compiled loop cannot run this sweep: {reason}")
-        reason = "numba on the CPU"
+        looped = self.loops if self.loops is not None else \
+            self._large(lane) or fused_support(lane, paths, numba=True) is not None
+        reason = "numba on the CPU" + (", written as loops over each lane's arrays" if looped else "")
         log.debug("sweep on the compiled loop: %s", reason)
-        return CompiledLoopLanes(lane, self.lanes), "compiled", reason
+        return CompiledLoopLanes(lane, self.lanes, looped), "compiled", reason
 
 
 class AutoKernel(AbstractKernel):

@@ -1,0 +1,635 @@
+"""A lane program that loops over a lane's arrays: its size does not grow with the contacts.
+
+The component-wise evaluation (:mod:`jaxfriction._kernels.componentwise`) writes one scalar
+expression per state component, so the program of a chain of ``n`` blocks grows with ``n``
+(5,018 lines at ``n = 32``, 179,408 for an Iwan joint of 1,000 sliders) and the compiler's
+time with it. Here the jaxpr of one lane's piece (its RK4 step, its saved-point reductions) is
+written out as loops over the lane's arrays instead, for the compiled loop's numba program:
+
+- An elementwise equation on arrays of ``m`` elements is one line in a loop
+  ``for k in range(m)``; consecutive equations on arrays of the same size share one loop
+  (their intermediate values stay local to an iteration), and the inner loop runs over the
+  block's ``L`` lanes as in the component-wise program (``L = 1`` drops it, and LLVM then
+  vectorizes the loop over the elements).
+- Data movement (slices, reshapes, concatenation, padding, scatters and gathers at constant
+  indices, broadcasts) is worked out at trace time on integer labels, as the component-wise
+  evaluation does, and becomes index arithmetic: a slice is a view of its operand at an
+  offset (no copy), a concatenation or a pad a few copy loops, one per contiguous run.
+- A reduction over a whole array (the energy books' sums, ``jnp.all`` of finiteness, the
+  peak slip) accumulates in the loop that computes its operand.
+- Values that depend on the time and the shared values only (``sin(omega t)``) are written
+  once per piece, outside the lane loops; constants are folded.
+
+A value read in a later loop than the one that computes it is stored in a row of a scratch
+array (``X`` per dtype, row ``r`` of lane ``j`` at ``X[r L + j]``); its rows are reused once
+nothing reads it any more. The physics is still the system's own ``vector_field``, traced;
+an operation without a looped form here (a reduction over some axes only, ``dot_general``,
+``cond``, loops) raises :class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend import core as jex_core
+
+from .componentwise import CALLS, ELEMENTWISE, IDENTITIES, IDENTITY, MOVEMENT, Unsupported, _fold_numpy
+
+#: The binary operation that folds a reduction, as an elementwise primitive name.
+_REDUCE = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "mul",
+           "reduce_and": "and", "reduce_or": "or"}
+
+
+@dataclasses.dataclass(eq=False)
+class Buffer:
+    """A lane array (or a lane scalar, ``size == 1``) computed in the loop ``loop`` of a piece
+    (``-1``: an input, at row ``row`` of the array ``array``)."""
+
+    size: int
+    dtype: np.dtype
+    loop: int
+    local: str | None = None  #: its name within its loop (elementwise results)
+    stored: bool = False  #: a later loop reads it: it is stored in a scratch row
+    array: str | None = None
+    row: int | None = None
+    after: bool = False  #: complete only after its loop (a reduction)
+    last: int = -1  #: the last loop that reads it (row reuse)
+    first: int | None = None  #: the first loop that writes it (default ``loop``)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lane:
+    """A view of a lane array: elements ``offset + stride * e`` of ``buffer`` for ``e < size``
+    (``stride = 0``: one element broadcast); ``scalar``: a shape-``()`` value."""
+
+    buffer: Buffer
+    offset: int
+    size: int
+    stride: int = 1
+    scalar: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Uniform:
+    """A value shared by every lane: ``expr(e)`` is the expression of its element ``e`` (a
+    string index expression), ``size`` elements (``scalar``: shape ``()``)."""
+
+    expr: object
+    size: int
+    scalar: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Const:
+    """A value known at trace time."""
+
+    value: np.ndarray
+
+
+@dataclasses.dataclass
+class _Loop:
+    kind: str  # "lane" or "elem"
+    size: int
+    lines: list
+    seen: dict = dataclasses.field(default_factory=dict)  # expression -> its buffer
+
+
+_TOKEN = re.compile(r"\u27e6(\d+)\|(-?\d+)\|([^\u27e7]*)\u27e7")
+
+
+class Piece:
+    """One piece of the program (start, step, saved point, rate) written as loops.
+
+    Args:
+        writer: the program's :class:`~jaxfriction._kernels.compiled_loop._Writer`
+            (constants, scalar expressions, names).
+        closed: the piece's closed jaxpr (one lane).
+        inputs: one descriptor per input variable (:class:`Lane` of an input
+            :class:`Buffer`, :class:`Uniform`).
+
+    Raises:
+        Unsupported: an operation without a looped form (named).
+    """
+
+    def __init__(self, writer, closed, inputs):
+        self.writer = writer
+        self.uniform_lines: list[str] = []
+        self.loops: list[_Loop] = []
+        self.buffers: list[Buffer] = []
+        self._ids: dict = {}  # id(buffer) -> its index in ``buffers``
+        self._seen_uniform: dict = {}  # expression -> name
+        self.outputs = self._lower(closed.jaxpr, closed.consts, inputs)
+
+    # -- values ---------------------------------------------------------------------------
+    def buffer(self, size, dtype, loop, local=None) -> Buffer:
+        b = Buffer(int(size), np.dtype(dtype), loop, local)
+        self._ids[id(b)] = len(self.buffers)
+        self.buffers.append(b)
+        return b
+
+    def _token(self, b: Buffer, offset: int, stride) -> str:
+        """A placeholder for element ``offset + stride k`` of ``b`` (``stride``: an int, or an
+        index expression added to ``offset``), replaced by its array read once rows are
+        allocated (:meth:`render`)."""
+        if id(b) not in self._ids:  # an input
+            self._ids[id(b)] = len(self.buffers)
+            self.buffers.append(b)
+        if not isinstance(stride, str):
+            stride = "0" if stride == 0 else ("k" if stride == 1 else f"{stride} * k")
+        return f"\u27e6{self._ids[id(b)]}|{offset}|{stride}\u27e7"
+
+    def _const_array(self, value, table_ok=False) -> str | None:
+        """The name of a constant array of the program holding ``value`` (flattened), or None
+        where all its elements are equal (read as one constant; ``table_ok``: named anyway)."""
+        value = np.ravel(np.asarray(value))
+        flat = value
+        if not table_ok and (np.all(flat == flat[0]) or np.all(np.isnan(flat))):
+            return None
+        for name, known in self.writer_arrays().items():
+            if known.dtype == value.dtype and known.shape == value.shape and np.array_equal(known, value,
+                                                                                               equal_nan=True):
+                return name
+        arrays = self.writer_arrays()
+        name = f"KA{len(arrays)}"
+        arrays[name] = value
+        return name
+
+    def writer_arrays(self) -> dict:
+        if not hasattr(self.writer, "arrays"):
+            self.writer.arrays = {}
+        return self.writer.arrays
+
+    def readable(self, value, at: int) -> bool:
+        """Whether ``value`` can be read in loop ``at`` (placed there)."""
+        if not isinstance(value, Lane):
+            return True
+        b, loop = value.buffer, self.loops[at]
+        if b.loop < at:
+            return True
+        if b.loop > at or b.local is None or b.after:
+            return False
+        if loop.kind == "elem":
+            return value.stride == 1 and value.offset == 0 and value.size == b.size == loop.size
+        return b.size == 1 and value.offset == 0
+
+    def read(self, value, at: int, elem: str | None = None) -> str:
+        """The expression of ``value`` in loop ``at``: element ``elem`` (an index
+        expression: ``"k"`` in an element loop) or the scalar."""
+        if isinstance(value, Const):
+            v = np.asarray(value.value)
+            if v.size == 1 or elem is None:
+                return self.writer.constant(np.ravel(v)[0] if v.size else v, v.dtype)
+            name = self._const_array(v)
+            return self.writer.constant(np.ravel(v)[0], v.dtype) if name is None else f"{name}[{elem}]"
+        if isinstance(value, Uniform):
+            return value.expr("0" if (value.scalar or elem is None or value.size == 1) else elem)
+        b = value.buffer
+        b.last = max(b.last, at)
+        if b.loop == at and b.local is not None and not b.after:
+            return b.local
+        b.stored = True
+        stride = 0 if (elem is None or value.stride == 0 or value.size == 1) else value.stride
+        return self._token(b, value.offset, stride)
+
+    # -- loops ----------------------------------------------------------------------------
+    def _open(self, kind, size) -> int:
+        if kind == "elem":
+            self.loops.append(_Loop("lane", 1, []))  # its prologue (reductions' starting values)
+        self.loops.append(_Loop(kind, size, []))
+        return len(self.loops) - 1
+
+    def place(self, kind, size, operands) -> int:
+        """The loop where an equation of ``kind`` (``"lane"``: lane scalars, ``"elem"``: arrays
+        of ``size``) reading ``operands`` goes: the open loop where it can, else the open
+        element loop's prologue (lane scalars computed from earlier loops), else a new loop."""
+        if self.loops:
+            at = len(self.loops) - 1
+            loop = self.loops[at]
+            if loop.kind == kind and (kind == "lane" or loop.size == size) \
+                    and all(self.readable(v, at) for v in operands):
+                return at
+            if kind == "lane" and loop.kind == "elem" and all(self.readable(v, at - 1) for v in operands):
+                return at - 1
+        return self._open(kind, size)
+
+    # -- lowering -------------------------------------------------------------------------
+    def _lower(self, jaxpr, consts, args) -> list:
+        env = {}
+
+        def read(var):
+            if isinstance(var, jex_core.Literal):
+                return Const(np.asarray(var.val, dtype=var.aval.dtype))
+            return env[var]
+
+        for var, c in zip(jaxpr.constvars, consts):
+            env[var] = Const(np.asarray(c))
+        for var, a in zip(jaxpr.invars, args):
+            env[var] = a
+        for eqn in _live_equations(jaxpr):
+            outs = self._equation(eqn, [read(v) for v in eqn.invars])
+            for var, out in zip(eqn.outvars, outs):
+                if not isinstance(var, jex_core.DropVar):
+                    env[var] = out
+        return [read(v) for v in jaxpr.outvars]
+
+    def _equation(self, eqn, ins) -> list:
+        name = eqn.primitive.name
+        if name in CALLS:
+            inner = eqn.params[CALLS[name]]
+            if isinstance(inner, jex_core.ClosedJaxpr):
+                return self._lower(inner.jaxpr, inner.consts, ins)
+            return self._lower(inner, (), ins)
+        if name in IDENTITY:
+            return list(ins)
+        if all(isinstance(x, Const) for x in ins) and name != "iota":
+            return self._fold(eqn, ins)
+        if name == "iota":
+            with jax.ensure_compile_time_eval():
+                return [Const(np.asarray(eqn.primitive.bind(**eqn.params)))]
+        if name in ELEMENTWISE:
+            return [self._elementwise(eqn, ins)]
+        if name in MOVEMENT:
+            return [self._movement(eqn, ins)]
+        if name in _REDUCE:
+            return [self._reduction(eqn, ins)]
+        if name == "dot_general":
+            return [self._dot_general(eqn, ins)]
+        raise Unsupported(f"the primitive {name!r} in a looped lane program")
+
+    def _fold(self, eqn, ins) -> list:
+        values = [x.value for x in ins]
+        folded = None if eqn.primitive.multiple_results else _fold_numpy(eqn.primitive, values, eqn.params)
+        if folded is not None:
+            return [Const(np.asarray(folded))]
+        with jax.ensure_compile_time_eval():
+            out = eqn.primitive.bind(*[jnp.asarray(v) for v in values], **eqn.params)
+        return [Const(np.asarray(o)) for o in (out if eqn.primitive.multiple_results else [out])]
+
+    def _elementwise(self, eqn, ins):
+        if eqn.primitive.multiple_results:
+            raise Unsupported(f"the primitive {eqn.primitive.name!r} in a looped lane program")
+        out = eqn.outvars[0].aval
+        size = int(np.prod(out.shape, dtype=int))
+        lane = [x for x in ins if isinstance(x, Lane)]
+        if size == 1:  # one element: a lane value, no loop over elements
+            if not lane and not out.shape:  # shared by every lane: once per piece
+                expr = self.writer.expression(eqn, [self.read(x, -1) for x in ins])
+                local = self._seen_uniform.get(expr)
+                if local is None:
+                    local = self._seen_uniform[expr] = self.writer.name()
+                    self.writer.types[local] = np.dtype(out.dtype)
+                    self.uniform_lines.append(f"{local} = {expr}")
+                return Uniform(lambda e, local=local: local, 1, True)
+            at = self.place("lane", 1, lane)
+            args = [self.read(x, at) for x in ins]
+        else:
+            at = self.place("elem", size, lane)
+            args = [self.read(x, at, "k") for x in ins]
+        expr = self.writer.expression(eqn, args)
+        loop = self.loops[at]
+        if expr in loop.seen:  # written in this loop already (the stages of an RK4 step repeat them)
+            return Lane(loop.seen[expr], 0, size, 1, not out.shape)
+        local = self.writer.name()
+        self.writer.types[local] = np.dtype(out.dtype)
+        loop.lines.append(f"{local} = {expr}")
+        b = loop.seen[expr] = self.buffer(size, out.dtype, at, local)
+        return Lane(b, 0, size, 1, not out.shape)
+
+    def _movement(self, eqn, ins):
+        """Data movement worked out on integer labels of the operands' elements: the output as
+        runs ``(start, length, operand, first, stride)``, then a view or copy loops."""
+        name = eqn.primitive.name
+        data = MOVEMENT[name]
+        data = range(len(ins)) if data is None else data
+        labelled, owners, at = [], [], 0
+        for i, (x, var) in enumerate(zip(ins, eqn.invars)):
+            shape = var.aval.shape
+            if i in data:
+                size = int(np.prod(shape, dtype=int))
+                labelled.append(np.arange(at, at + size, dtype=np.int32).reshape(shape))
+                owners.extend((i, e) for e in range(size))
+                at += size
+            elif isinstance(x, Const):
+                labelled.append(np.asarray(x.value))
+            else:
+                raise Unsupported(f"{name} at an index that depends on the lane's state or parameters")
+        params = dict(eqn.params)
+        if name == "gather" and params.get("fill_value") is not None:
+            params["fill_value"] = -1
+        if name == "scatter" or name == "pad":
+            with jax.ensure_compile_time_eval():
+                labels = np.asarray(eqn.primitive.bind(*[jnp.asarray(x) for x in labelled], **params))
+        else:
+            with jax.ensure_compile_time_eval():
+                out = eqn.primitive.bind(*[jnp.asarray(x) for x in labelled], **params)
+            labels = np.asarray(out[0] if eqn.primitive.multiple_results else out)
+        if eqn.primitive.multiple_results and len(eqn.outvars) > 1:
+            raise Unsupported(f"the primitive {name!r} (several results) in a looped lane program")
+        flat = np.ravel(labels)
+        if flat.size and (flat.min() < 0 or flat.max() >= len(owners)):
+            raise Unsupported(f"{name} outside its operand")
+        runs = _runs([owners[int(v)] for v in flat])
+        scalar = not eqn.outvars[0].aval.shape
+        return self._assemble(runs, ins, int(flat.size), eqn.outvars[0].aval.dtype, scalar)
+
+    def _assemble(self, runs, ins, size, dtype, scalar):
+        """The value made of ``runs`` of the operands ``ins``: a view where it is one run of
+        one operand, else a new stored buffer filled by one copy loop per run."""
+        if all(isinstance(ins[r[2]], Const) for r in runs):
+            values = np.concatenate([np.ravel(ins[i].value)[first + stride * np.arange(length)]
+                                     for _, length, i, first, stride in runs]) if runs else np.zeros(0, dtype)
+            return Const(values.reshape(()) if scalar else values.astype(dtype))
+        if len(runs) == 1:
+            _, length, i, first, stride = runs[0]
+            x = ins[i]
+            if isinstance(x, Lane):
+                step = x.stride * stride
+                return Lane(x.buffer, x.offset + x.stride * first, size, step if size > 1 else 1, scalar)
+            if isinstance(x, Uniform):
+                if x.scalar or x.size == 1:
+                    return Uniform(x.expr, size, scalar)
+                expr = x.expr
+                return Uniform(lambda e, expr=expr, first=first, stride=stride: expr(f"{first} + {stride} * ({e})"),
+                               size, scalar)
+        b = self.buffer(size, dtype, -2)
+        b.stored, b.local = True, None
+        for start, length, i, first, stride in runs:
+            x = ins[i]
+            if length == 1:
+                at = self.place("lane", 1, [x] if isinstance(x, Lane) else [])
+                src = self._element(x, at, first)
+                self.loops[at].lines.append(f"{self._token(b, start, 0)} = {self.writer.cast(src, dtype)}")
+            else:
+                at = self._open("elem", length)
+                src = self._element(x, at, f"{first} + {stride} * k" if stride != 1 else f"{first} + k", first,
+                                    stride)
+                self.loops[at].lines.append(f"{self._token(b, start, 1)} = {self.writer.cast(src, dtype)}")
+            b.first = at if b.first is None else b.first
+        b.loop = len(self.loops) - 1
+        b.after = True
+        return Lane(b, 0, size, 1, scalar)
+
+    def _element(self, x, at, e, first=None, stride=None):
+        """Element ``e`` of operand ``x`` read in loop ``at`` (``first``, ``stride``: ``e`` as
+        ``first + stride k`` in an element loop)."""
+        if isinstance(x, Const):
+            v = np.ravel(np.asarray(x.value))
+            if first is None:
+                return self.writer.constant(v[int(e)], v.dtype)
+            name = self._const_array(v)
+            return self.writer.constant(v[first], v.dtype) if name is None else f"{name}[{e}]"
+        if isinstance(x, Uniform):
+            return x.expr("0" if (x.scalar or x.size == 1) else e)
+        b = x.buffer
+        b.last = max(b.last, at)
+        b.stored = True
+        if first is None:
+            return self._token(b, x.offset + x.stride * int(e), 0)
+        return self._token(b, x.offset + x.stride * first, x.stride * stride)
+
+    def _reduction(self, eqn, ins):
+        (x,), var = ins, eqn.invars[0]
+        dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        if not isinstance(x, Lane):
+            raise Unsupported(f"{eqn.primitive.name} of a value shared by every lane in a looped lane program")
+        if tuple(eqn.params["axes"]) != tuple(range(len(var.aval.shape))):
+            return self._partial_reduction(eqn, x, dtype)
+        if x.size == 1:
+            return dataclasses.replace(x, scalar=True)
+        at = self.place("elem", x.size, [x])
+        b = self.buffer(1, dtype, at)
+        b.stored, b.after, b.first = True, True, at - 1
+        identity = IDENTITIES[eqn.primitive.name]
+        if np.isinf(identity) and dtype.kind in "iu":
+            identity = np.iinfo(dtype).min if identity < 0 else np.iinfo(dtype).max
+        acc = self._token(b, 0, 0)
+        self.loops[at - 1].lines.append(f"{acc} = {self.writer.constant(identity, dtype)}")
+        op = _REDUCE[eqn.primitive.name]
+        binary = _Binary(op, dtype)
+        self.loops[at].lines.append(f"{acc} = {self.writer.expression(binary, [self.read(x, at, 'k'), acc])}")
+        return Lane(b, 0, 1, 1, True)
+
+    def _partial_reduction(self, eqn, x, dtype):
+        """A reduction over some axes: output element ``k`` folds the operand's elements
+        ``first + step k + stride r`` (``r < count``), one loop over the output with an inner
+        loop over ``r``."""
+        shape, axes = eqn.invars[0].aval.shape, tuple(eqn.params["axes"])
+        keep = [a for a in range(len(shape)) if a not in axes]
+        labels = np.transpose(np.arange(int(np.prod(shape, dtype=int))).reshape(shape), keep + list(axes))
+        rows = labels.reshape(int(np.prod([shape[a] for a in keep], dtype=int)), -1)
+        n_out, count = rows.shape
+        first, step = int(rows[0, 0]), int(rows[1, 0] - rows[0, 0]) if n_out > 1 else 0
+        stride = int(rows[0, 1] - rows[0, 0]) if count > 1 else 0
+        if not np.array_equal(rows, first + step * np.arange(n_out)[:, None] + stride * np.arange(count)[None, :]):
+            raise Unsupported(f"{eqn.primitive.name} over axes {axes} of {shape} in a looped lane program")
+        if count == 1:
+            return Lane(x.buffer, x.offset + x.stride * first, n_out, x.stride * step, not eqn.outvars[0].aval.shape)
+        at = self._open("elem", n_out)
+        x.buffer.stored, x.buffer.last = True, max(x.buffer.last, at)
+        element = self._token(x.buffer, x.offset + x.stride * first, f"{x.stride * step} * k + {x.stride * stride} * r")
+        acc, local = self.writer.name(), self.writer.name()
+        identity = IDENTITIES[eqn.primitive.name]
+        if np.isinf(identity) and dtype.kind in "iu":
+            identity = np.iinfo(dtype).min if identity < 0 else np.iinfo(dtype).max
+        self.writer.types[acc] = self.writer.types[local] = dtype
+        binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
+        self.loops[at].lines += [f"{acc} = {self.writer.constant(identity, dtype)}", f"for r in range({count}):",
+                                 f"    {acc} = {self.writer.expression(binary, [element, acc])}", f"{local} = {acc}"]
+        b = self.buffer(n_out, dtype, at, local)
+        return Lane(b, 0, n_out, 1, not eqn.outvars[0].aval.shape)
+
+    def _dot_general(self, eqn, ins):
+        """``dot_general``: output element ``k`` sums ``lhs[IL[k, r]] * rhs[IR[k, r]]`` over
+        the contracted elements ``r``, with the index tables ``IL``, ``IR`` worked out at
+        trace time (constant arrays of the program): one loop over the output."""
+        (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+        shapes = [v.aval.shape for v in eqn.invars]
+        tables = []
+        for shape, contract, batch in ((shapes[0], lc, lb), (shapes[1], rc, rb)):
+            free = [a for a in range(len(shape)) if a not in contract and a not in batch]
+            labels = np.transpose(np.arange(int(np.prod(shape, dtype=int))).reshape(shape),
+                                  list(batch) + free + list(contract))
+            n_b = int(np.prod([shape[a] for a in batch], dtype=int))
+            tables.append(labels.reshape(n_b, -1, int(np.prod([shape[a] for a in contract], dtype=int))))
+        left, right = tables
+        count = left.shape[2]
+        # out[b, i, j] = sum_r lhs[left[b, i, r]] rhs[right[b, j, r]], flattened
+        il = np.broadcast_to(left[:, :, None, :], (left.shape[0], left.shape[1], right.shape[1], count))
+        ir = np.broadcast_to(right[:, None, :, :], (left.shape[0], left.shape[1], right.shape[1], count))
+        n_out = int(np.prod(eqn.outvars[0].aval.shape, dtype=int))
+        dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        at = self._open("elem", n_out)
+        factors = []
+        for x, table in zip(ins, (il, ir)):
+            index = self._const_array(np.ascontiguousarray(table.reshape(-1)).astype(np.int64), table_ok=True)
+            position = f"{index}[k * {count} + r]"
+            if isinstance(x, Const):
+                values = np.ravel(np.asarray(x.value))
+                name = self._const_array(values, table_ok=True)
+                factors.append(f"{name}[{position}]")
+            elif isinstance(x, Uniform):
+                factors.append(x.expr(position) if not (x.scalar or x.size == 1) else x.expr("0"))
+            else:
+                x.buffer.stored, x.buffer.last = True, max(x.buffer.last, at)
+                factors.append(self._token(x.buffer, x.offset, f"{x.stride} * {position}"))
+        factors = [self.writer.cast(f, dtype) for f in factors]
+        acc, local = self.writer.name(), self.writer.name()
+        self.writer.types[acc] = self.writer.types[local] = dtype
+        self.loops[at].lines += [f"{acc} = {self.writer.constant(0, dtype)}", f"for r in range({count}):",
+                                 f"    {acc} = {acc} + {factors[0]} * {factors[1]}", f"{local} = {acc}"]
+        b = self.buffer(n_out, dtype, at, local)
+        return Lane(b, 0, n_out, 1, not eqn.outvars[0].aval.shape)
+
+    # -- output ---------------------------------------------------------------------------
+    def store(self, target: str, dtype) -> int:
+        """Write the outputs, flattened and concatenated, to rows ``0, 1, ...`` of ``target``;
+        returns the number of rows."""
+        row = 0
+        for value in self.outputs:
+            size = value.size if not isinstance(value, Const) else int(np.size(value.value))
+            if size == 0:
+                continue
+            if isinstance(value, Lane) and value.buffer.local is not None and not value.buffer.after \
+                    and value.offset == 0 and value.stride == 1 and value.size == value.buffer.size \
+                    and self.loops[value.buffer.loop].kind == ("lane" if size == 1 else "elem"):
+                at = value.buffer.loop  # written where it is computed
+                index = f"{row}" if size == 1 else f"{row} + k"
+                self.loops[at].lines.append(f"{target}[{_index(index, self.loops[at].kind)}] = "
+                                            f"{self.writer.cast(value.buffer.local, dtype)}")
+            elif size == 1:
+                at = self.place("lane", 1, [value] if isinstance(value, Lane) else [])
+                src = self._element(value, at, 0)
+                self.loops[at].lines.append(f"{target}[{_index(str(row), 'lane')}] = {self.writer.cast(src, dtype)}")
+            else:
+                at = self._open("elem", size)
+                stride = value.stride if isinstance(value, Lane) else 1
+                src = self._element(value, at, "k", 0, 1) if not isinstance(value, Lane) else \
+                    self._token(value.buffer, value.offset, stride)
+                if isinstance(value, Lane):
+                    value.buffer.stored, value.buffer.last = True, max(value.buffer.last, at)
+                self.loops[at].lines.append(f"{target}[{_index(f'{row} + k', 'elem')}] = {self.writer.cast(src, dtype)}")
+            row += size
+        return row
+
+    def render(self, indent: int, lanes: int, rows: dict) -> list[str]:
+        """The piece's lines at ``indent``: its shared lines, then its loops. Scratch rows are
+        allocated here (``rows``: dtype -> rows used so far by the program, updated to the
+        largest any piece needs) and tokens replaced by array reads."""
+        free, used = {}, {}
+        order = [b for b in self.buffers if b.stored and b.array is None]
+        by_loop = {}
+        for b in order:
+            by_loop.setdefault(b.loop if b.first is None else b.first, []).append(b)
+        # rows: first fit among rows freed by buffers whose last reader precedes this one's loop
+        live = []
+        for g in range(len(self.loops) + 1):
+            for b in by_loop.get(g, []):
+                key = str(b.dtype)
+                pool = free.setdefault(key, [])
+                b.array = _scratch(b.dtype)
+                spot = next((i for i, (start, n) in enumerate(pool) if n >= b.size), None)
+                if spot is None:
+                    b.row = used.get(key, 0)
+                    used[key] = b.row + b.size
+                else:
+                    start, n = pool.pop(spot)
+                    b.row = start
+                    if n > b.size:
+                        pool.append((start + b.size, n - b.size))
+                live.append(b)
+            for b in [b for b in live if max(b.last, b.loop) == g]:
+                # rows are released after the loop that reads them last (never within it)
+                free.setdefault(str(b.dtype), []).append((b.row, b.size))
+                live.remove(b)
+        for key, n in used.items():
+            rows[key] = max(rows.get(key, 0), n)
+        stores = {b.local: b for b in self.buffers if b.stored and b.local is not None}
+
+        def token(match):
+            b = self.buffers[int(match.group(1))]
+            base, index = b.row + int(match.group(2)), match.group(3)
+            return f"{b.array}[{_index(str(base) if index == '0' else f'{base} + {index}', 'elem')}]"
+
+        pad = " " * indent
+        out = [pad + line for line in self.uniform_lines]
+        blocks = []
+        for loop in self.loops:
+            if not loop.lines:
+                continue
+            body = []
+            for line in loop.lines:
+                body.append(_TOKEN.sub(token, line))
+                b = stores.get(line.split(" = ", 1)[0])
+                if b is not None:  # read by a later loop: kept in its rows
+                    index = "0" if b.size == 1 else "k"
+                    body.append(f"{b.array}[{_index(f'{b.row} + {index}', loop.kind)}] = {b.local}")
+            if loop.kind == "elem" and loop.size == 1:  # one element: no loop over them
+                body = ["k = 0", *body]
+            if loop.size == 1 and lanes == 1:  # one lane: straight code
+                blocks.append(["j = 0", *body])
+            elif loop.size == 1:
+                blocks.append(["for j in range(L):", *("    " + x for x in body)])
+            elif lanes == 1:
+                blocks.append([f"for k in range({loop.size}):", "    j = 0", *("    " + x for x in body)])
+            else:
+                blocks.append([f"for k in range({loop.size}):", "    for j in range(L):",
+                               *("        " + x for x in body)])
+        return out + [pad + x for block in blocks for x in block]
+
+
+def _live_equations(jaxpr) -> list:
+    """The equations that the outputs read (the traced pieces compute values nobody reads,
+    e.g. the potential energy beside its gradient)."""
+    read = {v for v in jaxpr.outvars if not isinstance(v, jex_core.Literal)}
+    live = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(v in read for v in eqn.outvars if not isinstance(v, jex_core.DropVar)):
+            live.append(eqn)
+            read.update(v for v in eqn.invars if not isinstance(v, jex_core.Literal))
+    return live[::-1]
+
+
+def _index(row: str, kind: str) -> str:
+    """Row ``row`` (an expression, ``k`` in element loops) of lane ``j``."""
+    return f"({row}) * L + j"
+
+
+def _scratch(dtype) -> str:
+    return f"X_{np.dtype(dtype).name}"
+
+
+class _Binary:
+    """A stand-in equation for ``_Writer.expression``: the binary primitive ``op`` on ``dtype``."""
+
+    def __init__(self, op, dtype):
+        from jax import lax
+
+        self.primitive = {"add": lax.add_p, "max": lax.max_p, "min": lax.min_p, "mul": lax.mul_p, "and": lax.and_p,
+                          "or": lax.or_p}[op]
+        var = types.SimpleNamespace(aval=jax.ShapeDtypeStruct((), dtype))
+        self.outvars = [var]
+        self.invars = [var, var]
+        self.params = {}
+
+
+def _runs(owners) -> list:
+    """Contiguous runs of ``owners`` (``(operand, element)`` per output element):
+    ``(start, length, operand, first, stride)``."""
+    runs = []
+    for position, (i, e) in enumerate(owners):
+        if runs:
+            start, length, j, first, stride = runs[-1]
+            if j == i:
+                if length == 1:
+                    runs[-1] = (start, 2, i, first, e - first)
+                    continue
+                if e == first + stride * length:
+                    runs[-1] = (start, length + 1, i, first, stride)
+                    continue
+        runs.append((position, 1, i, e, 1))
+    return runs

@@ -1,0 +1,104 @@
+"""The compiled loop written as loops over each lane's arrays (many contacts) against the XLA path.
+
+The looped program (``jaxfriction._kernels.looped``) has the same size whatever the number of
+blocks, sliders or elements; every law and contract system gives the XLA path's observables,
+forward-mode gradients and status codes to round-off through it, in float64 and float32, with
+one lane per block (the loops over a lane's elements vectorized) or eight.
+"""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from test_contracts import LAWS, SYSTEMS
+
+import jaxfriction as jf
+from jaxfriction._kernels.compiled_loop import CompiledLoop
+from jaxfriction._workflows.sweep.fused import FusedLanes
+from jaxfriction.testing import check_fused
+
+SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
+#: In the fast suite: the block on a shaking floor (a contact Jacobian: ``dot_general``) and the
+#: Iwan oscillator (reductions over one axis of the tangents), beside the chain test below; each
+#: costs a numba compile of ~10-30 s on the 2-core machine. The rest is marked slow.
+FAST = {"block", "iwan-oscillator"}
+
+
+def _params(items, name):
+    return [pytest.param(x, id=name(x), marks=() if name(x) in FAST else pytest.mark.slow) for x in items]
+
+
+def _chain(n, **options):
+    return jf.BurridgeKnopoffChain(law=jf.Quinn(mu=1.0, eps=0.05), n=n, **options)
+
+
+def _source(system, grid, **options):
+    plan = jf.plan_sweep(system, grid, kernel="vmap", **options)
+    kernel, _ = FusedLanes(plan.lane, 8, 4, True).build(list(grid), analyse_live=False)
+    return CompiledLoop(kernel, 1, compile=False, looped=True).source
+
+
+def test_the_program_does_not_grow_with_the_contacts():
+    """The chain of 32 blocks and of 1,024 write the same loops (only their bounds and the
+    constant arrays differ); one expression per component wrote 5,018 lines at n = 32."""
+    options = {"t1": 0.2, "dt": 0.01, "wrt": ("alpha",)}
+    small, large = (_source(_chain(n), {"alpha": [0.2]}, **options) for n in (32, 1024))
+    lines = [len([x for x in s.splitlines() if not x.startswith("KA")]) for s in (small, large)]
+    assert lines[0] == lines[1] < 1500
+    assert "for k in range(1024):" in large and "for k in range(32):" in small
+
+
+@pytest.mark.parametrize("law", _params([law for law in LAWS if not law.vector], lambda law: type(law).__name__))
+def test_scalar_laws_in_the_oscillator(law):
+    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0), damping=0.05)
+    check_fused(system, {"force.amplitude": [0.3, 0.9, 1.5]}, kernel="looped",
+                wrt=("law." + jf.scalar_parameter_paths(law)[0],), y0=jnp.array([0.2, 0.0]), **SHORT)
+
+
+@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n != "two-blocks"], str))
+def test_contract_systems(name):
+    system = SYSTEMS[name][0]
+    path = jf.scalar_parameter_paths(system)[0]
+    value = float(jf.get_parameter(system, path))
+    dt = 1e-3 if "block" in name or "griffin" in name or "iwan" in name or "jointed" in name else 0.01
+    check_fused(system, {path: [value, 1.1 * value + 0.01]}, kernel="looped", wrt=(path,), dt=dt, t1=40 * dt,
+                window=20 * dt, y0=jnp.concatenate([jnp.full(system.n_dof, 0.05), jnp.full(system.n_dof, 0.1)]))
+
+
+def test_a_chain_of_many_blocks_one_lane_per_block_and_eight_agree():
+    """n = 100 through the default choice (loops, one lane per block) and with eight lanes per
+    block, against the XLA path; the sweep says it ran loops."""
+    system = _chain(100, alpha=0.5)
+    options = {"t1": 1.0, "window": 0.5, "dt": 0.005, "wrt": ("law.mu",), "progress": False}
+    grid = {"alpha": [0.3, 0.6, 0.9]}
+    xla = jf.sweep(system, grid, kernel="vmap", **options)
+    one = jf.sweep(system, grid, kernel="compiled", **options)
+    eight = jf.sweep(system, grid, kernel=jf.CompiledLoopKernel(lanes=8, loops=True), **options)
+    assert "loops over each lane's arrays" in one.attrs["kernel_reason"]
+    assert np.all(one["status"].values == 0) and np.nanmax(xla["dissipation"].values) > 1e-3
+    for name in ("dissipation", "grad_dissipation", "stick_fraction", "peak_slip", "final_position"):
+        np.testing.assert_allclose(one[name].values, xla[name].values, rtol=1e-10, atol=1e-13, err_msg=name)
+        np.testing.assert_allclose(eight[name].values, one[name].values, rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+@pytest.mark.slow
+def test_float32_chain_agrees_with_the_xla_path():
+    with jax.enable_x64(False):
+        xla, loop = check_fused(_chain(40), {"alpha": [0.3, 0.8]}, kernel="looped", t1=0.5, dt=0.01,
+                                rtol=1e-4, atol=1e-5)
+        assert loop["dissipation"].dtype == np.float32
+
+
+def test_auto_takes_loops_for_many_contacts_and_names_what_loops_cannot_run():
+    plan = jf.plan_sweep(_chain(64), {"alpha": [0.5]}, t1=0.1, dt=0.01)
+    assert plan.kernel == "compiled" and "loops" in plan.kernel_reason
+    small = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, cycles=1)
+    assert small.kernel == "compiled" and "loops" not in small.kernel_reason
+    with pytest.raises(ValueError, match="kernel: the compiled loop .*component-wise.*solve"):
+        jf.plan_sweep(SYSTEMS["two-blocks"][0], {"law.mu[0]": [0.5]}, t1=0.1, dt=0.01,
+                      kernel=jf.CompiledLoopKernel(loops=True))
+    with pytest.raises(ValueError, match="loops"):
+        jf.CompiledLoopKernel(loops="yes")
