@@ -104,6 +104,7 @@ class _Writer:
     def __init__(self, dtype):
         self.dtype = np.dtype(dtype)  # the program's float type
         self.constants = {}  # (dtype, bits) -> name
+        self.arrays = {}  # name -> a constant array (the looped programs' tables)
         self.types = {}  # name -> dtype, of every value written (constants, inputs, results)
         self.n = 0
         # values that depend on the lane's parameters and the shared values only (not on the
@@ -640,7 +641,7 @@ class CompiledLoop:
                  *rendered["step"],
                  "        b += stride"]
         arrays = [f"{name} = np.frombuffer(bytes.fromhex({value.tobytes().hex()!r}), np.{value.dtype.name}).copy()"
-                  for name, value in getattr(writer, "arrays", {}).items()]
+                  for name, value in writer.arrays.items()]
         head = ['"""The fused lane program of a jaxfriction sweep, emitted for numba (generated)."""', "",
                 "import math", "", "import numpy as np", _SELECT,
                 f"L = {self.lanes}", *writer.globals_source(), *arrays]

@@ -150,19 +150,14 @@ class Piece:
         flat = value
         if not table_ok and (np.all(flat == flat[0]) or np.all(np.isnan(flat))):
             return None
-        for name, known in self.writer_arrays().items():
+        for name, known in self.writer.arrays.items():
             if known.dtype == value.dtype and known.shape == value.shape and np.array_equal(known, value,
                                                                                                equal_nan=True):
                 return name
-        arrays = self.writer_arrays()
+        arrays = self.writer.arrays
         name = f"KA{len(arrays)}"
         arrays[name] = value
         return name
-
-    def writer_arrays(self) -> dict:
-        if not hasattr(self.writer, "arrays"):
-            self.writer.arrays = {}
-        return self.writer.arrays
 
     def readable(self, value, at: int) -> bool:
         """Whether ``value`` can be read in loop ``at`` (placed there)."""
