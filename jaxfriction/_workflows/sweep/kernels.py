@@ -166,7 +166,7 @@ class CompiledLoopKernel(AbstractKernel):
     def __check_init__(self):
         if self.lanes is not None:
             check_int("lanes", self.lanes, minimum=1)
-        if self.loops not in (None, True, False):
+        if not (self.loops is None or isinstance(self.loops, bool)):
             raise ValueError(f"loops must be None, True or False, got {self.loops!r}")
 
     def why_not(self, lane, paths: list[str], devices: list) -> str | None:
