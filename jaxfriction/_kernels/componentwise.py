@@ -66,6 +66,17 @@ REDUCTIONS = {"reduce_sum": lax.add_p, "reduce_max": lax.max_p, "reduce_min": la
 #: What a reduction over nothing gives.
 IDENTITIES = {"reduce_sum": 0, "reduce_max": -np.inf, "reduce_min": np.inf, "reduce_prod": 1, "reduce_and": True,
               "reduce_or": False}
+
+
+def reduction_identity(name: str, dtype) -> np.ndarray:
+    """What the reduction ``name`` of nothing gives, as ``dtype`` (an integer max or min
+    starts from the type's smallest or largest value instead of an infinity)."""
+    identity = IDENTITIES[name]
+    if np.isinf(identity) and np.dtype(dtype).kind in "iu":
+        identity = np.iinfo(dtype).min if identity < 0 else np.iinfo(dtype).max
+    return np.asarray(identity, dtype)
+
+
 CUMULATIVE = {"cumsum": lax.add_p, "cummax": lax.max_p, "cummin": lax.min_p, "cumprod": lax.mul_p}
 
 #: Call-like primitives: their inner jaxpr is evaluated in place (``custom_jvp_call`` by its
@@ -288,10 +299,7 @@ def _reduction(eqn, ins):
     for index in np.ndindex(out.shape):
         cells = list(moved[index])
         if not cells:
-            identity = IDENTITIES[name]
-            if np.isinf(identity) and jnp.issubdtype(dtype, jnp.integer):
-                identity = jnp.iinfo(dtype).min if identity < 0 else jnp.iinfo(dtype).max
-            out[index] = np.asarray(identity, dtype)
+            out[index] = reduction_identity(name, dtype)
         else:
             out[index] = _fold(REDUCTIONS[name], cells)
     return [out]

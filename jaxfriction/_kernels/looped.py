@@ -38,7 +38,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jex_core
 
-from .componentwise import CALLS, ELEMENTWISE, IDENTITIES, IDENTITY, MOVEMENT, Unsupported, _fold_numpy
+from .componentwise import (
+    CALLS,
+    ELEMENTWISE,
+    IDENTITY,
+    MOVEMENT,
+    Unsupported,
+    _fold_numpy,
+    reduction_identity,
+)
 
 #: The binary operation that folds a reduction, as an elementwise primitive name.
 _REDUCE = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "mul",
@@ -399,9 +407,7 @@ class Piece:
         at = self.place("elem", x.size, [x])
         b = self.buffer(1, dtype, at)
         b.stored, b.after, b.first = True, True, at - 1
-        identity = IDENTITIES[eqn.primitive.name]
-        if np.isinf(identity) and dtype.kind in "iu":
-            identity = np.iinfo(dtype).min if identity < 0 else np.iinfo(dtype).max
+        identity = reduction_identity(eqn.primitive.name, dtype)
         acc = self._token(b, 0, 0)
         self.loops[at - 1].lines.append(f"{acc} = {self.writer.constant(identity, dtype)}")
         op = _REDUCE[eqn.primitive.name]
@@ -428,9 +434,7 @@ class Piece:
         x.buffer.stored, x.buffer.last = True, max(x.buffer.last, at)
         element = self._token(x.buffer, x.offset + x.stride * first, f"{x.stride * step} * k + {x.stride * stride} * r")
         acc, local = self.writer.name(), self.writer.name()
-        identity = IDENTITIES[eqn.primitive.name]
-        if np.isinf(identity) and dtype.kind in "iu":
-            identity = np.iinfo(dtype).min if identity < 0 else np.iinfo(dtype).max
+        identity = reduction_identity(eqn.primitive.name, dtype)
         self.writer.types[acc] = self.writer.types[local] = dtype
         binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
         self.loops[at].lines += [f"{acc} = {self.writer.constant(identity, dtype)}", f"for r in range({count}):",
