@@ -416,7 +416,8 @@ class CompiledLoop:
 
     def _looped_source(self) -> str:
         """The program with every piece written as loops over the lane's arrays."""
-        from .looped import Buffer, Lane, Piece, Uniform
+        from .looped import Piece
+        from .looped_values import Buffer, Lane, Uniform
 
         f, dtype = self.fused, self.dtype
         n_y, n_w, n_p = f.n_y, f.n_w, f.n_p

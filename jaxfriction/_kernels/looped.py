@@ -14,17 +14,28 @@ written out as loops over the lane's arrays instead, for the compiled loop's num
 - Data movement (slices, reshapes, concatenation, padding, scatters and gathers at constant
   indices, broadcasts) is worked out at trace time on integer labels, as the component-wise
   evaluation does, and becomes index arithmetic: a slice is a view of its operand at an
-  offset (no copy), a concatenation or a pad a few copy loops, one per contiguous run.
-- A reduction over a whole array (the energy books' sums, ``jnp.all`` of finiteness, the
-  peak slip) accumulates in the loop that computes its operand.
+  offset (no copy); a concatenation or a pad of up to :data:`MAX_PARTS` runs stays in parts
+  (:class:`Pieces`), and the elementwise equations on it run once per part, so the zeros
+  that pad a chain's end blocks fold away and its rates are never gathered into one array
+  (more runs than that: one copy loop per run).
+- An equation joins the latest of the last :data:`LOOK_BACK` loops of its size that can read
+  its operands, so the parts of consecutive equations share loops.
+- A reduction over a whole array runs in a lane loop of its own with :data:`ACCUMULATORS`
+  partial results (one accumulator is a chain of dependent additions; in the loop of its
+  operand it would also keep LLVM from vectorizing that loop's arithmetic).
 - Values that depend on the time and the shared values only (``sin(omega t)``) are written
-  once per piece, outside the lane loops; constants are folded.
+  once per piece, outside the lane loops; constants are folded, ``x + 0`` and ``x * 1`` are
+  ``x``, and a division by a constant is a product by its reciprocal, as XLA's algebraic
+  simplifier writes it on the XLA path that this program reproduces.
+
+Measured against the XLA path and a hand-written numba loop in ``docs/performance.md``
+(``scripts/bench_many_contacts.py``).
 
 A value read in a later loop than the one that computes it is stored in a row of a scratch
 array (``X`` per dtype, row ``r`` of lane ``j`` at ``X[r L + j]``); its rows are reused once
 nothing reads it any more. The physics is still the system's own ``vector_field``, traced;
-an operation without a looped form here (a reduction over some axes only, ``dot_general``,
-``cond``, loops) raises :class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
+an operation without a looped form here (``cond``, loops, a gather at an index that depends
+on the state) raises :class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
 """
 
 from __future__ import annotations
@@ -47,56 +58,34 @@ from .componentwise import (
     _fold_numpy,
     reduction_identity,
 )
+from .looped_values import (
+    Buffer,
+    Const,
+    Lane,
+    Pieces,
+    Uniform,
+    identity_operand,
+    joined,
+    runs_of,
+    size_of,
+    view,
+)
 
 #: The binary operation that folds a reduction, as an elementwise primitive name.
 _REDUCE = {"reduce_sum": "add", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "mul",
            "reduce_and": "and", "reduce_or": "or"}
+#: The same reductions of a constant, by NumPy.
+_NUMPY_REDUCE = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_prod": np.prod,
+                 "reduce_and": np.all, "reduce_or": np.any}
 
 
-@dataclasses.dataclass(eq=False)
-class Buffer:
-    """A lane array (or a lane scalar, ``size == 1``) computed in the loop ``loop`` of a piece
-    (``-1``: an input, at row ``row`` of the array ``array``)."""
-
-    size: int
-    dtype: np.dtype
-    loop: int
-    local: str | None = None  #: its name within its loop (elementwise results)
-    stored: bool = False  #: a later loop reads it: it is stored in a scratch row
-    array: str | None = None
-    row: int | None = None
-    after: bool = False  #: complete only after its loop (a reduction)
-    last: int = -1  #: the last loop that reads it (row reuse)
-    first: int | None = None  #: the first loop that writes it (default ``loop``)
-
-
-@dataclasses.dataclass(frozen=True)
-class Lane:
-    """A view of a lane array: elements ``offset + stride * e`` of ``buffer`` for ``e < size``
-    (``stride = 0``: one element broadcast); ``scalar``: a shape-``()`` value."""
-
-    buffer: Buffer
-    offset: int
-    size: int
-    stride: int = 1
-    scalar: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class Uniform:
-    """A value shared by every lane: ``expr(e)`` is the expression of its element ``e`` (a
-    string index expression), ``size`` elements (``scalar``: shape ``()``)."""
-
-    expr: object
-    size: int
-    scalar: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class Const:
-    """A value known at trace time."""
-
-    value: np.ndarray
+#: Partial results of a reduction over a lane's array (a power of two).
+ACCUMULATORS = 4
+#: How many loops back an equation looks for a loop of its size that can read its operands.
+LOOK_BACK = 12
+#: A movement whose result would have more parts than this is copied into one buffer (an
+#: interleaving scatter would otherwise run every later equation element by element).
+MAX_PARTS = 16
 
 
 @dataclasses.dataclass
@@ -105,6 +94,9 @@ class _Loop:
     size: int
     lines: list
     seen: dict = dataclasses.field(default_factory=dict)  # expression -> its buffer
+    #: joined by nothing else: a loop with an inner loop (a reduction over some axes, a
+    #: product), which LLVM does not vectorize, so equations that could be are kept out of it
+    alone: bool = False
 
 
 _TOKEN = re.compile(r"\u27e6(\d+)\|(-?\d+)\|([^\u27e7]*)\u27e7")
@@ -208,16 +200,21 @@ class Piece:
 
     def place(self, kind, size, operands) -> int:
         """The loop where an equation of ``kind`` (``"lane"``: lane scalars, ``"elem"``: arrays
-        of ``size``) reading ``operands`` goes: the open loop where it can, else the open
+        of ``size``) reading ``operands`` goes: the latest of the last :data:`LOOK_BACK` loops
+        of its kind and size where its operands can be read (a loop of one part of a
+        :class:`Pieces` value is thus joined by the next equation's same part), else the open
         element loop's prologue (lane scalars computed from earlier loops), else a new loop."""
-        if self.loops:
-            at = len(self.loops) - 1
+        last = len(self.loops) - 1
+        for at in range(last, max(last - LOOK_BACK, -1), -1):
             loop = self.loops[at]
-            if loop.kind == kind and (kind == "lane" or loop.size == size) \
+            if loop.kind == kind and (kind == "lane" or loop.size == size) and not loop.alone \
                     and all(self.readable(v, at) for v in operands):
                 return at
-            if kind == "lane" and loop.kind == "elem" and all(self.readable(v, at - 1) for v in operands):
-                return at - 1
+            if any(isinstance(v, Lane) and v.buffer.loop >= at for v in operands):
+                break  # an operand is computed here or later: no earlier loop can read it
+        if last >= 0 and kind == "lane" and self.loops[last].kind == "elem" \
+                and all(self.readable(v, last - 1) for v in operands):
+            return last - 1
         return self._open(kind, size)
 
     # -- lowering -------------------------------------------------------------------------
@@ -250,7 +247,8 @@ class Piece:
         if name in IDENTITY:
             return list(ins)
         if all(isinstance(x, Const) for x in ins) and name != "iota":
-            return self._fold(eqn, ins)
+            # a constant made of parts (or of a movement) is kept flat: its operand's shape back
+            return self._fold(eqn, [Const(np.reshape(x.value, v.aval.shape)) for x, v in zip(ins, eqn.invars)])
         if name == "iota":
             with jax.ensure_compile_time_eval():
                 return [Const(np.asarray(eqn.primitive.bind(**eqn.params)))]
@@ -278,14 +276,36 @@ class Piece:
             raise Unsupported(f"the primitive {eqn.primitive.name!r} in a looped lane program")
         out = eqn.outvars[0].aval
         size = int(np.prod(out.shape, dtype=int))
+        if not any(isinstance(x, Pieces) for x in ins):
+            return self._segment(eqn, ins, size, not out.shape)
+        # once per part: the segments between the parts' boundaries of every operand
+        bounds = sorted({0, size} | {start for x in ins if isinstance(x, Pieces) for start, _ in x.parts})
+        parts = [(a, self._segment(eqn, [view(x, a, b - a) for x in ins], b - a, False))
+                 for a, b in zip(bounds, bounds[1:])]
+        return joined(parts, size, False)
+
+    def _segment(self, eqn, ins, size, scalar):
+        """The elementwise ``eqn`` on ``size`` elements of ``ins`` (none in parts)."""
+        if all(isinstance(x, Const) for x in ins):
+            return self._fold(eqn, ins)[0]
+        dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        if eqn.primitive.name == "div" and isinstance(ins[1], Const) and dtype.kind == "f":
+            # by a constant: a product by its reciprocal, as XLA's algebraic simplifier
+            # rewrites it (``A / Const => A * (1 / Const)``) on the path this program matches
+            with np.errstate(all="ignore"):
+                inverse = np.asarray(1, dtype) / np.asarray(ins[1].value, dtype)
+            eqn, ins = _Binary("mul", dtype), [ins[0], Const(inverse)]
+        kept = identity_operand(eqn.primitive.name, ins)
+        if kept is not None:
+            return kept
         lane = [x for x in ins if isinstance(x, Lane)]
         if size == 1:  # one element: a lane value, no loop over elements
-            if not lane and not out.shape:  # shared by every lane: once per piece
+            if not lane and scalar:  # shared by every lane: once per piece
                 expr = self.writer.expression(eqn, [self.read(x, -1) for x in ins])
                 local = self._seen_uniform.get(expr)
                 if local is None:
                     local = self._seen_uniform[expr] = self.writer.name()
-                    self.writer.types[local] = np.dtype(out.dtype)
+                    self.writer.types[local] = np.dtype(eqn.outvars[0].aval.dtype)
                     self.uniform_lines.append(f"{local} = {expr}")
                 return Uniform(lambda e, local=local: local, 1, True)
             at = self.place("lane", 1, lane)
@@ -296,26 +316,29 @@ class Piece:
         expr = self.writer.expression(eqn, args)
         loop = self.loops[at]
         if expr in loop.seen:  # written in this loop already (the stages of an RK4 step repeat them)
-            return Lane(loop.seen[expr], 0, size, 1, not out.shape)
+            return Lane(loop.seen[expr], 0, size, 1, scalar)
         local = self.writer.name()
-        self.writer.types[local] = np.dtype(out.dtype)
+        self.writer.types[local] = np.dtype(eqn.outvars[0].aval.dtype)
         loop.lines.append(f"{local} = {expr}")
-        b = loop.seen[expr] = self.buffer(size, out.dtype, at, local)
-        return Lane(b, 0, size, 1, not out.shape)
+        b = loop.seen[expr] = self.buffer(size, eqn.outvars[0].aval.dtype, at, local)
+        return Lane(b, 0, size, 1, scalar)
 
     def _movement(self, eqn, ins):
         """Data movement worked out on integer labels of the operands' elements: the output as
-        runs ``(start, length, operand, first, stride)``, then a view or copy loops."""
+        runs ``(start, length, source, first, stride)`` of the operands (of their parts where
+        an operand is in :class:`Pieces`), then a view, parts, or copy loops."""
         name = eqn.primitive.name
         data = MOVEMENT[name]
         data = range(len(ins)) if data is None else data
-        labelled, owners, at = [], [], 0
+        labelled, owners, sources, at = [], [], [], 0
         for i, (x, var) in enumerate(zip(ins, eqn.invars)):
             shape = var.aval.shape
             if i in data:
                 size = int(np.prod(shape, dtype=int))
                 labelled.append(np.arange(at, at + size, dtype=np.int32).reshape(shape))
-                owners.extend((i, e) for e in range(size))
+                for part, n in ([(p, size_of(p)) for _, p in x.parts] if isinstance(x, Pieces) else [(x, size)]):
+                    sources.append(part)
+                    owners.extend((len(sources) - 1, e) for e in range(n))
                 at += size
             elif isinstance(x, Const):
                 labelled.append(np.asarray(x.value))
@@ -336,29 +359,25 @@ class Piece:
         flat = np.ravel(labels)
         if flat.size and (flat.min() < 0 or flat.max() >= len(owners)):
             raise Unsupported(f"{name} outside its operand")
-        runs = _runs([owners[int(v)] for v in flat])
+        runs = runs_of([owners[int(v)] for v in flat])
         scalar = not eqn.outvars[0].aval.shape
-        return self._assemble(runs, ins, int(flat.size), eqn.outvars[0].aval.dtype, scalar)
+        return self._assemble(runs, sources, int(flat.size), eqn.outvars[0].aval.dtype, scalar)
 
     def _assemble(self, runs, ins, size, dtype, scalar):
-        """The value made of ``runs`` of the operands ``ins``: a view where it is one run of
-        one operand, else a new stored buffer filled by one copy loop per run."""
+        """The value made of ``runs`` of the operands ``ins``: a constant, a view where it is
+        one run of one operand, :class:`Pieces` of views where it is a few, else a new stored
+        buffer filled by one copy loop per run."""
         if all(isinstance(ins[r[2]], Const) for r in runs):
             values = np.concatenate([np.ravel(ins[i].value)[first + stride * np.arange(length)]
                                      for _, length, i, first, stride in runs]) if runs else np.zeros(0, dtype)
             return Const(values.reshape(()) if scalar else values.astype(dtype))
-        if len(runs) == 1:
-            _, length, i, first, stride = runs[0]
-            x = ins[i]
-            if isinstance(x, Lane):
-                step = x.stride * stride
-                return Lane(x.buffer, x.offset + x.stride * first, size, step if size > 1 else 1, scalar)
-            if isinstance(x, Uniform):
-                if x.scalar or x.size == 1:
-                    return Uniform(x.expr, size, scalar)
-                expr = x.expr
-                return Uniform(lambda e, expr=expr, first=first, stride=stride: expr(f"{first} + {stride} * ({e})"),
-                               size, scalar)
+        if len(runs) <= MAX_PARTS:
+            parts = [(start, view(ins[i], first, length, stride)) for start, length, i, first, stride in runs]
+            return joined(parts, size, scalar)
+        return self._copy(runs, ins, size, dtype, scalar)
+
+    def _copy(self, runs, ins, size, dtype, scalar):
+        """A new stored buffer filled from ``runs`` of ``ins`` by one copy loop per run."""
         b = self.buffer(size, dtype, -2)
         b.stored, b.local = True, None
         for start, length, i, first, stride in runs:
@@ -376,6 +395,13 @@ class Piece:
         b.loop = len(self.loops) - 1
         b.after = True
         return Lane(b, 0, size, 1, scalar)
+
+    def whole(self, x, dtype):
+        """``x`` as one value: :class:`Pieces` copied into a buffer, anything else as it is."""
+        if not isinstance(x, Pieces):
+            return x
+        return self._copy([(start, size_of(p), i, 0, 1) for i, (start, p) in enumerate(x.parts)],
+                          [p for _, p in x.parts], x.size, dtype, False)
 
     def _element(self, x, at, e, first=None, stride=None):
         """Element ``e`` of operand ``x`` read in loop ``at`` (``first``, ``stride``: ``e`` as
@@ -398,22 +424,63 @@ class Piece:
     def _reduction(self, eqn, ins):
         (x,), var = ins, eqn.invars[0]
         dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        whole = tuple(eqn.params["axes"]) == tuple(range(len(var.aval.shape)))
+        if isinstance(x, Pieces) and whole and all(isinstance(p, (Lane, Const)) for _, p in x.parts):
+            # part by part, the partial results folded by the reduction's binary operation
+            binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
+            total = None
+            for _, part in x.parts:
+                if isinstance(part, Const):
+                    value = Const(np.asarray(_NUMPY_REDUCE[eqn.primitive.name](part.value), dtype))
+                else:
+                    value = self._reduction(eqn, [part])
+                total = value if total is None else self._segment(binary, [total, value], 1, True)
+            return total
+        x = self.whole(x, var.aval.dtype)
         if not isinstance(x, Lane):
             raise Unsupported(f"{eqn.primitive.name} of a value shared by every lane in a looped lane program")
-        if tuple(eqn.params["axes"]) != tuple(range(len(var.aval.shape))):
+        if not whole:
             return self._partial_reduction(eqn, x, dtype)
         if x.size == 1:
             return dataclasses.replace(x, scalar=True)
-        at = self.place("elem", x.size, [x])
-        b = self.buffer(1, dtype, at)
-        b.stored, b.after, b.first = True, True, at - 1
-        identity = reduction_identity(eqn.primitive.name, dtype)
-        acc = self._token(b, 0, 0)
-        self.loops[at - 1].lines.append(f"{acc} = {self.writer.constant(identity, dtype)}")
-        op = _REDUCE[eqn.primitive.name]
-        binary = _Binary(op, dtype)
-        self.loops[at].lines.append(f"{acc} = {self.writer.expression(binary, [self.read(x, at, 'k'), acc])}")
-        return Lane(b, 0, 1, 1, True)
+        return self._fold_elements(eqn.primitive.name, x, dtype)
+
+    def _fold_elements(self, name: str, x: Lane, dtype):
+        """The reduction ``name`` of the lane array ``x`` into a lane scalar, in a lane loop of
+        its own: :data:`ACCUMULATORS` partial results over interleaved elements, combined in a
+        tree at the end. One accumulator would be a chain of dependent additions (four cycles
+        each) that no compiler may reorder; XLA's vectorized reductions reorder the sum too."""
+        at = self.place("lane", 1, [x])
+        b = x.buffer
+        b.stored, b.last = True, max(b.last, at)
+        binary = _Binary(_REDUCE[name], dtype)
+        identity = self.writer.constant(reduction_identity(name, dtype), dtype)
+        accs = [self.writer.name() for _ in range(ACCUMULATORS)]
+        for a in accs:
+            self.writer.types[a] = dtype
+        whole = x.size - x.size % ACCUMULATORS
+        step = x.stride if x.size > 1 else 0
+
+        def element(d):
+            return self._token(b, x.offset + step * d, step)
+
+        lines = [f"{a} = {identity}" for a in accs]
+        lines += [f"for k in range(0, {whole}, {ACCUMULATORS}):",
+                  *(f"    {a} = {self.writer.expression(binary, [element(d), a])}" for d, a in enumerate(accs))]
+        if whole < x.size:
+            lines += [f"for k in range({whole}, {x.size}):",
+                      f"    {accs[0]} = {self.writer.expression(binary, [element(0), accs[0]])}"]
+        while len(accs) > 1:  # pairwise: (a0 + a1) + (a2 + a3)
+            pairs = []
+            for i in range(0, len(accs), 2):
+                pair = self.writer.name()
+                self.writer.types[pair] = dtype
+                lines.append(f"{pair} = {self.writer.expression(binary, accs[i:i + 2])}")
+                pairs.append(pair)
+            accs = pairs
+        self.loops[at].lines += lines
+        out = self.buffer(1, dtype, at, accs[0])
+        return Lane(out, 0, 1, 1, True)
 
     def _partial_reduction(self, eqn, x, dtype):
         """A reduction over some axes: output element ``k`` folds the operand's elements
@@ -431,6 +498,7 @@ class Piece:
         if count == 1:
             return Lane(x.buffer, x.offset + x.stride * first, n_out, x.stride * step, not eqn.outvars[0].aval.shape)
         at = self._open("elem", n_out)
+        self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
         x.buffer.stored, x.buffer.last = True, max(x.buffer.last, at)
         element = self._token(x.buffer, x.offset + x.stride * first, f"{x.stride * step} * k + {x.stride * stride} * r")
         acc, local = self.writer.name(), self.writer.name()
@@ -462,7 +530,9 @@ class Piece:
         ir = np.broadcast_to(right[:, None, :, :], (left.shape[0], left.shape[1], right.shape[1], count))
         n_out = int(np.prod(eqn.outvars[0].aval.shape, dtype=int))
         dtype = np.dtype(eqn.outvars[0].aval.dtype)
+        ins = [self.whole(x, v.aval.dtype) for x, v in zip(ins, eqn.invars)]
         at = self._open("elem", n_out)
+        self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
         factors = []
         for x, table in zip(ins, (il, ir)):
             index = self._const_array(np.ascontiguousarray(table.reshape(-1)).astype(np.int64), table_ok=True)
@@ -490,30 +560,33 @@ class Piece:
         returns the number of rows."""
         row = 0
         for value in self.outputs:
-            size = value.size if not isinstance(value, Const) else int(np.size(value.value))
-            if size == 0:
-                continue
-            if isinstance(value, Lane) and value.buffer.local is not None and not value.buffer.after \
-                    and value.offset == 0 and value.stride == 1 and value.size == value.buffer.size \
-                    and self.loops[value.buffer.loop].kind == ("lane" if size == 1 else "elem"):
-                at = value.buffer.loop  # written where it is computed
-                index = f"{row}" if size == 1 else f"{row} + k"
-                self.loops[at].lines.append(f"{target}[{_index(index, self.loops[at].kind)}] = "
-                                            f"{self.writer.cast(value.buffer.local, dtype)}")
-            elif size == 1:
-                at = self.place("lane", 1, [value] if isinstance(value, Lane) else [])
-                src = self._element(value, at, 0)
-                self.loops[at].lines.append(f"{target}[{_index(str(row), 'lane')}] = {self.writer.cast(src, dtype)}")
-            else:
-                at = self._open("elem", size)
-                stride = value.stride if isinstance(value, Lane) else 1
-                src = self._element(value, at, "k", 0, 1) if not isinstance(value, Lane) else \
-                    self._token(value.buffer, value.offset, stride)
-                if isinstance(value, Lane):
-                    value.buffer.stored, value.buffer.last = True, max(value.buffer.last, at)
-                self.loops[at].lines.append(f"{target}[{_index(f'{row} + k', 'elem')}] = {self.writer.cast(src, dtype)}")
-            row += size
+            for start, part in (value.parts if isinstance(value, Pieces) else [(0, value)]):
+                self._store(part, row + start, target, dtype)
+            row += size_of(value)
         return row
+
+    def _store(self, value, row: int, target: str, dtype):
+        size = size_of(value)
+        if size == 0:
+            return
+        if isinstance(value, Lane) and value.buffer.local is not None and not value.buffer.after \
+                and value.offset == 0 and value.stride == 1 and value.size == value.buffer.size \
+                and self.loops[value.buffer.loop].kind == ("lane" if size == 1 else "elem"):
+            at = value.buffer.loop  # written where it is computed
+            index = f"{row}" if size == 1 else f"{row} + k"
+            self.loops[at].lines.append(f"{target}[{_index(index, self.loops[at].kind)}] = "
+                                        f"{self.writer.cast(value.buffer.local, dtype)}")
+        elif size == 1:
+            at = self.place("lane", 1, [value] if isinstance(value, Lane) else [])
+            src = self._element(value, at, 0)
+            self.loops[at].lines.append(f"{target}[{_index(str(row), 'lane')}] = {self.writer.cast(src, dtype)}")
+        else:
+            at = self._open("elem", size)
+            src = self._element(value, at, "k", 0, 1) if not isinstance(value, Lane) else \
+                self._token(value.buffer, value.offset, value.stride)
+            if isinstance(value, Lane):
+                value.buffer.stored, value.buffer.last = True, max(value.buffer.last, at)
+            self.loops[at].lines.append(f"{target}[{_index(f'{row} + k', 'elem')}] = {self.writer.cast(src, dtype)}")
 
     def render(self, indent: int, lanes: int, rows: dict) -> list[str]:
         """The piece's lines at ``indent``: its shared lines, then its loops. Scratch rows are
@@ -614,21 +687,3 @@ class _Binary:
         self.outvars = [var]
         self.invars = [var, var]
         self.params = {}
-
-
-def _runs(owners) -> list:
-    """Contiguous runs of ``owners`` (``(operand, element)`` per output element):
-    ``(start, length, operand, first, stride)``."""
-    runs = []
-    for position, (i, e) in enumerate(owners):
-        if runs:
-            start, length, j, first, stride = runs[-1]
-            if j == i:
-                if length == 1:
-                    runs[-1] = (start, 2, i, first, e - first)
-                    continue
-                if e == first + stride * length:
-                    runs[-1] = (start, length + 1, i, first, stride)
-                    continue
-        runs.append((position, 1, i, e, 1))
-    return runs
