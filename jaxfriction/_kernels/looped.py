@@ -166,7 +166,7 @@ class Piece:
         b, loop = value.buffer, self.loops[at]
         if b.loop < at:
             return True
-        if b.loop > at or b.local is None or b.after:
+        if b.loop > at or b.local is None:
             return False
         if loop.kind == "elem":
             return value.stride == 1 and value.offset == 0 and value.size == b.size == loop.size
@@ -185,7 +185,7 @@ class Piece:
             return value.expr("0" if (value.scalar or elem is None or value.size == 1) else elem)
         b = value.buffer
         b.last = max(b.last, at)
-        if b.loop == at and b.local is not None and not b.after:
+        if b.loop == at and b.local is not None:
             return b.local
         b.stored = True
         stride = 0 if (elem is None or value.stride == 0 or value.size == 1) else value.stride
@@ -305,7 +305,7 @@ class Piece:
                 local = self._seen_uniform.get(expr)
                 if local is None:
                     local = self._seen_uniform[expr] = self.writer.name()
-                    self.writer.types[local] = np.dtype(eqn.outvars[0].aval.dtype)
+                    self.writer.types[local] = dtype
                     self.uniform_lines.append(f"{local} = {expr}")
                 return Uniform(lambda e, local=local: local, 1, True)
             at = self.place("lane", 1, lane)
@@ -318,9 +318,9 @@ class Piece:
         if expr in loop.seen:  # written in this loop already (the stages of an RK4 step repeat them)
             return Lane(loop.seen[expr], 0, size, 1, scalar)
         local = self.writer.name()
-        self.writer.types[local] = np.dtype(eqn.outvars[0].aval.dtype)
+        self.writer.types[local] = dtype
         loop.lines.append(f"{local} = {expr}")
-        b = loop.seen[expr] = self.buffer(size, eqn.outvars[0].aval.dtype, at, local)
+        b = loop.seen[expr] = self.buffer(size, dtype, at, local)
         return Lane(b, 0, size, 1, scalar)
 
     def _movement(self, eqn, ins):
@@ -393,7 +393,6 @@ class Piece:
                 self.loops[at].lines.append(f"{self._token(b, start, 1)} = {self.writer.cast(src, dtype)}")
             b.first = at if b.first is None else b.first
         b.loop = len(self.loops) - 1
-        b.after = True
         return Lane(b, 0, size, 1, scalar)
 
     def whole(self, x, dtype):
@@ -424,8 +423,8 @@ class Piece:
     def _reduction(self, eqn, ins):
         (x,), var = ins, eqn.invars[0]
         dtype = np.dtype(eqn.outvars[0].aval.dtype)
-        whole = tuple(eqn.params["axes"]) == tuple(range(len(var.aval.shape)))
-        if isinstance(x, Pieces) and whole and all(isinstance(p, (Lane, Const)) for _, p in x.parts):
+        every_axis = tuple(eqn.params["axes"]) == tuple(range(len(var.aval.shape)))
+        if isinstance(x, Pieces) and every_axis and all(isinstance(p, (Lane, Const)) for _, p in x.parts):
             # part by part, the partial results folded by the reduction's binary operation
             binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
             total = None
@@ -439,7 +438,7 @@ class Piece:
         x = self.whole(x, var.aval.dtype)
         if not isinstance(x, Lane):
             raise Unsupported(f"{eqn.primitive.name} of a value shared by every lane in a looped lane program")
-        if not whole:
+        if not every_axis:
             return self._partial_reduction(eqn, x, dtype)
         if x.size == 1:
             return dataclasses.replace(x, scalar=True)
@@ -458,17 +457,17 @@ class Piece:
         accs = [self.writer.name() for _ in range(ACCUMULATORS)]
         for a in accs:
             self.writer.types[a] = dtype
-        whole = x.size - x.size % ACCUMULATORS
+        bulk = x.size - x.size % ACCUMULATORS
         step = x.stride if x.size > 1 else 0
 
         def element(d):
             return self._token(b, x.offset + step * d, step)
 
         lines = [f"{a} = {identity}" for a in accs]
-        lines += [f"for k in range(0, {whole}, {ACCUMULATORS}):",
+        lines += [f"for k in range(0, {bulk}, {ACCUMULATORS}):",
                   *(f"    {a} = {self.writer.expression(binary, [element(d), a])}" for d, a in enumerate(accs))]
-        if whole < x.size:
-            lines += [f"for k in range({whole}, {x.size}):",
+        if bulk < x.size:
+            lines += [f"for k in range({bulk}, {x.size}):",
                       f"    {accs[0]} = {self.writer.expression(binary, [element(0), accs[0]])}"]
         while len(accs) > 1:  # pairwise: (a0 + a1) + (a2 + a3)
             pairs = []
@@ -569,7 +568,7 @@ class Piece:
         size = size_of(value)
         if size == 0:
             return
-        if isinstance(value, Lane) and value.buffer.local is not None and not value.buffer.after \
+        if isinstance(value, Lane) and value.buffer.local is not None \
                 and value.offset == 0 and value.stride == 1 and value.size == value.buffer.size \
                 and self.loops[value.buffer.loop].kind == ("lane" if size == 1 else "elem"):
             at = value.buffer.loop  # written where it is computed

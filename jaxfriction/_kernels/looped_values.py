@@ -25,9 +25,8 @@ class Buffer:
     stored: bool = False  #: a later loop reads it: it is stored in a scratch row
     array: str | None = None
     row: int | None = None
-    after: bool = False  #: complete only after its loop (a reduction)
     last: int = -1  #: the last loop that reads it (row reuse)
-    first: int | None = None  #: the first loop that writes it (default ``loop``)
+    first: int | None = None  #: the first loop that writes it (default ``loop``; a copy: its first run)
 
 
 @dataclasses.dataclass(frozen=True)
