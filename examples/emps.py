@@ -14,7 +14,7 @@ a PD position controller, sampled at 1 kHz: ``M q'' = gtau vir(t) - Fv q' - Fc s
    benchmark's figures of merit beside the published model's.
 
 Run from the repository root: ``python examples/emps.py`` (several minutes on two cores;
-``scripts/bench_emps.py`` fits the static/kinetic, LuGre and Dahl laws as well and times
+``scripts/benchmarks/bench_emps.py`` fits the static/kinetic, LuGre and Dahl laws as well and times
 each fit).
 """
 

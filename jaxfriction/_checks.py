@@ -171,8 +171,8 @@ class Constraint(NamedTuple):
             raise ValueError(f"{self.name} must be a real number or a non-empty array, got {self.value!r}")
         if self.kind == "at_most":
             check_real(self.name, self.value)
-            check_real(self.other_name, self.other)
-            check_not_above(self.name, self.value, self.other_name, self.other)
+            check_real(self.other_name, self.other)  # type: ignore[arg-type]  # other_name is set for at_most
+            check_not_above(self.name, self.value, self.other_name, self.other)  # type: ignore[arg-type]  # other_name is set for at_most
         elif self.kind == "at_least":
             check_real(self.name, self.value)
             if not bool(self.holds()):
@@ -209,7 +209,7 @@ def at_least(name, value, bound, why) -> Constraint:
 
 def check_constraints(module: eqx.Module) -> None:
     """Raise ``ValueError`` for the first concrete parameter of ``module`` out of range."""
-    for constraint in module.constraints():
+    for constraint in module.constraints():  # type: ignore[attr-defined]  # every checked module defines constraints()
         constraint.check()
 
 

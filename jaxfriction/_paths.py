@@ -220,7 +220,7 @@ def set_parameters(tree, values: dict) -> Any:
     """
     if not values:
         return tree
-    nodes = {}
+    nodes: dict[tuple, list[tuple[Any, Any]]] = {}
     for path, value in values.items():
         steps, index = _split(tree, path)
         _check_value(tree, path, steps, index, value)

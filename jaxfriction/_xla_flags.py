@@ -9,7 +9,7 @@ than the arithmetic of one RK4 step of a small friction system. XLA's
 the threshold into a single kernel instead (1 kB by default).
 
 What this gains on a fit's forward runs and Jacobians is measured by
-``scripts/bench_loop_kernels.py`` and recorded in ``docs/performance.md``.
+``scripts/benchmarks/bench_loop_kernels.py`` and recorded in ``docs/performance.md``.
 
 :func:`enable_loop_kernels` raises the threshold to :data:`LOOP_KERNEL_BYTES` in
 ``XLA_FLAGS`` when ``JAXFRICTION_XLA_LOOP_KERNELS=1`` is set in the environment and

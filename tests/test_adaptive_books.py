@@ -107,7 +107,7 @@ def test_implicit_solvers_converge_newton_on_the_whole_state():
     # With the default controller the step control leaves the books out, but the Newton
     # iterations keep them: out of Newton's norm the books carry the last iteration's change
     # times the powers' sensitivity (stiff LuGre, rtol 1e-8: energy residual 1.6e-6 against
-    # 2.6e-8, for 9% fewer steps; scripts/bench_adaptive.py --implicit). No solve here: the
+    # 2.6e-8, for 9% fewer steps; scripts/benchmarks/bench_adaptive.py --implicit). No solve here: the
     # solver handed to diffrax is checked.
     from jaxfriction._integrate.diffrax_solvers import newton_on_whole_state
 

@@ -1,4 +1,4 @@
-"""pyBasin's / bSTAB's friction-oscillator basin stability (scripts/basin_friction.py).
+"""pyBasin's / bSTAB's friction-oscillator basin stability (scripts/studies/basin_friction.py).
 
 The reference is pyBasin's own right-hand side (``case_studies/friction/friction_jax_ode.py``:
 three branches, ``x' = v_d`` in stick, the transition force always positive), written here
@@ -18,7 +18,7 @@ from scipy.integrate import solve_ivp
 
 jax.config.update("jax_enable_x64", True)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
 import basin_friction as bf
 
 

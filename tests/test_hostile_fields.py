@@ -61,7 +61,7 @@ def _public(base) -> list[type]:
 
 CLASSES = _public((AbstractFrictionLaw, AbstractDynamicLaw, AbstractFrictionSystem, AbstractDrive))
 #: The option objects of the workflows (solvers, saving, gradients, kernels, searches, records):
-#: construction only (their runs are the workflows' own tests and scripts/hostile_inputs.py).
+#: construction only (their runs are the workflows' own tests and scripts/studies/hostile_inputs.py).
 OPTIONS = sorted([jf.EventDriven, jf.MoreauJean, jf.NaEltawil2D, jf.WestermoUdwadia, jf.RK4, jf.ClassicRK4,
                   jf.SaveAt, jf.AutoMode, jf.CompiledLoopKernel, jf.FusedKernel, jf.GlobalSearch, jf.SteadyState,
                   jf.Measurement, jf.Template], key=lambda c: c.__name__)

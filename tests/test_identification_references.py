@@ -1,6 +1,6 @@
-"""The scipy references of scripts/bench_identification.py agree with jaxfriction's models.
+"""The scipy references of scripts/benchmarks/bench_identification.py agree with jaxfriction's models.
 
-Each reference (scripts/identification_problems.py) integrates its own equations with scipy's
+Each reference (scripts/studies/identification_problems.py) integrates its own equations with scipy's
 Radau at rtol 1e-11, independently of jaxfriction; ``jf.simulate`` (RK4 at the problem's step)
 at the true parameters must reproduce its noise-free record, or the mapping of the parameters
 onto the jaxfriction system is wrong. Tolerances are the measured differences (relative to the
@@ -20,7 +20,7 @@ import pytest
 
 import jaxfriction as jf
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
 import identification_problems as ip
 
 # problem -> (bound on max |jf - reference| / std(reference), measured)

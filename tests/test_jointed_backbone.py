@@ -1,4 +1,4 @@
-"""The jointed oscillator's amplitude-dependent frequency and damping (scripts/jointed_backbone.py).
+"""The jointed oscillator's amplitude-dependent frequency and damping (scripts/studies/jointed_backbone.py).
 
 References, none computed by jaxfriction: the Jenkins element's first harmonic, integrated here
 over a closed Masing loop by brute force; the harmonic-balance backbone of the discrete joint
@@ -16,7 +16,7 @@ import pytest
 
 jax.config.update("jax_enable_x64", True)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
 import jointed_backbone as jb
 
 

@@ -202,7 +202,8 @@ def test_healing_against_scipy():
 
 
 def test_small_sweep_over_a_b():
-    # 16 lanes of the velocity step over (a, b), all status 0 (the 1,000-lane sweep: scripts/)
+    # 16 lanes of the velocity step over (a, b), all status 0 (the 1,000-lane sweep:
+    # scripts/studies/sweep_quasi_static.py)
     base = lab_slider()
     # k = 1e-3 > k_c = (b - a) / D_c on the grid (a quasi-static slider below k_c may blow up in
     # finite time after the step, an honest status 2; radiation damping bounds it)

@@ -1,7 +1,7 @@
 """Fits of (a, b, D_c) to velocity-step friction records through ``jf.fit`` (a measured
 channel, ``Measurement(channels={"mu": ...})``), on records that jaxfriction did not make: a
 scipy Radau solve of the quasi-static aging-law equations (``radau_friction`` in
-scripts/identification_problems.py, shared with the benchmark), plus noise."""
+scripts/studies/identification_problems.py, shared with the benchmark), plus noise."""
 
 import os
 import sys
@@ -17,7 +17,7 @@ from scipy.integrate import solve_ivp
 
 import jaxfriction as jf
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
 from identification_problems import radau_friction  # noqa: E402  (the independent Radau reference)
 
 TRUTH = {"law.a": 0.005, "law.b": 0.01, "law.D_c": 10.0}

@@ -118,7 +118,7 @@ def test_candidates_whose_rk4_run_is_flagged_unstable_fail_and_are_never_ranked(
     import sys
     import warnings
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
     import identification_problems as ip
 
     from jaxfriction._workflows.fit.search import design_points
@@ -148,7 +148,7 @@ def _dahl():
     import os
     import sys
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
     import identification_problems as ip
 
     return ip.dahl(quick=True)[:2]

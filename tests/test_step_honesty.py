@@ -1,7 +1,7 @@
 """No silently wrong number for fixed-step RK4 (issue 25): a lane is flagged or it is right.
 
 The probe's three dynamic-law cases, ``mu_s = 0`` for LuGre and Maxwell-slip, and a
-property-based test over the library's catalogue of laws (``scripts/step_honesty.py``):
+property-based test over the library's catalogue of laws (``scripts/studies/step_honesty.py``):
 for random parameters, either the lane is flagged at ``dt`` or its window dissipation
 agrees with a 10x finer step to 5 % + 1e-5 J.
 """
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import jaxfriction as jf
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "studies"))
 import step_honesty
 
 UNSTABLE = jf.STATUS_UNSTABLE_STEP
@@ -184,7 +184,7 @@ def test_bouc_wen_needs_n_at_least_one():
 
 #: One case of each kind runs in the fast suite (the probe's three, LuGre, Quinn; exact Coulomb has its own test).
 FAST = {"Quinn", "LuGre", "Iwan", "MaxwellSlip-C1e7", "RateState-slider"}
-#: Known wrong-but-unflagged, reported by scripts/step_honesty.py and not held to the
+#: Known wrong-but-unflagged, reported by scripts/studies/step_honesty.py and not held to the
 #: property here: Maxwell-slip's exact stick/slip switch has a first-order error that its
 #: switch-rate rule does not bound in lanes of tiny dissipation (D 2.36e-4 against 3.61e-4 J
 #: at dt / 10, status 0; 0 of 32 draws in the script's table, 1 of 12 here). With 256 draws

@@ -84,7 +84,7 @@ def configure_compilation_cache(cache_dir=None, enabled=True) -> Path | None:
         folder = Path(cache_dir).expanduser()
         os.environ["JAXFRICTION_CACHE_DIR"] = str(folder)  # the compiled loop's: its compiled_loop folder
     else:
-        folder = Path(jax.config.jax_compilation_cache_dir or default_cache_dir())
+        folder = Path(jax.config.jax_compilation_cache_dir or default_cache_dir())  # type: ignore[attr-defined]  # jax.config's options are set at runtime
     problem = _unusable(folder)
     if problem is not None:
         click.echo(f"Warning: compilation cache folder {folder} (--cache-dir, JAXFRICTION_CACHE_DIR): {problem}; "

@@ -110,7 +110,7 @@ def _grid_axis(name, spec):
 
 def _load_toml(path):
     try:
-        import tomllib
+        import tomllib  # type: ignore[import-not-found]  # standard library from Python 3.11
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:

@@ -50,7 +50,7 @@ def stroboscopic_samples(system: AbstractFrictionSystem, y0: ArrayLike, period: 
     return xs[transient_periods + 1 :, coordinate]
 
 
-def peak_samples(values: ArrayLike, n_peaks: int) -> Array:
+def peak_samples(values: Array, n_peaks: int) -> Array:
     """The last ``n_peaks`` local maxima of a series (for autonomous systems), NaN-padded.
 
     Args:

@@ -21,7 +21,7 @@ def coulomb_coefficients(system: AbstractFrictionSystem) -> tuple[ArrayLike, Arr
     Raises:
         ValueError: naming ``law`` for any other law.
     """
-    law = system.law
+    law = system.law  # type: ignore[attr-defined]  # the exact solvers take systems with a law
     if isinstance(law, (Coulomb, VectorCoulomb)):
         return law.mu, law.mu
     if isinstance(law, StaticKineticCoulomb):

@@ -57,7 +57,7 @@ def _contact_impulse(residual, diag, h, mu_s_n, mu_k_n):
     return jnp.where(jnp.abs(p_stick) <= h * mu_s_n, p_stick, jnp.sign(p_stick) * h * mu_k_n)
 
 
-def moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike, y: Array,
+def moreau_jean_step(system: Oscillator, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike, y: Array,
                      h: ArrayLike) -> Array:
     """One Moreau-Jean step of a single-contact system (see module docstring).
 
@@ -91,7 +91,7 @@ def moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: Arra
     ])
 
 
-def contact_moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
+def contact_moreau_jean_step(system: AbstractContactSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
                              y: Array, h: ArrayLike, sweeps: int = 50) -> Array:
     """One Moreau-Jean step of an :class:`~jaxfriction.AbstractContactSystem` (module docstring).
 
@@ -143,7 +143,7 @@ def contact_moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu
     ])
 
 
-def block_moreau_jean_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
+def block_moreau_jean_step(system: BlockOnShakingFloor, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
                            y: Array, h: ArrayLike) -> Array:
     """One Moreau-Jean step of the 2-D block (:class:`~jaxfriction.BlockOnShakingFloor`).
 

@@ -134,7 +134,7 @@ def _eq7(limit, changing, orientation):
     return acceleration
 
 
-def na_eltawil_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike, y: Array,
+def na_eltawil_step(system: BlockOnShakingFloor, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike, y: Array,
                     h: ArrayLike) -> tuple[Array, Array]:
     """One step of the algorithm at the resolution ``h``, without sub-steps (module docstring).
 

@@ -59,7 +59,7 @@ class EventDriven(AbstractSolver):
         if saveat.every is not None:
             raise ValueError("SaveAt(every=...) needs a fixed-step solver; use SaveAt(n=...) or SaveAt(ts=...)")
         ts = saveat.ts if saveat.ts is not None else jnp.linspace(t0, t1, (saveat.n or 1000) + 1)
-        traj, _ = simulate_event_driven(system, y0, t0, t1, ts, max_events=self.max_events, rtol=self.rtol,
+        traj, _ = simulate_event_driven(system, y0, t0, t1, ts, max_events=self.max_events, rtol=self.rtol,  # type: ignore[arg-type]  # simulate_event_driven rejects other systems
                                         atol=self.atol, dtmax=self.dtmax, max_steps=self.max_steps,
                                         adjoint=self.adjoint)
         return traj.ts, traj.ys, traj.status

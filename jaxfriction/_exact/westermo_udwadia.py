@@ -60,7 +60,7 @@ class _PhaseForce(AbstractFrictionLaw):
         return jnp.where(self.sigma == 0, f_eq, slip)
 
     def static_limit(self, normal: ArrayLike) -> Array:
-        return jnp.inf * normal
+        return jnp.inf * normal  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
 
 
 def _bisect(g, r, iterations):
@@ -85,7 +85,7 @@ def _bisect(g, r, iterations):
     return hi + (newton - g_plain(newton))
 
 
-def westermo_udwadia_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
+def westermo_udwadia_step(system: Oscillator, mu_s: ArrayLike, mu_k: ArrayLike, t: ArrayLike,
                           y: Array, h: ArrayLike, max_transitions: int = 4,
                           iterations: int = 60) -> tuple[Array, Array]:
     """One step of Westermo and Udwadia's model, split at its transitions (module docstring).
@@ -109,7 +109,7 @@ def westermo_udwadia_step(system: AbstractFrictionSystem, mu_s: ArrayLike, mu_k:
     t_end = t + h
 
     def flow(sigma, tau, y, s) -> Array:
-        return rk4_step(eqx.tree_at(lambda sys: sys.law, system, _PhaseForce(sigma, mu_k)).vector_field, tau, y, s)
+        return rk4_step(eqx.tree_at(lambda sys: sys.law, system, _PhaseForce(sigma, mu_k)).vector_field, tau, y, s)  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
 
     def phase(_, carry) -> tuple[Array, Array, Array]:
         tau, y, done = carry

@@ -13,6 +13,8 @@ is a measured force plus a constant offset (:class:`DriveSum`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -135,7 +137,7 @@ class Sampled(AbstractDrive):
         On a regular or jittered grid (:attr:`near_regular`) the index a regular grid would
         have, ``floor((t - times[0]) (n - 1) / (times[-1] - times[0]))``, moved by one where
         ``t`` lies in a neighbouring interval: O(1), and the binary search's index
-        (``scripts/bench_loop_kernels.py`` measures the gain). ``brackets`` is False only where
+        (``scripts/benchmarks/bench_loop_kernels.py`` measures the gain). ``brackets`` is False only where
         ``times`` were replaced after construction by an irregular grid (``tree_at``; use
         :func:`with_inputs`), and the signal is then NaN, which a run flags as non-finite.
         Otherwise a binary search (``brackets`` always True)."""
@@ -242,7 +244,7 @@ def with_inputs(system, inputs: dict):
                              f"{module_paths(system, _is_plain_drive)}), got {type(node).__name__ if node is not None else 'no field'}")
         try:
             times, values = (spec.times, spec.values) if isinstance(spec, Sampled) else spec
-            keep = {"gain": node.gain, "offset": node.offset, "hold": node.hold} if isinstance(node, Sampled) else (
+            keep: dict[str, Any] = {"gain": node.gain, "offset": node.offset, "hold": node.hold} if isinstance(node, Sampled) else (
                 {"gain": spec.gain, "offset": spec.offset, "hold": spec.hold} if isinstance(spec, Sampled) else {})
             new = Sampled(times, values, **keep)
         except (TypeError, ValueError) as exc:

@@ -151,7 +151,7 @@ def diffrax_solution(system, y0, t0, t1, solver, save_ts, *, step_ts=None, dt0=N
     stacked ``(batch, n)`` state makes every stage, the error estimate and the
     interpolation work on an interleaved array (for a 5,000-lane batch of the 1-dof
     oscillator, 5 entries, a Dopri5 run took 1.7-2.4x as long as the same run on
-    components, ``scripts/bench_adaptive.py``; up to about 16 lanes the components cost
+    components, ``scripts/benchmarks/bench_adaptive.py``; up to about 16 lanes the components cost
     more, per-operation overhead: 0.09 s against 0.05 s at 16 lanes, 0.03 s against
     0.01 s for one lane of 3,600 steps). The controller's norm then sees the tuple. Implicit
     solvers (Kvaerno5) keep the flat array: on the tuple their Newton iterations failed

@@ -18,7 +18,7 @@ def check_rounding(rounding: str) -> str:
     return rounding
 
 
-def fixed_grid(t0: float, t1: float, dt: float, save_every: int,
+def fixed_grid(t0: float, t1: float, dt: float, save_every: int | None,
                rounding: str = "ceil") -> tuple[int, int, float]:
     """Fixed-step grid from ``t0`` to ``t1`` that lands exactly on ``t1``.
 

@@ -72,7 +72,7 @@ def rk4_scan(vector_field, y0: Array, t0, h, n_saves: int, save_every: int, args
     ``stack`` into a concatenate that it evaluates element by element, recomputing the
     earlier stages for every component; component-wise the step compiles to a few
     vectorized loops over the batch, 5-15x faster on CPU for the 1-dof oscillator
-    (``scripts/bench.py``). The arithmetic is that of :func:`rk4_step`.
+    (``scripts/benchmarks/bench.py``). The arithmetic is that of :func:`rk4_step`.
 
     ``checkpoint=True`` bounds the memory of reverse-mode differentiation: the steps
     between two saves run as ``ceil(sqrt(save_every))``-step blocks under
@@ -161,7 +161,7 @@ def rk4_legs(vector_field, y0: Array, legs: list, args=None, monitor=None) -> Py
     saved = jax.tree.map(lambda c: jnp.zeros((n_rows,) + jnp.shape(c), jnp.result_type(c)).at[0].set(c), start)
     as_state = (lambda y: jnp.stack(y).reshape(shape)) if by_rows else (lambda y: y)
 
-    def leg(carry, x) -> tuple[PyTree, Array]:
+    def leg(carry, x) -> tuple[PyTree, Array]:  # type: ignore[no-redef]  # one of two definitions, by branch
         t0, h, n_steps, every, stored, row = x
 
         def one_point(i, carry) -> tuple:

@@ -37,7 +37,7 @@ def as_solver(solver) -> AbstractSolver:
                 and not inspect.isabstract(method)):
             raise ValueError(f"solver: AdaptiveSolve(method={solver.method!r}) names no diffrax solver class")
         return Diffrax(method(), rtol=solver.rtol, atol=solver.atol)
-    diffrax = sys.modules.get("diffrax")  # a diffrax solver means diffrax is imported already
+    diffrax = sys.modules.get("diffrax")  # type: ignore[assignment]  # the module or None: a diffrax solver means diffrax is imported already
     if diffrax is not None and isinstance(solver, diffrax.AbstractSolver):
         return Diffrax(solver)
     raise ValueError(f"solver must be a jaxfriction solver (RK4(), Diffrax(...), MoreauJean(), EventDriven()) "

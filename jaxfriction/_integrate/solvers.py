@@ -169,7 +169,7 @@ def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
 
     (_, ok), ys = jax.lax.scan(one_save, (y0, jnp.array(True)), jnp.arange(n_saves))
     ys = jnp.concatenate([y0[None], ys])
-    return t0 + jnp.arange(n_saves + 1) * (every * h), ys, finite_status(ys, ok)
+    return t0 + jnp.arange(n_saves + 1) * (every * h), ys, finite_status(ys, ok)  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
 
 
 class RK4(AbstractSolver):
@@ -260,7 +260,7 @@ class Diffrax(AbstractSolver):
     iteration's change of the motion times the powers' sensitivity: on a stiff LuGre
     oscillator (``rtol = 1e-8``) the energy residual was 1.6e-6 against 2.6e-8, for 9 %
     fewer steps; on Quinn's oscillator 1.9e-7 against 7.4e-8, for 4.5x fewer steps
-    (``scripts/bench_adaptive.py --implicit``). To leave the books out of Newton's norm
+    (``scripts/benchmarks/bench_adaptive.py --implicit``). To leave the books out of Newton's norm
     too, give the root finder that norm: ``diffrax.Kvaerno5(root_finder=
     diffrax.VeryChord(rtol=..., atol=..., norm=jf.dynamics_rms_norm))``.
 

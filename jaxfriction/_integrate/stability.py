@@ -85,7 +85,7 @@ def stick_band_rate(system: AbstractFrictionSystem) -> Array | None:
     if contacts is None or getattr(system, "dynamic", False):
         return None  # a dynamic law has no stick band
     mobility, normal, zero, tangent = contacts
-    law = without_tangents(system.law)
+    law = without_tangents(system.law)  # type: ignore[attr-defined]  # checked to have it above
     band = jnp.asarray(law.stick_band(), dtype=zero.dtype)
 
     def slope(v) -> Array:
@@ -114,7 +114,7 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None)
       :class:`~jaxfriction.StaticKineticCoulomb`, :class:`~jaxfriction.VectorCoulomb`):
       the secant is ``mobility mu N / |v|``; in stick the run chatters across zero instead
       of sticking, and the chatter's dissipation is first order in ``h`` (7x the converged
-      value at ``h = 0.01`` in ``scripts/step_honesty.py``). No step fixes that: use an
+      value at ``h = 0.01`` in ``scripts/studies/step_honesty.py``). No step fixes that: use an
       exact solver (:class:`~jaxfriction.EventDriven`, :class:`~jaxfriction.MoreauJean`) or
       a regularized law;
     - rate-and-state with a large ``mu_0 / a``, whose regularization width ``2 V_0
@@ -152,7 +152,7 @@ def secant_rate(system: AbstractFrictionSystem, ts: Array, ys: Array, band=None)
         return None
     mobility, normal, _, _ = contacts
     system, ts, ys = without_tangents((system, ts, ys))
-    law, dynamic = system.law, has_internal_states(system)
+    law, dynamic = system.law, has_internal_states(system)  # type: ignore[attr-defined]  # checked to have it above
     if not dynamic and getattr(law, "slope_bounded", False):
         return None
     band = None if dynamic else stick_band_rate(system) if band is None else band
@@ -244,12 +244,12 @@ def internal_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) ->
     start = 2 * n_dof
     stop = start + system.n_internal
     system, ts, ys = without_tangents((system, ts, ys))
-    law, n_state = system.law, system.law.n_state
+    law, n_state = system.law, system.law.n_state  # type: ignore[attr-defined]  # checked to have it above
 
     def one(t, y) -> Array:
         v = jnp.reshape(system.slip_velocity(t, y), (-1,))
         z = jnp.reshape(y[start:stop], (-1, n_state))
-        normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, y.dtype), (-1,)), v.shape)
+        normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, y.dtype), (-1,)), v.shape)  # type: ignore[attr-defined]  # checked to have it above
         law_rate = jnp.max(law.max_state_rate(v, z, normal))
         if n_dof == 0:  # a prescribed motion (PrescribedSlip): no slip-rate stiffness
             return law_rate

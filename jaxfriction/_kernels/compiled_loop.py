@@ -40,6 +40,7 @@ import re
 import sys
 import tempfile
 import threading
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -156,7 +157,8 @@ class _Writer:
         expression of invariant names only goes to the hoisted lines (once for all pieces);
         the fourth list names the hoisted lane values that this piece's lane lines read."""
         jaxpr = closed.jaxpr
-        env, seen = {}, {}
+        env: dict[Any, str] = {}
+        seen: dict[Any, Any] = {}
         for var, const in zip(jaxpr.constvars, closed.consts):
             env[var] = self.constant(np.asarray(const), var.aval.dtype)
         for var, name in zip(jaxpr.invars, in_names):
@@ -165,10 +167,11 @@ class _Writer:
 
         def read(var) -> str:
             if isinstance(var, jex_core.Literal):
-                return self.constant(var.val, var.aval.dtype)
+                return self.constant(var.val, var.aval.dtype)  # type: ignore[attr-defined]  # a jaxpr variable's aval is a ShapedArray
             return env[var]
 
-        shared, lane = [], []
+        shared: list[str] = []
+        lane: list[str] = []
         for eqn in jaxpr.eqns:
             outs = [v for v in eqn.outvars if not isinstance(v, jex_core.DropVar)]
             if not outs:
@@ -336,7 +339,7 @@ class CompiledLoop:
 
     @property
     def compile_seconds(self) -> float:
-        return self._trace_seconds + (self.run.compiled()[1] if self.run is not None else 0.0)
+        return self._trace_seconds + (self.run.compiled()[1] if self.run is not None else 0.0)  # type: ignore[attr-defined]  # run is a Program when compiled
 
     # -- tracing --------------------------------------------------------------------------
     def _specs(self):
@@ -379,7 +382,7 @@ class CompiledLoop:
             t, shared, p, y, ydot = cells_in(scalars[:1] + scalars[2:], lanes_in, True)
             return _flatten_cells(f.step(t, traced_cells([scalars[1]], ()), y, shared, p, ydot))
 
-        point_names = []
+        point_names: list[tuple[str, int]] = []
 
         def point(scalars, lanes_in) -> list:
             t, shared, p, y, ydot = cells_in(scalars, lanes_in, True)
@@ -512,13 +515,14 @@ class CompiledLoop:
         # the hoisted lane values that some piece reads: rows of one array per dtype
         kept = [] if self.looped else sorted({v for piece in pieces.values() for v in piece[3]},
                                              key=lambda v: int(v[1:]))
-        q_arrays, q_rows = {}, {}
+        q_arrays: dict[Any, list[Any]] = {}
+        q_rows: dict[str, str] = {}
         for v in kept:
             array = q_arrays.setdefault(writer.types[v], [f"Q{len(q_arrays)}", 0])
             q_rows[v] = f"{array[0]}[{array[1] * L} + j]"
             array[1] += 1
 
-        scratch = {}
+        scratch: dict[Any, Any] = {}
 
         def looped(name, target, indent):
             """A looped piece (:mod:`jaxfriction._kernels.looped`), its outputs in ``target``."""
@@ -715,9 +719,9 @@ def load(source: str, dtype) -> object:
                         fh.write(source)
                     os.replace(tmp, path)
                 spec = importlib.util.spec_from_file_location(name, path)
-                module = importlib.util.module_from_spec(spec)
+                module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]  # a spec for a file that exists
                 sys.modules[name] = module  # numba's cache finds the module by name when it loads
-                spec.loader.exec_module(module)
+                spec.loader.exec_module(module)  # type: ignore[union-attr]  # a spec for a file that exists
                 namespace, cache = vars(module), True
             except OSError:
                 namespace = None
@@ -728,7 +732,7 @@ def load(source: str, dtype) -> object:
         # contract: a * b + c as one fused multiply-add, as XLA:CPU compiles it (IEEE otherwise)
         options = {"cache": cache, "error_model": "numpy", "nogil": True, "fastmath": {"contract"}}
         readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
-        signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],
+        signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],  # type: ignore[call-overload, index]  # numba's stubs: types are callable and indexable
                                numba.int64, numba.int64)
         def jit():
             return numba.njit(signature, **options)(namespace["run"])
@@ -830,7 +834,7 @@ class Program:
 
         blocks = self.compiled()[0]
         n_blocks = p.shape[1] // self.lanes
-        workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))
+        workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))  # type: ignore[attr-defined]  # numba.config's options are set at runtime
         if workers == 1:
             blocks(shared, p, out, 0, 1)
             return

@@ -117,11 +117,11 @@ def _block_shape(cells):
 
 
 #: When a dict, :func:`bind` counts the per-lane operations it traces, by primitive name.
-_COUNTS = []
+_COUNTS: list[dict[str, int]] = []
 #: Per evaluation (:class:`Componentwise`), the operations traced so far: the same primitive on
 #: the same cells with the same parameters is traced once (common subexpressions, e.g. a
 #: forcing that the vector field evaluates for the force balance and again for the motion).
-_TRACED = []
+_TRACED: list[dict[Any, Any]] = []
 
 
 #: NumPy twins of common elementwise primitives, to fold constants without compiling an XLA
@@ -406,11 +406,11 @@ def evaluate(jaxpr, consts, args) -> list:
     Raises:
         Unsupported: a primitive (named) that cannot be evaluated component-wise.
     """
-    env = {}
+    env: dict[Any, Any] = {}
 
     def read(var) -> Any:
         if isinstance(var, jex_core.Literal):
-            return cells_of(var.val, var.aval.dtype)
+            return cells_of(var.val, var.aval.dtype)  # type: ignore[attr-defined]  # a jaxpr variable's aval is a ShapedArray
         return env[var]
 
     for var, const in zip(jaxpr.constvars, consts):

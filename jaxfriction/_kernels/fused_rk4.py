@@ -119,7 +119,7 @@ class FusedRK4:
 
         def point(t, y, shared, p, ydot) -> dict:
             system = make_system(shared, p)
-            out = {}
+            out: dict[str, Any] = {}
             if reductions.stuck or reductions.peak:
                 stuck, peak = _slip_measures(system, t, y)
                 out.update(stuck=stuck, peak=peak)
@@ -194,7 +194,7 @@ class FusedRK4:
     def operations_per_step(self, block: int = 2) -> dict:
         """Per-lane operations of one RK4 step (with tangents), by primitive name: the
         arithmetic the kernel does per lane and step (shared and constant values excluded),
-        for the throughput-to-peak ratio of ``scripts/bench_gpu.py``."""
+        for the throughput-to-peak ratio of ``scripts/benchmarks/bench_gpu.py``."""
         from .componentwise import count_operations
 
         counts = {}

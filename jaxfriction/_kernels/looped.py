@@ -29,7 +29,7 @@ written out as loops over the lane's arrays instead, for the compiled loop's num
   simplifier writes it on the XLA path that this program reproduces.
 
 Measured against the XLA path and a hand-written numba loop in ``docs/performance.md``
-(``scripts/bench_many_contacts.py``).
+(``scripts/benchmarks/bench_many_contacts.py``).
 
 A value read in a later loop than the one that computes it is stored in a row of a scratch
 array (``X`` per dtype, row ``r`` of lane ``j`` at ``X[r L + j]``); its rows are reused once
@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import types
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -219,7 +220,7 @@ class Piece:
 
     # -- lowering -------------------------------------------------------------------------
     def _lower(self, jaxpr, consts, args) -> list:
-        env = {}
+        env: dict[Any, Any] = {}
 
         def read(var):
             if isinstance(var, jex_core.Literal):
@@ -591,9 +592,10 @@ class Piece:
         """The piece's lines at ``indent``: its shared lines, then its loops. Scratch rows are
         allocated here (``rows``: dtype -> rows used so far by the program, updated to the
         largest any piece needs) and tokens replaced by array reads."""
-        free, used = {}, {}
+        free: dict[str, list[tuple[int, int]]] = {}
+        used: dict[str, int] = {}
         order = [b for b in self.buffers if b.stored and b.array is None]
-        by_loop = {}
+        by_loop: dict[int, list[Buffer]] = {}
         for b in order:
             by_loop.setdefault(b.loop if b.first is None else b.first, []).append(b)
         # rows: first fit among rows freed by buffers whose last reader precedes this one's loop
@@ -615,7 +617,7 @@ class Piece:
                 live.append(b)
             for b in [b for b in live if max(b.last, b.loop) == g]:
                 # rows are released after the loop that reads them last (never within it)
-                free.setdefault(str(b.dtype), []).append((b.row, b.size))
+                free.setdefault(str(b.dtype), []).append((b.row, b.size))  # type: ignore[arg-type]  # rows are set for stored buffers
                 live.remove(b)
         for key, n in used.items():
             rows[key] = max(rows.get(key, 0), n)
@@ -635,7 +637,7 @@ class Piece:
             body = []
             for line in loop.lines:
                 body.append(_TOKEN.sub(token, line))
-                b = stores.get(line.split(" = ", 1)[0])
+                b = stores.get(line.split(" = ", 1)[0])  # type: ignore[assignment]  # None for lines that store no buffer
                 if b is not None:  # read by a later loop: kept in its rows
                     index = "0" if b.size == 1 else "k"
                     body.append(f"{b.array}[{_index(f'{b.row} + {index}', loop.kind)}] = {b.local}")

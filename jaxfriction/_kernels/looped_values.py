@@ -9,6 +9,8 @@ and find the runs of a data movement; none writes code.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +48,7 @@ class Uniform:
     """A value shared by every lane: ``expr(e)`` is the expression of its element ``e`` (a
     string index expression), ``size`` elements (``scalar``: shape ``()``)."""
 
-    expr: object
+    expr: Callable[..., str]
     size: int
     scalar: bool = False
 
@@ -77,7 +79,7 @@ class Pieces:
 def runs_of(owners) -> list:
     """Contiguous runs of ``owners`` (``(operand, element)`` per output element):
     ``(start, length, operand, first, stride)``."""
-    runs = []
+    runs: list[tuple[int, int, Any, Any, Any]] = []
     for position, (i, e) in enumerate(owners):
         if runs:
             start, length, j, first, stride = runs[-1]
@@ -121,7 +123,7 @@ def view(x, first: int, length: int, stride: int = 1):
 def joined(parts, size: int, scalar: bool):
     """``parts`` (``(start, value)``, in order) as one value: adjacent constants and adjacent
     runs of one buffer merged, one part returned as it is, several as :class:`Pieces`."""
-    merged = []
+    merged: list[tuple[int, Any]] = []
     for start, x in parts:
         if merged:
             a, y = merged[-1]

@@ -54,7 +54,7 @@ def triton_problems(fn, *args) -> list[str]:
     Returns:
         A list of problems, empty when the program lowers to Triton and every module verifies.
     """
-    problems = []
+    problems: list[str] = []
     with _verifying(problems):
         try:
             text = jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",)).as_text()

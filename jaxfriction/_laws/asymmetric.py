@@ -21,7 +21,7 @@ from .quinn import unit_clip
 from .stribeck import stribeck_coefficient
 
 
-def _reciprocal(limit: Array, like: ArrayLike) -> Array:
+def _reciprocal(limit: ArrayLike, like: ArrayLike) -> Array:
     """``1 / limit`` for ``limit > 0``; a huge finite number for ``limit = 0`` (as :func:`quinn`)."""
     huge = jnp.sqrt(jnp.finfo(jnp.result_type(limit, like, float)).max)
     ok = limit > 1.0 / huge
@@ -137,7 +137,7 @@ class AsymmetricFriction(AbstractFrictionLaw):
     eps: float = 0.02
 
     def constraints(self) -> tuple[Constraint, ...]:
-        out = (nonnegative("mu_c_pos", self.mu_c_pos), nonnegative("mu_c_neg", self.mu_c_neg),
+        out: tuple[Constraint, ...] = (nonnegative("mu_c_pos", self.mu_c_pos), nonnegative("mu_c_neg", self.mu_c_neg),
                nonnegative("viscous_pos", self.viscous_pos), nonnegative("viscous_neg", self.viscous_neg),
                positive("v_s", self.v_s), positive("delta", self.delta), positive("eps", self.eps))
         for name in ("mu_s_pos", "mu_s_neg"):

@@ -42,7 +42,7 @@ class BoucWen(AbstractDynamicLaw):
             not Lipschitz at ``z = 0`` (slope ``n |z|^(n-1)``), so no fixed step resolves
             the zero crossing of ``z`` that every load reversal has, and a sweep lane with
             ``n = 0.1`` at ``dt = 1e-3`` returned D 13x the converged value with status 0
-            (``scripts/step_honesty.py``). The smooth-to-sharp range the model is used for
+            (``scripts/studies/step_honesty.py``). The smooth-to-sharp range the model is used for
             (``n = 1`` .. large) is kept.
 
     Raises:

@@ -91,11 +91,11 @@ class LoadDependent(AbstractFrictionLaw):
             raise ValueError(f"law must be a scalar law, got the vector law {type(self.law).__name__}")
 
     @property
-    def keeps_coulomb_structure(self) -> bool:  # the wrapped law's
+    def keeps_coulomb_structure(self) -> bool:  # type: ignore[override]  # a property for the base's attribute: the wrapped law's
         return self.law.keeps_coulomb_structure
 
     @property
-    def slope_bounded(self) -> bool:  # at f_eq = 0 the force is the wrapped law's at N
+    def slope_bounded(self) -> bool:  # type: ignore[override]  # a property for the base's attribute; at f_eq = 0 the force is the wrapped law's at N
         return self.law.slope_bounded
 
     def constraints(self) -> tuple[Constraint, ...]:

@@ -130,9 +130,9 @@ def passivity_margin(law: AbstractDynamicLaw, normal: ArrayLike = 1.0) -> Array:
         raise ValueError(f"normal must be > 0, got {normal!r}")
     kind = type(law)  # exactly these classes: a subclass may change the force or the rates
     if kind is LuGre:
-        return lugre_passivity_margin(law, normal)
+        return lugre_passivity_margin(law, normal)  # type: ignore[arg-type]  # type(law) is LuGre
     if kind is BoucWen:
-        return jnp.asarray(law.beta - jnp.abs(law.gamma))
+        return jnp.asarray(law.beta - jnp.abs(law.gamma))  # type: ignore[attr-defined]  # type(law) is BoucWen
     if kind in _PASSIVE_BY_CONSTRUCTION:
         return jnp.asarray(jnp.inf)
     raise ValueError(f"law: no closed-form passivity margin for {type(law).__name__}; jaxfriction.passivity(law) "

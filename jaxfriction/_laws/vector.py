@@ -11,7 +11,7 @@ Restricted to one axis (the other components 0) every law equals its scalar coun
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import jax.numpy as jnp
 from jax import Array
@@ -98,6 +98,9 @@ def vector_quinn(v: ArrayLike, f_eq: ArrayLike, normal: ArrayLike, mu: ArrayLike
 
 class _AbstractVectorLaw(AbstractFrictionLaw):
     vector = True
+
+    if TYPE_CHECKING:  # a field of every vector law
+        mu: ArrayLike
 
     def static_limit(self, normal: ArrayLike) -> ArrayLike:
         return self.mu * normal

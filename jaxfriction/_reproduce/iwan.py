@@ -116,7 +116,7 @@ def iwan(n_amplitudes=25, steps=2000, cycles=3, n_elements=256, omega=OMEGA) -> 
     per_save = 10 if steps % 10 == 0 else 1
     last = int(steps) // per_save
 
-    def lane(force) -> tuple[Array, Array]:
+    def lane(force) -> tuple[Array, Array, Array]:
         system = jointed_oscillator(law, force_amplitude=force, omega=omega, mass=MASS, stiffness=STIFFNESS,
                                     damping=DAMPING)
         v0 = force * omega / (STIFFNESS + JOINT["K_T"] - MASS * omega**2)

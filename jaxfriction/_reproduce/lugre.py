@@ -130,7 +130,7 @@ def lugre(n_velocities=24, amplitude=2e-6, period=10.0, cycles=20, steps_per_cyc
     z, f = drive_law(law, lambda t: amplitude * omega * jnp.cos(omega * t), ts)
     x = amplitude * np.sin(omega * np.asarray(ts))
     v = amplitude * omega * np.cos(omega * np.asarray(ts))
-    force, z = -np.asarray(f), np.asarray(z)[:, 0]
+    force, z = -np.asarray(f), np.asarray(z)[:, 0]  # type: ignore[assignment]  # NumPy copies of the arrays
     closed_force, _ = _closed_loop(law, x, v, amplitude)
     last = slice(n - m, n + 1)
     loop_dissipation = float(np.trapezoid(force[last], x[last]))  # the work of the drive over the last cycle

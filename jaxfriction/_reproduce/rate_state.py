@@ -21,6 +21,8 @@ load velocity ``V = 1 cm/s``), both evolution laws:
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -152,10 +154,10 @@ def rate_state(e=10.0, ratios=RATIOS, evolutions=EVOLUTION_LAWS) -> tuple[dict, 
             raise ValueError(f"evolution must be one of {EVOLUTION_LAWS}, got {evolution!r}")
     numbers = {"law": LAW, "V": V, "normal": NORMAL, "e": e, "step": STEP, "stability": STABILITY,
                "direct_effect": LAW["a"] * float(np.log(e)), "laws": {}}
-    data = {"step": {}, "stability": {}}
+    data: dict[str, dict[str, Any]] = {"step": {}, "stability": {}}
     for evolution in evolutions:
         system = step_system(evolution, e)
-        rs = system.law
+        rs: RateState = system.law  # type: ignore[assignment]  # step_system builds it with a RateState
         t1 = STEP["t_step"] + STEP["slips"] * rs.D_c / (e * V)
         traj = simulate(system, system.steady_sliding(), 0.0, t1, STEP["dt"], save_every=10)
         ts, mu = np.asarray(traj.ts), -np.asarray(traj.friction_force) / NORMAL

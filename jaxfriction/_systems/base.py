@@ -167,7 +167,7 @@ class AbstractFrictionSystem(eqx.Module):
         from .._checks import is_concrete
         from .._forcing.drives import AbstractDrive
 
-        times = []
+        times: list[Any] = []
         for name in getattr(self, "__dataclass_fields__", {}):
             value = getattr(self, name, None)
             if isinstance(value, AbstractDrive):

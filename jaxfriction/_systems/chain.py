@@ -58,19 +58,19 @@ class BurridgeKnopoffChain(AbstractContactSystem):
         return (real("alpha", self.alpha), real("omega", self.omega))
 
     @property
-    def n_dof(self) -> int:
+    def n_dof(self) -> int:  # type: ignore[override]  # a property for the base's attribute
         return self.n
 
-    @property
-    def masses(self) -> Array:
+    @property  # type: ignore[misc]  # a property for the base's attribute
+    def masses(self) -> Array:  # type: ignore[override]  # a property for the base's attribute
         return jnp.ones(self.n).at[-1].set(0.75) / self.n
 
-    @property
-    def normal(self) -> ArrayLike:
+    @property  # type: ignore[misc]  # a property for the base's attribute
+    def normal(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
         return self.masses
 
-    @property
-    def damping(self) -> ArrayLike:
+    @property  # type: ignore[misc]  # a property for the base's attribute
+    def damping(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
         return 0.0
 
     def potential_energy(self, q: Array) -> Array:
@@ -130,16 +130,16 @@ class TwoBlocksOnBelt(AbstractContactSystem):
         return (nonnegative("kappa", self.kappa), real("belt_amplitude", self.belt_amplitude),
                 real("belt_omega", self.belt_omega))
 
-    @property
-    def masses(self) -> Array:
+    @property  # type: ignore[misc]  # a property for the base's attribute
+    def masses(self) -> Array:  # type: ignore[override]  # a property for the base's attribute
         return jnp.ones(2)
 
-    @property
-    def normal(self) -> ArrayLike:
+    @property  # type: ignore[misc]  # a property for the base's attribute
+    def normal(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
         return jnp.ones(2)
 
-    @property
-    def damping(self) -> ArrayLike:
+    @property  # type: ignore[misc]  # a property for the base's attribute
+    def damping(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
         return 0.0
 
     def potential_energy(self, q: Array) -> Array:

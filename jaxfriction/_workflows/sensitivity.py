@@ -112,12 +112,12 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
     except ValueError as exc:
         if str(exc).startswith("observable must return a scalar"):
             raise ValueError(str(exc)) from None
-        out, jac = _value_and_jacobian.__wrapped__(observable, system, p0, mode)
+        out, jac = _value_and_jacobian.__wrapped__(observable, system, p0, mode)  # type: ignore[attr-defined]  # the undecorated function of eqx.filter_jit
     except Exception:  # noqa: BLE001
         # an observable that needs concrete values inside (Python control flow on values,
         # dissipation_per_cycle without n_cycles) runs on the eager path, where the time grid
         # stays concrete; a genuine error is raised from there
-        out, jac = _value_and_jacobian.__wrapped__(observable, system, p0, mode)
+        out, jac = _value_and_jacobian.__wrapped__(observable, system, p0, mode)  # type: ignore[attr-defined]  # the undecorated function of eqx.filter_jit
     value = float(out["value"])
     grad = np.array([float(jac[n]["value"]) for n in names])
     p = np.array([float(p0[n]) for n in names])

@@ -39,6 +39,7 @@ too few independent blocks to average (Kiefer & Vogelsang 2005, Econometric Theo
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -145,7 +146,7 @@ def hac_covariance(jac, residuals, columns, n_params: int) -> tuple[np.ndarray, 
     r = np.asarray(residuals, dtype=float)
     k = jac.shape[1]
     n_data = int(sum(len(c) for c in columns))
-    info = {"kernel": "bartlett", "bandwidth_rule": "andrews-1991-ar1", "bandwidths": [], "capped": False}
+    info: dict[str, Any] = {"kernel": "bartlett", "bandwidth_rule": "andrews-1991-ar1", "bandwidths": [], "capped": False}
     nan = np.full((n_params, n_params), np.nan)
     if not (np.all(np.isfinite(jac)) and np.all(np.isfinite(r))) or n_data <= k:
         return nan, info

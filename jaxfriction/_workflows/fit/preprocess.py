@@ -13,7 +13,8 @@ fits the variants and says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -80,9 +81,9 @@ def resample_values(t: ArrayLike, values: ArrayLike, grid: ArrayLike, method: st
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     y = _as_columns("values", values, t.shape[0])
     grid = _as_columns("grid", grid, None)[:, 0]
-    if grid.size < 2 or grid[0] < t[0] - 1e-9 * (t[-1] - t[0]) or grid[-1] > t[-1] + 1e-9 * (t[-1] - t[0]):
+    if grid.size < 2 or grid[0] < t[0] - 1e-9 * (t[-1] - t[0]) or grid[-1] > t[-1] + 1e-9 * (t[-1] - t[0]):  # type: ignore[index, union-attr]  # arithmetic on ArrayLike values (NumPy's stubs)
         raise ValueError(f"grid must hold >= 2 times inside [t[0], t[-1]] = [{t[0]}, {t[-1]}], got "
-                         f"[{grid[0] if grid.size else None}, {grid[-1] if grid.size else None}]")
+                         f"[{grid[0] if grid.size else None}, {grid[-1] if grid.size else None}]")  # type: ignore[index, union-attr]  # arithmetic on ArrayLike values (NumPy's stubs)
     grid = np.clip(grid, t[0], t[-1])
     f = _interpolant(t, y, method)
     out = f(grid)
@@ -166,8 +167,8 @@ def resample_record(t: ArrayLike, columns: dict, *, dt: float | None = None, met
         raise ValueError(f"columns must be a non-empty dict name -> (n,) samples, got {columns!r}")
     dt = finest_interval(t) if dt is None else float(check_real("dt", dt, positive=True))
     grid = _grid(t, dt, t0, t1)
-    measured = {"q": {}, "v": {}}
-    channels = {}
+    measured: dict[str, dict[Any, np.ndarray]] = {"q": {}, "v": {}}
+    channels: dict[Any, np.ndarray] = {}
     for key, values in columns.items():
         label = key.lower() if isinstance(key, str) else key
         column = _COLUMN.match(label) if isinstance(label, str) else None
@@ -185,7 +186,7 @@ def resample_record(t: ArrayLike, columns: dict, *, dt: float | None = None, met
         if dof in target:
             raise ValueError(f"columns: {key!r} repeats a column")
         target[dof] = resampled
-    args = {"channels": channels or None}
+    args: dict[str, Any] = {"channels": channels or None}
     for kind, cols in measured.items():
         if cols:
             args[kind] = np.column_stack(list(cols.values()))
@@ -196,11 +197,11 @@ def resample_record(t: ArrayLike, columns: dict, *, dt: float | None = None, met
     note = (f"resampled {', '.join(columns)} from {rates} onto a uniform grid of dt = {dt:.6g} over "
             f"[{grid[0]:.6g}, {grid[-1]:.6g}] ({grid.size} samples; {method} interpolation"
             f"{', moving average of width dt where the grid is coarser than the samples' if antialias else ''})")
-    return Measurement(t=grid, y0=y0, name=name, inputs=inputs, input_t=None if inputs is None else t,
+    return Measurement(t=grid, y0=y0, name=name, inputs=inputs, input_t=None if inputs is None else t,  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
                        preprocessing=(note,), **args)
 
 
-def _column(record: Measurement, channel: str) -> tuple[np.ndarray, callable]:
+def _column(record: Measurement, channel: str) -> tuple[np.ndarray, Callable[..., dict]]:
     """``(values (n,), put)``: a record's column by name and a function returning the record's
     changed arrays (keyword arguments of ``Measurement._replace``) with new values."""
     if not isinstance(record, Measurement):
@@ -225,7 +226,7 @@ def _column(record: Measurement, channel: str) -> tuple[np.ndarray, callable]:
         def put(new):
             return {"channels": {**record.channels, channel: new}}
 
-        return record.channels[channel].copy(), put
+        return record.channels[channel].copy(), put  # type: ignore[index]  # not None on this path
     names = list(record.columns())
     raise ValueError(f"channel {channel!r} is not measured in {record.name or 'the record'}; its columns are {names}")
 
@@ -260,11 +261,11 @@ def load_point_slip(record: Measurement, path: str = "load") -> np.ndarray:
                          f"{sorted(record.inputs or {})}; give the load-point displacement as an (n,) array instead")
     from scipy.integrate import cumulative_trapezoid
 
-    values = np.asarray(record.inputs[path], dtype=float)
+    values = np.asarray(record.inputs[path], dtype=float)  # type: ignore[index, type-var]  # columns are set on this path
     if values.ndim != 1:
         raise ValueError(f"against='slip': the input {path!r} must have one column, got {values.shape}")
     slip = cumulative_trapezoid(values, record.input_t, initial=0.0)
-    return np.interp(record.t, record.input_t, slip) - np.interp(record.t[0], record.input_t, slip)
+    return np.interp(record.t, record.input_t, slip) - np.interp(record.t[0], record.input_t, slip)  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
 
 
 def detrend(record: Measurement, channel: str, *, against="time", order: int = 1, slope: float | None = None,

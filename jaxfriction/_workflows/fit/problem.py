@@ -25,6 +25,7 @@ from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import simulate
 from ..._integrate.solvers import rk4_status
 from ..._paths import set_parameters
+from ..._systems.base import AbstractFrictionSystem
 from .outputs import channel_values
 
 
@@ -63,7 +64,7 @@ class Record(eqx.Module):
 
 
 class Problem(eqx.Module):
-    system: object  # the template system; the fitted paths are set in it
+    system: AbstractFrictionSystem  # the template system; the fitted paths are set in it
     names: tuple = eqx.field(static=True)  # the fitted paths
     kinds: tuple = eqx.field(static=True)  # per parameter: "free", "lower", "upper", "interval"
     n_data: int = eqx.field(static=True)
@@ -366,7 +367,8 @@ def run_optax(u: Array, problem: Problem, opt, steps: int, mode: str, tol: float
     run at the last finite iterate.
     """
     state = opt.init(u)
-    history, u_prev = [], u
+    history: list[float] = []
+    u_prev = u
     for k in range(steps):
         u_new, state_new, value, grad = _optax_step(u, state, problem, opt, mode)
         value = float(value)  # the loss at u, the iterate after k steps

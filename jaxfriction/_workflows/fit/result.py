@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .problem import Problem
+    from .validation import ValidationReport
 
 
 class FitWarning(UserWarning):
@@ -135,7 +140,7 @@ class FitResult:
     system: object
     seconds: float
     message: str
-    problem: object = None
+    problem: Problem | None = None
     u: np.ndarray | None = None
     stderr_reliable: bool = False
     goodness: dict = dataclasses.field(default_factory=dict)
@@ -156,7 +161,7 @@ class FitResult:
     optimizer_error_negligible: bool = False
     at_bounds: list = dataclasses.field(default_factory=list)
     bound_edges: dict = dataclasses.field(default_factory=dict)
-    validation: object = None
+    validation: ValidationReport | None = None
     preprocessing: tuple = ()
     constraints: dict = dataclasses.field(default_factory=dict)
 

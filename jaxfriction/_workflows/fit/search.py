@@ -4,7 +4,7 @@ values, evaluated as lanes of one batched sweep, and the best candidates refined
 A stick-slip record's misfit has many local minima: the stick-slip period, and so the phase
 of every later cycle, moves with the friction levels, so a start a quarter off can be closer
 to a record shifted by one cycle than to the truth. Measured on the LuGre belt record of
-``scripts/bench_identification.py`` (six parameters, 20 s, 2,001 samples), Levenberg-Marquardt
+``scripts/benchmarks/bench_identification.py`` (six parameters, 20 s, 2,001 samples), Levenberg-Marquardt
 from a start 27 % below the truth stops at a minimum with ``sigma0`` 131 instead of 200 and a
 loss 6 % above the global one, reporting small standard errors. The global phase evaluates
 the misfit at ``candidates`` points of a scrambled Sobol (or Halton) design over the box
@@ -26,7 +26,7 @@ run at the system's own tolerance (the polish). In a decade-wide box of a veloci
 40 % of the candidates have a spring softer than the critical stiffness ``k_c = N (b - a) /
 D_c``: their quasi-static slip rate runs away in finite time (no inertia stops it), and the
 adaptive solver shrinks its steps until its budget (a million steps) is spent; under ``vmap``
-the whole batch waits for them (``scripts/bench_rate_state_fit.py`` measures both; numbers in
+the whole batch waits for them (``scripts/benchmarks/bench_rate_state_fit.py`` measures both; numbers in
 the rate-and-state how-to). In the screen such a candidate fails after
 ``screen_max_steps`` and is left out (its misfit is NaN), while a stable one needs at most
 about a hundred steps at ``rtol = 1e-3`` (720 at 1e-10), with misfits that rank the
@@ -264,7 +264,7 @@ def _refine(u0s, problem, solver, steps):
     import optimistix as optx
 
     def one(u0) -> tuple[Array, Array, Array]:
-        sol = optx.least_squares(_ls_fn, solver, u0, args=problem, has_aux=True, max_steps=steps, throw=False)
+        sol: optx.Solution = optx.least_squares(_ls_fn, solver, u0, args=problem, has_aux=True, max_steps=steps, throw=False)
         r = _stacked(_to_natural(sol.value, problem), problem)
         return sol.value, jnp.sum(r * r) / problem.n_data, sol.stats["num_steps"]
 
@@ -283,7 +283,7 @@ def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.
     For records integrated by an adaptive solver: under ``vmap`` its steps run in lockstep
     until the slowest start's solve ends, and the batched Levenberg-Marquardt program is a
     second compilation of the adaptive solve's forward-mode Jacobian (on the velocity step of
-    ``scripts/bench_rate_state_fit.py``, ten times longer than running it); one by one, the
+    ``scripts/benchmarks/bench_rate_state_fit.py``, ten times longer than running it); one by one, the
     refinement shares its compiled step with the local optimiser that follows."""
     from .fit import _levenberg_marquardt
     from .problem import negligible_decrease, run_least_squares
@@ -332,7 +332,7 @@ def refine_starts(problem: Problem, starts: np.ndarray,
     if any(rec.solver is not None for rec in problem.records) or (
             jax.default_backend() == "cpu" and loop_kernels_active()):
         return _refine_one_by_one(u0s, problem, search)
-    solver = optx.LevenbergMarquardt(rtol=1e-7, atol=1e-9)
+    solver: optx.LevenbergMarquardt = optx.LevenbergMarquardt(rtol=1e-7, atol=1e-9)
     u, loss, steps = _refine(u0s, problem, solver, search.steps)
     loss = np.asarray(loss, dtype=float)
     return np.asarray(u), np.where(np.isfinite(loss), loss, np.nan), np.asarray(steps)
@@ -351,7 +351,7 @@ def distinct_optima(params: np.ndarray, loss: np.ndarray, rtol: float = 1e-2) ->
     the larger magnitude). Returns a list of dicts ``{"params": (p,) array, "loss": float,
     "count": int}``, lowest misfit first; end points with a non-finite misfit are left out.
     """
-    optima = []
+    optima: list[dict] = []
     for i in np.argsort(loss):
         if not np.isfinite(loss[i]):
             continue

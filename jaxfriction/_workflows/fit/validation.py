@@ -171,7 +171,7 @@ class ValidationReport:
 
 def _input_paths(model) -> set:
     """The input paths that drove the records a :class:`~jaxfriction.FitResult` was fitted to."""
-    paths = set()
+    paths: set[str] = set()
     for rec in getattr(getattr(model, "problem", None), "records", ()) or ():
         paths.update(getattr(rec, "input_paths", ()) or ())
     return paths
@@ -184,7 +184,7 @@ def _fit_step(model) -> float | None:
     if not records or any(getattr(rec, "solver", None) is not None for rec in records):
         return None
     steps = [getattr(rec, "h", None) for rec in records]
-    return min(float(h) for h in steps) if all(h is not None for h in steps) else None
+    return min(float(h) for h in steps) if all(h is not None for h in steps) else None  # type: ignore[arg-type]  # all steps are set (checked)
 
 
 def check_validation(model, record, *, outputs=None, inputs=(), what: str = "validation") -> list:
@@ -269,7 +269,9 @@ def report_from(records, predictions) -> ValidationReport:
     """The :class:`ValidationReport` of simulations ``predictions`` of ``records`` (two lists of
     :class:`~jaxfriction.Measurement` with the same columns, pairwise): per column pooled over
     the records (each about its own mean), and every column pooled."""
-    measured, simulated, per_record = {}, {}, []
+    measured: dict[str, list[np.ndarray]] = {}
+    simulated: dict[str, list[np.ndarray]] = {}
+    per_record = []
     for r, p in zip(records, predictions):
         ys, ss = r.columns(), p.columns()
         per_record.append({c: error_metrics(ys[c], ss[c]) for c in ys})

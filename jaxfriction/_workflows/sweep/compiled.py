@@ -85,6 +85,6 @@ def block_lanes(n: int, carried_bytes: int = 80, looped: bool = False) -> int:
 
     if looped:
         return LOOPED_LANES
-    per_thread = max(1, n // max(1, int(numba.config.NUMBA_NUM_THREADS)))
+    per_thread = max(1, n // max(1, int(numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]  # numba.config's options are set at runtime
     fits = max(1, BLOCK_BYTES // max(1, int(carried_bytes)))
     return int(max(8, min(512, 1 << (fits.bit_length() - 1), 1 << (per_thread.bit_length() - 1))))

@@ -56,7 +56,7 @@ class _FolderLock:
         try:
             import fcntl
         except ImportError:
-            fcntl = None
+            fcntl = None  # type: ignore[assignment]  # no fcntl on Windows
         if fcntl is not None and self.fallback is None:
             fd = os.open(self.folder, os.O_RDONLY)
             try:

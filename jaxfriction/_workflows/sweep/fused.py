@@ -87,7 +87,7 @@ class FusedLanes(eqx.Module):
     """A chunk of lanes of a sweep, computed by the fused kernel (``batched``: the engine
     passes whole chunks, ``{path: (B,)}``, instead of ``vmap``-ing one lane)."""
 
-    lane: eqx.Module
+    lane: Lane
     block: int = eqx.field(static=True)
     num_warps: int = eqx.field(static=True)
     interpret: bool = eqx.field(static=True)
@@ -114,9 +114,9 @@ class FusedLanes(eqx.Module):
         window, solver = self.lane.measure, self.lane.measure.solver
         n_pre, h_pre = 0, 0.0
         if window.t_measure > 0:
-            step = transient_step(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
-            _, n_pre, h_pre = fixed_step_grid(0.0, window.t_measure, step, SaveAt(n=1), solver.rounding)
-        n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)
+            step = transient_step(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)  # type: ignore[arg-type, attr-defined]  # not None on this path
+            _, n_pre, h_pre = fixed_step_grid(0.0, window.t_measure, step, SaveAt(n=1), solver.rounding)  # type: ignore[attr-defined]  # a fixed-step solver here
+        n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)  # type: ignore[arg-type, attr-defined]  # not None on this path
         return WindowPlan(n_pre=n_pre, h_pre=h_pre, t_measure=window.t_measure, n_saves=n_saves, every=every, h=h)
 
     def build(self, names, analyse_live: bool = True) -> tuple:

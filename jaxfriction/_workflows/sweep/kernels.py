@@ -213,6 +213,8 @@ class AutoKernel(AbstractKernel):
 
     def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         platform = devices[0].platform
+        option: AbstractKernel
+        reason: str | None
         if platform == "cpu":
             option, name = CompiledLoopKernel(), "compiled loop"
         elif platform == "gpu":

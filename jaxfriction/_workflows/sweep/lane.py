@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
@@ -171,11 +172,11 @@ class Lane(eqx.Module):
     """
 
     system: AbstractFrictionSystem
-    measure: eqx.Module
+    measure: Window
     wrt: tuple = eqx.field(static=True)
     mode: object = eqx.field(static=True)
     gradient_of: tuple = eqx.field(static=True)
-    derive: object = eqx.field(static=True)
+    derive: Callable[[AbstractFrictionSystem], AbstractFrictionSystem] | None = eqx.field(static=True)
 
     def lane_system(self, values: dict) -> AbstractFrictionSystem:
         """The template with ``values`` (path -> value) set and ``derive`` applied (initial

@@ -20,7 +20,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 #: XLA CPU options for the batched friction kernels: 512-bit vectors lift the throughput of
 #: the default sweep by about 1.2x on AVX-512 machines and cost nothing elsewhere
-#: (``scripts/bench.py``).
+#: (``scripts/benchmarks/bench.py``).
 CPU_COMPILER_OPTIONS = {"xla_cpu_prefer_vector_width": "512"}
 
 #: Compiled batch programs, least recently used last out (at most ``_CACHE_SIZE``).
@@ -85,7 +85,7 @@ def compiled_batch(fn, points: dict, devices: list) -> tuple[Callable, float]:
     if getattr(fn, "one_device", False):
         devices = devices[:1]
     dynamic, static = eqx.partition(fn, eqx.is_array)
-    key = (static, _signature(dynamic), _signature(points), tuple(devices))
+    key: tuple | None = (static, _signature(dynamic), _signature(points), tuple(devices))
     try:
         hash(key)
     except TypeError:  # a lane function with unhashable static parts: compiled for this call only

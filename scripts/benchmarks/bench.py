@@ -17,7 +17,7 @@ a temporary cache folder so that its compile time is measured; the chain through
 per core), a
 hand-written numba loop over lanes (serial and ``prange``), vectorized numpy, scipy
 ``solve_ivp`` (fixed-grid RK4 ``OdeSolver``, small batches) and plain diffrax (RK4 from its
-Butcher tableau, ``StepTo`` grids). Kernels live in ``scripts/contenders.py``.
+Butcher tableau, ``StepTo`` grids). Kernels live in ``scripts/benchmarks/contenders.py``.
 
 Method: throughput is trajectory-steps per second (lanes x RK4 steps per call / call time),
 the median of ``--runs`` (default 5) timed calls after one warm-up call; a cell whose call
@@ -46,7 +46,7 @@ for A; 223 flops for C); the machine's FMA and division rates are measured with 
 micro-kernels on one core and on all cores. ``frac. of ceiling`` is ``flops/step x steps/s /
 (2 x FMA rate, all cores)``.
 
-Usage: ``python scripts/bench.py [--quick] [--batches 1 64 1024 8192] [--json PATH]
+Usage: ``python scripts/benchmarks/bench.py [--quick] [--batches 1 64 1024 8192] [--json PATH]
 [--markdown PATH]``. Speed is measured here, never in tests.
 """
 

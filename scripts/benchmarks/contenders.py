@@ -1,4 +1,4 @@
-"""Contenders of ``scripts/bench.py``: what a user would write instead of jaxfriction.
+"""Contenders of ``scripts/benchmarks/bench.py``: what a user would write instead of jaxfriction.
 
 Every contender integrates the same equations on the same step-aligned grids with the same
 classical RK4 as jaxfriction, so their results agree with the library's to round-off:

@@ -5,7 +5,7 @@ to 40 s) on a 40 x 25 grid of a in [0.002, 0.012] and b in [0.002, 0.012] (k > k
 on the whole grid); a second grid with b up to 0.02 (k < k_c on part of it) with radiation damping
 eta = 1e-3 per um/s, where the quasi-static slider alone may blow up in finite time (status 2).
 
-    PYTHONPATH=. python scripts/sweep_quasi_static.py
+    PYTHONPATH=. python scripts/studies/sweep_quasi_static.py
 """
 
 import time

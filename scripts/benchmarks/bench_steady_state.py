@@ -14,7 +14,7 @@ timed), how many of the steady state's converged lanes the transient sweep match
 1e-8, and the largest difference. The ratio that answers "how much faster for the same D"
 is the time of the first ``C`` that matches (nearly) every lane, over the steady state's.
 
-Usage: ``python scripts/bench_steady_state.py [--n 64] [--cycles 50,200,800,3200] [--gradient]``.
+Usage: ``python scripts/benchmarks/bench_steady_state.py [--n 64] [--cycles 50,200,800,3200] [--gradient]``.
 """
 
 from __future__ import annotations

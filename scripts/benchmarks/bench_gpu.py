@@ -23,11 +23,11 @@ the GPU's vector float64 peak (``--peak-tflops``, or looked up for known GPUs).
 
 Usage::
 
-    python scripts/bench_gpu.py                        # everything, on the first GPU
-    python scripts/bench_gpu.py --batches 1e3 1e5 --dtypes float64 --runs 3
-    python scripts/bench_gpu.py --workloads A          # the oscillator only (the n=32 chain's kernel compiles for minutes)
-    python scripts/bench_gpu.py --quick                # smoke run (1 cycle, 1024 lanes; runs on CPU too)
-    python scripts/bench_gpu.py --markdown gpu.md --json gpu.json
+    python scripts/benchmarks/bench_gpu.py                        # everything, on the first GPU
+    python scripts/benchmarks/bench_gpu.py --batches 1e3 1e5 --dtypes float64 --runs 3
+    python scripts/benchmarks/bench_gpu.py --workloads A          # the oscillator only (the n=32 chain's kernel compiles for minutes)
+    python scripts/benchmarks/bench_gpu.py --quick                # smoke run (1 cycle, 1024 lanes; runs on CPU too)
+    python scripts/benchmarks/bench_gpu.py --markdown gpu.md --json gpu.json
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ processes, trace + lower + compile in CPU seconds::
 
 Medians of ``--repeats`` runs after a warm-up (part 4: of ``--cli-repeats`` rounds); compile
 time reported apart. Speed is measured here, never in tests. Usage: ``python
-scripts/bench_workflows.py [--cycles 50] [--batch 1024] [--cli-repeats 3] [--cli-only]
+scripts/benchmarks/bench_workflows.py [--cycles 50] [--batch 1024] [--cli-repeats 3] [--cli-only]
 [--json PATH]``.
 """
 
@@ -171,7 +171,7 @@ def compile_child(system_name, path, kind):
         period = 2 * math.pi / float(jf.get_parameter(system, "force.omega"))
         t_end, window = 50 * period, period
     else:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
         from _user_model import FrictionJoint, TanhViscous
 
         system, dt, swept = FrictionJoint(law=TanhViscous()), 0.01, "amplitude"

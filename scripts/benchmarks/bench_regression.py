@@ -10,7 +10,7 @@ peak slip, final position) against this tree's ``jf.sweep`` on the oscillator te
 same plus the energy residual), and the baseline's fastest path (``batch_dissipation``:
 dissipation, its gradient and the stick fraction, no I/O).
 
-Usage: ``python scripts/bench_regression.py [--baseline 0c1c4ce] [--grid 32] [--cycles 50]
+Usage: ``python scripts/benchmarks/bench_regression.py [--baseline 0c1c4ce] [--grid 32] [--cycles 50]
 [--repeats 3] [--json PATH]``. Speed is measured here, never in tests.
 """
 
@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Measures one side in a fresh process: ``python -c CODE ROOT SIDE GRID CYCLES``; prints JSON.
 CODE = r'''

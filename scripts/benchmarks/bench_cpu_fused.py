@@ -3,13 +3,13 @@
 The fused kernel (:class:`jaxfriction.FusedKernel`) keeps a block of lanes through the whole
 time loop. On a CPU it runs in Pallas' interpret mode, which XLA compiles into one loop over
 the blocks with the whole RK4 time loop inside, on ``(block,)`` arrays: the CPU form of
-"one compiled loop per lane block". This script measures workload A of ``scripts/bench.py``
+"one compiled loop per lane block". This script measures workload A of ``scripts/benchmarks/bench.py``
 (Quinn's forced oscillator, ``dt = 0.01``, 50 cycles at ``omega = 0.5``, 62,850 RK4 steps,
 ``D`` and the stick fraction of the last cycle) side by side in one run:
 
 - ``jf.sweep`` on the XLA path (``kernel="vmap"``),
 - ``jf.sweep`` on the fused kernel for several block sizes (``FusedKernel(block=b)``),
-- the best numba contender of ``scripts/contenders.py`` (``prange`` over 16-lane blocks),
+- the best numba contender of ``scripts/benchmarks/contenders.py`` (``prange`` over 16-lane blocks),
 
 forward and with ``dD/d(mu N, alpha)`` in forward mode, on all CPU cores (one JAX device
 per core). Throughput is lanes x steps / call time, the median of ``--runs`` calls after a
@@ -17,8 +17,8 @@ warm-up; every result is checked against the XLA path's.
 
 Usage::
 
-    python scripts/bench_cpu_fused.py                     # batches 1024 8192, blocks 64..1024
-    python scripts/bench_cpu_fused.py --batches 4096 --blocks 128 512 --runs 3
+    python scripts/benchmarks/bench_cpu_fused.py                     # batches 1024 8192, blocks 64..1024
+    python scripts/benchmarks/bench_cpu_fused.py --batches 4096 --blocks 128 512 --runs 3
 """
 
 from __future__ import annotations

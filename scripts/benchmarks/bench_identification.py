@@ -49,7 +49,7 @@ Output: a Markdown table on stdout; ``--json PATH`` writes every fit. ``--quick`
 shorter records where the problem allows (smoke runs; its records differ from the full ones).
 The full run is long (20 boxes x 6 problems; a fit takes 2-30 s on 2 CPU cores).
 
-Usage: ``python scripts/bench_identification.py [--problems a,b] [--boxes N] [--method
+Usage: ``python scripts/benchmarks/bench_identification.py [--problems a,b] [--boxes N] [--method
 local|global|both] [--quick] [--json PATH]``.
 """
 
@@ -71,7 +71,8 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the problems and their scipy references live with the studies (scripts/studies/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "studies"))
 from identification_problems import PROBLEMS, agreement
 
 import jaxfriction as jf

@@ -30,7 +30,7 @@ also counts other processes' turns (the load average is printed before and after
 order of the models' validation position RMS, with AIC beside it (the issue's target: AIC
 had ranked first the model that predicts worst).
 
-Run from the repository root: ``python scripts/bench_emps.py [--models cv,cv12,...]
+Run from the repository root: ``python scripts/benchmarks/bench_emps.py [--models cv,cv12,...]
 [--candidates 64 --refine 4 --steps 20] [--compare]``; prefix ``JAXFRICTION_XLA_LOOP_KERNELS=1``
 for XLA's loop kernels (``jaxfriction._xla_flags``).
 """

@@ -11,7 +11,7 @@ last one, over ``--lanes`` force amplitudes log-spaced in ``[2e-3, 3]``. Three w
 3. a Python loop of single jitted runs on ``--loop-lanes`` lanes, extrapolated to all lanes.
 
 Medians of ``--repeats`` runs after a warm-up; compile time (first call less the median)
-apart. Usage: ``python scripts/bench_jointed_sweep.py [--lanes 10000] [--n-elements 256]
+apart. Usage: ``python scripts/benchmarks/bench_jointed_sweep.py [--lanes 10000] [--n-elements 256]
 [--steps 2000] [--json PATH]``.
 
 Measured (2-core x86 VM, 1 CPU device, float64; ``--lanes 10000 --n-elements 32 --steps 500

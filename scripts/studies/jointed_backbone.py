@@ -35,7 +35,7 @@ small amplitude ``zeta ~ 2 R a^(1 + chi) / (pi (chi + 2)(chi + 3)(k + K_T))`` an
 omega / omega_0 ~ R C_chi a^(1 + chi) / (2 (k + K_T))``: both follow Segalman's power law
 ``a^(1 + chi)`` (the dissipation ``~ F^(3 + chi)``).
 
-    PYTHONPATH=. python scripts/jointed_backbone.py [--elements 1024] [--steps 400] [--cycles 300]
+    PYTHONPATH=. python scripts/studies/jointed_backbone.py [--elements 1024] [--steps 400] [--cycles 300]
         [--forces 0.003 0.01 0.03 0.1] [--n-omega 200] [--t1 1000] [--figure backbone.png]
 
 Measured (2-core VM shared with other jobs, float64; one run each):
@@ -344,5 +344,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     main()

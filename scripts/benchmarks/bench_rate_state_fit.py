@@ -12,12 +12,14 @@ their ratio is measured under the same load; the first fit of each variant inclu
 compiling, so each is run ``--repeats`` times (default 2) and every time is printed, wall and
 CPU (``time.process_time``, all threads of this process: the fair measure on a shared machine).
 
-Usage: ``python scripts/bench_rate_state_fit.py [--repeats 2] [--variants screened,unscreened]``.
+Usage: ``python scripts/benchmarks/bench_rate_state_fit.py [--repeats 2] [--variants screened,unscreened]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
 import jax
@@ -25,6 +27,9 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import numpy as np
+
+# the independent Radau reference lives with the studies (scripts/studies/)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "studies"))
 from identification_problems import radau_friction
 
 import jaxfriction as jf

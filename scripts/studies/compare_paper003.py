@@ -13,7 +13,7 @@ against the reference, Moreau-Jean at ``dt / 10``, and the wall time of each run
 the plane (the exact result is rotation invariant) for Moreau-Jean and Na et al., and how
 far Na et al.'s friction force leaves the slip direction.
 
-Usage: ``python scripts/compare_paper003.py [--dt 1e-3] [--records kobe elcentro] [--json PATH]``.
+Usage: ``python scripts/studies/compare_paper003.py [--dt 1e-3] [--records kobe elcentro] [--json PATH]``.
 """
 
 import argparse
@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import jaxfriction as jf  # noqa: E402
 from jaxfriction._exact.na_eltawil import na_eltawil_step  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ground_motions"
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "ground_motions"
 RECORDS = ("elcentro", "erzikan", "jiji", "kobe", "newhall", "rinaldi", "sylmar")
 METHODS = ("quinn", "moreau-jean", "griffin-spring", "na-eltawil")
 MU = 0.3

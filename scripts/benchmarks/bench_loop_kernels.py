@@ -8,7 +8,7 @@ viscous EMPS model (24,840 RK4 steps at 1 ms, driven by the measured ``vir``; on
 found in O(1) and by binary search. Median of 5 warm calls, in ms; the compile time (the
 first call less the median, ``timing.timed``) apart. Needs ``../shared/data/emps``.
 
-Run from the repository root: ``python scripts/bench_loop_kernels.py``.
+Run from the repository root: ``python scripts/benchmarks/bench_loop_kernels.py``.
 """
 
 from __future__ import annotations

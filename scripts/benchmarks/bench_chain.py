@@ -4,7 +4,7 @@ For each n, a batch of loads (alpha) is ``vmap``-ed over one ``jit``-ed RK4 run;
 per trajectory-step should grow linearly with n (every operation of the chain is O(n):
 spring forces by ``jax.grad`` of the potential, diagonal Delassus operator, no dense
 Jacobian). Speed is measured here, never in tests. Usage:
-``python scripts/bench_chain.py [--batch 8] [--steps 2000] [--ns 32 128 512 1024 2048]``.
+``python scripts/benchmarks/bench_chain.py [--batch 8] [--steps 2000] [--ns 32 128 512 1024 2048]``.
 """
 
 import argparse

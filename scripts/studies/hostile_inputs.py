@@ -11,7 +11,7 @@ or simply work (``ok``). Each answer is classified as
 - ``traceback``: another exception (on the command line: a traceback, or several lines);
 - ``silent``: no error and no flag where one was due (a wrong number printed or returned).
 
-Usage: ``python scripts/hostile_inputs.py [--baseline REV]`` runs the corpus against this tree
+Usage: ``python scripts/studies/hostile_inputs.py [--baseline REV]`` runs the corpus against this tree
 and, with ``--baseline``, against that revision (a temporary git worktree) in a fresh process,
 and prints the counts side by side. Needs the shared data folder for the record cases (they
 are skipped without it).
@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CORPUS = r'''
 import contextlib, io, json, math, os, sys, tempfile, traceback

@@ -13,7 +13,7 @@ and sorts every lane:
 - ``wrong``: status 0 and outside that tolerance (a silently wrong number);
 - ``no_reference``: the ``dt / 10`` run is itself flagged (nothing to compare with).
 
-``python scripts/step_honesty.py [draws per law] [seed]`` prints the table;
+``python scripts/studies/step_honesty.py [draws per law] [seed]`` prints the table;
 ``tests/test_step_honesty.py`` runs a few draws of each law under hypothesis.
 """
 

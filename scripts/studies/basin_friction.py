@@ -35,7 +35,7 @@ Neither changes a class: tests/test_basin_friction.py integrates pyBasin's own r
 with scipy (RK45, pyBasin's tolerances) and compares lane by lane, and bSTAB's labels agree
 below.
 
-    PYTHONPATH=. python scripts/basin_friction.py [--n 5000] [--dt 0.01] [--k 50] [--labels CSV]
+    PYTHONPATH=. python scripts/studies/basin_friction.py [--n 5000] [--dt 0.01] [--k 50] [--labels CSV]
 
 Measured (2-core CPU shared with other jobs, RK4 at dt = 0.01, 17-18 s per 5,000 lanes):
 

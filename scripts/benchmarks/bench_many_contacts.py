@@ -3,11 +3,11 @@
 Side by side in one run, for each ``n``: the XLA path (``kernel="vmap"``), the compiled loop
 written as loops over each lane's arrays (the default on CPUs for states of more than 64
 numbers, ``jaxfriction._kernels.looped``) and the hand-written numba ``prange`` loop of
-``scripts/contenders.py`` (the same RK4 arithmetic; final positions compared). Reports
+``scripts/benchmarks/contenders.py`` (the same RK4 arithmetic; final positions compared). Reports
 M block-steps/s (lane-steps times blocks), the first sweep's wall time (planning and
 compiling) and the largest difference of the final positions against numba. Speed is measured
 here, never in tests. Usage:
-``python scripts/bench_many_contacts.py [--ns 32 256 1024] [--lanes 8] [--steps 2000]``.
+``python scripts/benchmarks/bench_many_contacts.py [--ns 32 256 1024] [--lanes 8] [--steps 2000]``.
 """
 
 import argparse

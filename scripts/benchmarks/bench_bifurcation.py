@@ -3,7 +3,7 @@
 Paper 002's disc (h = eps = 1e-3): one batched (``vmap``) call for the stroboscopic samples and
 one for the Lyapunov exponents over ``omega_dr`` in [0.02, 0.40]; 200 s transient, 100 samples
 (~314 s) and a 300 s Lyapunov average per value. Speed is measured here, never in tests.
-Usage: ``python scripts/bench_bifurcation.py [--n 1000]``.
+Usage: ``python scripts/benchmarks/bench_bifurcation.py [--n 1000]``.
 """
 
 import argparse

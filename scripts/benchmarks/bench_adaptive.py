@@ -67,7 +67,7 @@ LuGre 2742 + 2832 / 3371 + 3673 (2.3e-8) / 2745 + 2838 (1.8e-7) / 3281 + 3638 (2
 stiff LuGre 1570 + 1736 / 1717 + 1913 (2.6e-8) / 1571 + 1736 (1.6e-6) / 1682 + 1892
 (2.6e-8).
 
-Speed is measured here, never in tests. Usage: ``python scripts/bench_adaptive.py
+Speed is measured here, never in tests. Usage: ``python scripts/benchmarks/bench_adaptive.py
 [--lanes 5000] [--repeats 3] [--t1 500] [--implicit] [--json PATH]``; ``--lanes 500``
 takes about a minute on a 2-core machine, 5,000 lanes about 6 minutes.
 """
