@@ -14,16 +14,12 @@ jax.config.update("jax_enable_x64", True)
 os.environ["JAXFRICTION_NO_CACHE"] = "1"
 
 
-def pytest_configure(config):
-    """The fast suite compiles far more than it runs: there XLA's CPU backend and numba compile
-    without LLVM's optimization passes (about 20 % off the suite on the 2-core machine). Results
-    change only at round-off (the contraction of ``a * b + c`` into one instruction), which the
-    fast tests' tolerances hold; the slow set, with the how-to pages' printed numbers, runs at
-    the defaults, as benchmarks, examples and users do. Set before JAX starts its backend
-    (importing JAX starts nothing) and numba is imported (the compiled loop imports it when it
-    first compiles); the workers and the CLI's subprocesses inherit both."""
-    if config.option.markexpr != "not slow":
-        return
-    if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
-    os.environ.setdefault("NUMBA_OPT", "0")
+def pytest_runtest_teardown(item):
+    """With ``JAXFRICTION_TEST_RSS=<file>``, append each test's name and its process's peak
+    resident memory so far (MB) to the file: where a worker's memory grows."""
+    path = os.environ.get("JAXFRICTION_TEST_RSS")
+    if path:
+        import resource
+
+        with open(path, "a") as fh:
+            fh.write(f"{os.getpid()} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} {item.nodeid}\n")

@@ -48,10 +48,14 @@ def test_jointed_dissipation_grows_with_amplitude_and_spring_slider_goes_unstabl
 
 
 def test_cli_sweeps_the_jointed_oscillator(tmp_path):
+    # the XLA path: the command line's part is the same with any kernel, and the compiled loop's
+    # program for the jointed template (64 elements) is a numba compile of about 30 s; the test
+    # above runs the template through the default kernel
     result = CliRunner().invoke(main, ["sweep", "--system", "jointed", "--param", "force.amplitude=0.05:0.8:3",
-                                       "--out", str(tmp_path / "s"), "--no-progress"])
+                                       "--kernel", "vmap", "--out", str(tmp_path / "s"), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "0 of 3 trajectories flagged" in result.output
     ds = xr.load_dataset(tmp_path / "s" / "result.nc", engine="h5netcdf")
-    ref = jf.sweep(jf.template("jointed"), {"force.amplitude": [0.05, 0.425, 0.8]}, wrt=["law.K_T"], progress=False)
+    ref = jf.sweep(jf.template("jointed"), {"force.amplitude": [0.05, 0.425, 0.8]}, wrt=["law.K_T"], progress=False,
+                   kernel="vmap")
     np.testing.assert_allclose(ds["dissipation"], ref["dissipation"], rtol=1e-12)
