@@ -270,7 +270,7 @@ def chain_template(dt=0.01, law="quinn", n=32) -> Template:
     check_real("dt", dt, positive=True)
     laws = {"quinn": lambda eps: Quinn(1.0, eps), "coulomb": lambda eps: Coulomb(1.0),
             "velocity-limited": lambda eps: VelocityLimited(1.0, eps)}
-    system = BurridgeKnopoffChain(law=_choose(laws, law, "chain")(10 * 0.5 * dt), n=n, alpha=0.25, omega=0.5)  # type: ignore[call-arg]  # masses, normal, damping are properties here
+    system = BurridgeKnopoffChain(law=_choose(laws, law, "chain")(10 * 0.5 * dt), n=n, alpha=0.25, omega=0.5)  # type: ignore[call-arg]
     return Template(system, dt=dt, cycles=4, frequency="omega", grid={"alpha": "0.05:0.5:16"},
                     wrt=("alpha",) if law != "coulomb" else (), name="chain",
                     description=f"Burridge-Knopoff chain, n = {n}, {law} law", source="Quinn 2004 Sec. 3.2, Fig. 9")
@@ -289,8 +289,8 @@ def two_blocks_template(dt=1e-3, law="quinn") -> Template:
     """
     check_real("dt", dt, positive=True)
     mu = jnp.array([0.5, 0.25])
-    laws = {"quinn": lambda: Quinn(mu, 2 * dt), "coulomb": lambda: Coulomb(mu)}  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
-    system = TwoBlocksOnBelt(law=_choose(laws, law, "two-blocks")())  # type: ignore[call-arg]  # masses, normal, damping are properties here
+    laws = {"quinn": lambda: Quinn(mu, 2 * dt), "coulomb": lambda: Coulomb(mu)}  # type: ignore[arg-type]
+    system = TwoBlocksOnBelt(law=_choose(laws, law, "two-blocks")())  # type: ignore[call-arg]
     return Template(system, dt=dt, cycles=4, frequency="belt_omega", grid={"kappa": "0.5:4.0:16"},
                     wrt=("kappa",) if law != "coulomb" else (), name="two-blocks",
                     description=f"two blocks on a belt, {law} law", source="Quinn 2004 Sec. 3.3, Fig. 11")
@@ -453,7 +453,7 @@ def load_template(spec, *, dt=None, law=None) -> Template:
             # annotations`` look their module up in sys.modules to resolve the annotations
             sys.modules[loader.name] = module
             try:
-                loader.loader.exec_module(module)  # type: ignore[union-attr]  # not None on this path
+                loader.loader.exec_module(module)  # type: ignore[union-attr]
             except BaseException:
                 sys.modules.pop(loader.name, None)
                 raise

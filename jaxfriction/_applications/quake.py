@@ -88,7 +88,7 @@ def default_eps(mu: ArrayLike, dt: float, gravity: float = 9.81) -> ArrayLike:
         eps (m/s), > 0 for ``dt > 0``.
     """
     if is_concrete(mu) and jnp.ndim(mu) == 0:
-        return 2.0 * (float(mu) if float(mu) != 0 else 1.0) * gravity * dt  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
+        return 2.0 * (float(mu) if float(mu) != 0 else 1.0) * gravity * dt  # type: ignore[arg-type]
     return 2.0 * jnp.where(mu == 0, 1.0, mu) * gravity * dt
 
 
@@ -213,7 +213,7 @@ def quake_response(motion: GroundMotion, mu: float = 0.3, *, eps=None, exact: bo
     if method == "griffin-spring":
         system = GriffinSpringBlock(ground=motion, mu=mu, k_t=k_t, mass=mass, gravity=gravity)
     else:
-        law = (VectorQuinn(mu, default_eps(mu, dt, gravity) if eps is None else eps) if method == "quinn"  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
+        law = (VectorQuinn(mu, default_eps(mu, dt, gravity) if eps is None else eps) if method == "quinn"  # type: ignore[arg-type]
                else VectorCoulomb(mu))
         system = BlockOnShakingFloor(law=law, ground=motion, mass=mass, gravity=gravity)
     traj = simulate(system, jnp.zeros(4), 0.0, motion.duration + tail, dt, solver=solver, save_every=save_every)
@@ -265,7 +265,7 @@ def fragility_sweep(motion: GroundMotion, mus, scales, *, dt: float = 2e-3, grav
     from .._workflows.sweep.sweep import sweep
 
     motion = as_floor_motion(motion)
-    system = BlockOnShakingFloor(law=VectorQuinn(0.3, default_eps(0.3, dt, gravity)), ground=motion, gravity=gravity)  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
+    system = BlockOnShakingFloor(law=VectorQuinn(0.3, default_eps(0.3, dt, gravity)), ground=motion, gravity=gravity)  # type: ignore[arg-type]
 
     def tie_eps(lane) -> Any:  # Quinn's eps = 2 mu g dt for each lane's mu
         return set_parameters(lane, {"law.eps": default_eps(lane.law.mu, dt, gravity)})

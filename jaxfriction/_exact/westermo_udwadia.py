@@ -60,7 +60,7 @@ class _PhaseForce(AbstractFrictionLaw):
         return jnp.where(self.sigma == 0, f_eq, slip)
 
     def static_limit(self, normal: ArrayLike) -> Array:
-        return jnp.inf * normal  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
+        return jnp.inf * normal  # type: ignore[return-value]
 
 
 def _bisect(g, r, iterations):
@@ -109,7 +109,7 @@ def westermo_udwadia_step(system: Oscillator, mu_s: ArrayLike, mu_k: ArrayLike, 
     t_end = t + h
 
     def flow(sigma, tau, y, s) -> Array:
-        return rk4_step(eqx.tree_at(lambda sys: sys.law, system, _PhaseForce(sigma, mu_k)).vector_field, tau, y, s)  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
+        return rk4_step(eqx.tree_at(lambda sys: sys.law, system, _PhaseForce(sigma, mu_k)).vector_field, tau, y, s)  # type: ignore[arg-type]
 
     def phase(_, carry) -> tuple[Array, Array, Array]:
         tau, y, done = carry

@@ -200,7 +200,7 @@ def load_at2(path: str | Path) -> GroundMotion:
     m = next((found for pattern in _AT2_HEADERS if (found := pattern.search(lines[3]))), None)
     if not m:
         _fail(path, 4, f"expected 'NPTS= n, DT= dt' in the header, got {lines[3]!r}")
-    npts_text, dt_text = m.group(1), m.group(2)  # type: ignore[union-attr]  # not None on this path
+    npts_text, dt_text = m.group(1), m.group(2)  # type: ignore[union-attr]
     if not re.fullmatch(r"\+?\d+\.?0*", npts_text) or int(float(npts_text)) < 1:
         _fail(path, 4, f"NPTS must be a positive integer, got {npts_text!r}")
     npts, dt = int(float(npts_text)), float(dt_text)

@@ -169,7 +169,7 @@ def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
 
     (_, ok), ys = jax.lax.scan(one_save, (y0, jnp.array(True)), jnp.arange(n_saves))
     ys = jnp.concatenate([y0[None], ys])
-    return t0 + jnp.arange(n_saves + 1) * (every * h), ys, finite_status(ys, ok)  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
+    return t0 + jnp.arange(n_saves + 1) * (every * h), ys, finite_status(ys, ok)  # type: ignore[return-value]
 
 
 class RK4(AbstractSolver):

@@ -73,4 +73,4 @@ _RANK = np.array([7, 1, 2, 3, 0, 4, 6, 5])
 def combine_status(*codes: ArrayLike) -> Array:
     """The most severe of several status codes (traceable), ranked as :data:`_RANK`."""
     codes = jnp.stack([jnp.asarray(c, dtype=jnp.int32) for c in codes])  # type: ignore[assignment]  # the codes, stacked
-    return codes[jnp.argmin(jnp.asarray(_RANK)[codes])]  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
+    return codes[jnp.argmin(jnp.asarray(_RANK)[codes])]  # type: ignore[return-value]

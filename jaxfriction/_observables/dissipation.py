@@ -37,7 +37,7 @@ def friction_dissipation_at(traj: Trajectory, t: ArrayLike) -> Array:
     h10 = s * (1 - s) ** 2
     h01 = s * s * (3 - 2 * s)
     h11 = s * s * (s - 1)
-    return h00 * e[i] + h10 * h * p[i] + h01 * e[i + 1] + h11 * h * p[i + 1]  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
+    return h00 * e[i] + h10 * h * p[i] + h01 * e[i + 1] + h11 * h * p[i + 1]  # type: ignore[return-value]
 
 
 def dissipation_per_cycle(traj: Trajectory, period: float, n_cycles: int | None = None,

@@ -74,7 +74,7 @@ def na2d(dt=2e-4, t1=3.0, reference_factor=200) -> tuple[dict, dict]:
     floor = _floor()
     exact = BlockOnShakingFloor(law=VectorCoulomb(MU), ground=floor)
     runs = {
-        "quinn": (BlockOnShakingFloor(law=VectorQuinn(MU, default_eps(MU, dt, GRAVITY)), ground=floor), None),  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
+        "quinn": (BlockOnShakingFloor(law=VectorQuinn(MU, default_eps(MU, dt, GRAVITY)), ground=floor), None),  # type: ignore[arg-type]
         "griffin-spring": (GriffinSpringBlock(ground=floor, mu=MU, k_t=K_T), None),
         "na-eltawil": (exact, NaEltawil2D()),
         "moreau-jean": (exact, MoreauJean()),

@@ -94,8 +94,8 @@ def den_hartog_branches(ratios=RATIOS, dt=5e-3, omega_low=0.5, omega_high=2.0, g
                                             ("above", omega_high, (1 + gap, omega_high), -1)):
             start_time = time.perf_counter()
             # array parameters: one compilation serves every r (and both starts of a side)
-            system = Oscillator(law=Quinn(mu=jnp.asarray(r), eps=jnp.asarray(2 * dt)),  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
-                                force=Harmonic(jnp.asarray(1.0), jnp.asarray(w0)))  # type: ignore[arg-type]  # arrays in float-annotated fields (JAX style)
+            system = Oscillator(law=Quinn(mu=jnp.asarray(r), eps=jnp.asarray(2 * dt)),  # type: ignore[arg-type]
+                                force=Harmonic(jnp.asarray(1.0), jnp.asarray(w0)))  # type: ignore[arg-type]
             start = periodic_orbit(system, dt=dt, transient=60.0, warn=False)
             if not start.converged:
                 raise ValueError(f"r = {r}: the orbit at omega = {w0} did not converge ({start.status}); "

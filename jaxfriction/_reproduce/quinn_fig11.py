@@ -39,8 +39,8 @@ def quinn_fig11(dt=1e-3, t1=50.0) -> tuple[dict, tuple]:
     check_real("dt", dt, positive=True)
     check_real("t1", t1, positive=True)
     mu = jnp.array(MU)
-    quinn = simulate(TwoBlocksOnBelt(law=Quinn(mu, 2 * dt)), jnp.zeros(4), 0.0, t1, dt, save_every=10)  # type: ignore[arg-type, call-arg]  # masses, normal, damping are properties here
-    exact = simulate(TwoBlocksOnBelt(law=Coulomb(mu)), jnp.zeros(4), 0.0, t1, dt / 10, solver=MoreauJean(),  # type: ignore[arg-type, call-arg]  # masses, normal, damping are properties here
+    quinn = simulate(TwoBlocksOnBelt(law=Quinn(mu, 2 * dt)), jnp.zeros(4), 0.0, t1, dt, save_every=10)  # type: ignore[arg-type, call-arg]
+    exact = simulate(TwoBlocksOnBelt(law=Coulomb(mu)), jnp.zeros(4), 0.0, t1, dt / 10, solver=MoreauJean(),  # type: ignore[arg-type, call-arg]
                      save_every=100)
     q_int, q_frac = _contact_intervals(quinn, 1e-4)
     e_int, e_frac = _contact_intervals(exact, 1e-9)

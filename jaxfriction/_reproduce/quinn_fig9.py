@@ -36,7 +36,7 @@ def chain_dissipation(law, dt, n=N, alpha=ALPHA, exact=False) -> tuple[float, fl
     """``(D of cycle 4, h)`` of the chain with ``law`` (RK4) or Moreau-Jean (``exact=True``)."""
     period = 2 * math.pi / OMEGA
     _, per_cycle, h = fixed_grid(0.0, period, dt, None)
-    system = BurridgeKnopoffChain(law=law, n=n, alpha=alpha, omega=OMEGA)  # type: ignore[call-arg]  # masses, normal, damping are properties here
+    system = BurridgeKnopoffChain(law=law, n=n, alpha=alpha, omega=OMEGA)  # type: ignore[call-arg]
     traj = simulate(system, jnp.zeros(2 * n), 0.0, CYCLES * period, h, solver=MoreauJean() if exact else None,
                     save_every=per_cycle)
     return float(dissipation_per_cycle(traj, period, CYCLES)[-1]), h

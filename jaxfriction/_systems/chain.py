@@ -58,19 +58,19 @@ class BurridgeKnopoffChain(AbstractContactSystem):
         return (real("alpha", self.alpha), real("omega", self.omega))
 
     @property
-    def n_dof(self) -> int:  # type: ignore[override]  # a property for the base's attribute
+    def n_dof(self) -> int:  # type: ignore[override]
         return self.n
 
-    @property  # type: ignore[misc]  # a property for the base's attribute
-    def masses(self) -> Array:  # type: ignore[override]  # a property for the base's attribute
+    @property  # type: ignore[misc]
+    def masses(self) -> Array:  # type: ignore[override]
         return jnp.ones(self.n).at[-1].set(0.75) / self.n
 
-    @property  # type: ignore[misc]  # a property for the base's attribute
-    def normal(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
+    @property  # type: ignore[misc]
+    def normal(self) -> ArrayLike:  # type: ignore[override]
         return self.masses
 
-    @property  # type: ignore[misc]  # a property for the base's attribute
-    def damping(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
+    @property  # type: ignore[misc]
+    def damping(self) -> ArrayLike:  # type: ignore[override]
         return 0.0
 
     def potential_energy(self, q: Array) -> Array:
@@ -130,16 +130,16 @@ class TwoBlocksOnBelt(AbstractContactSystem):
         return (nonnegative("kappa", self.kappa), real("belt_amplitude", self.belt_amplitude),
                 real("belt_omega", self.belt_omega))
 
-    @property  # type: ignore[misc]  # a property for the base's attribute
-    def masses(self) -> Array:  # type: ignore[override]  # a property for the base's attribute
+    @property  # type: ignore[misc]
+    def masses(self) -> Array:  # type: ignore[override]
         return jnp.ones(2)
 
-    @property  # type: ignore[misc]  # a property for the base's attribute
-    def normal(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
+    @property  # type: ignore[misc]
+    def normal(self) -> ArrayLike:  # type: ignore[override]
         return jnp.ones(2)
 
-    @property  # type: ignore[misc]  # a property for the base's attribute
-    def damping(self) -> ArrayLike:  # type: ignore[override]  # a property for the base's attribute
+    @property  # type: ignore[misc]
+    def damping(self) -> ArrayLike:  # type: ignore[override]
         return 0.0
 
     def potential_energy(self, q: Array) -> Array:

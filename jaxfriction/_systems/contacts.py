@@ -17,7 +17,7 @@ from .law_state import LawStateMixin
 from .oscillator import check_law
 
 
-class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]  # a property for the base's attribute
+class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]
     """``n`` lumped masses with ``c`` frictional contacts: ``M q'' = F(t, q, q') + W^T f``.
 
     The way to write your own multi-body system: a final subclass gives the physics, the
@@ -107,7 +107,7 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ign
                 nonnegative("damping", self.damping))
 
     @property
-    def n_contacts(self) -> int:  # type: ignore[override]  # a property for the base's attribute
+    def n_contacts(self) -> int:  # type: ignore[override]
         """Number of contacts ``c`` (the length of ``normal``)."""
         return jnp.shape(self.normal)[0]
 
@@ -188,7 +188,7 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ign
             work = work + jnp.sum(f * vs)
         damping = 0.0 if is_static_zero(self.damping) else jnp.sum(self.damping * v * v)
         if self.dynamic:  # dissipation is the friction power less the rate of the stored energy
-            _, dissipated, z_dot = friction_power(self.law, slip, self._contact_internal(y), self.normal)  # type: ignore[arg-type]  # the law is dynamic or static as self.dynamic says
+            _, dissipated, z_dot = friction_power(self.law, slip, self._contact_internal(y), self.normal)  # type: ignore[arg-type]
             return Rates(v, acc, jnp.sum(dissipated), work, damping, internal=jnp.reshape(z_dot, (-1,)))
         return Rates(v, acc, -jnp.sum(f * slip), work, damping)
 

@@ -40,7 +40,7 @@ class LawStateMixin:
     @property
     def n_internal(self) -> int:
         """``n_contacts`` times the law's ``n_state`` for a dynamic law, else 0."""
-        return self.n_contacts * self.law.n_state if self.dynamic else 0  # type: ignore[union-attr]  # the law is dynamic or static as self.dynamic says
+        return self.n_contacts * self.law.n_state if self.dynamic else 0  # type: ignore[union-attr]
 
     def internal_names(self) -> list[str]:
         """The law's ``state_names`` (one contact; RateState: ``["psi"]``), else ``z[j]``."""
@@ -54,7 +54,7 @@ class LawStateMixin:
         :class:`~jaxfriction.RateState`: steady state at ``V_0``)."""
         if not self.dynamic:
             return jnp.zeros(0)
-        return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), self.n_contacts)  # type: ignore[union-attr]  # the law is dynamic or static as self.dynamic says
+        return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), self.n_contacts)  # type: ignore[union-attr]
 
     def law_energy(self, y: Array) -> ArrayLike:
         """Energy stored in the dynamic law's internal springs (J), summed over the contacts,
@@ -62,5 +62,5 @@ class LawStateMixin:
         if not self.dynamic:
             return 0.0
         z = self.internal_state(y)
-        z = jnp.reshape(z, (*jnp.shape(z)[:-1], self.n_contacts, self.law.n_state))  # type: ignore[union-attr]  # the law is dynamic or static as self.dynamic says
-        return jnp.sum(self.law.stored_energy(z, jnp.reshape(self.normal, (-1,))), axis=-1)  # type: ignore[union-attr]  # the law is dynamic or static as self.dynamic says
+        z = jnp.reshape(z, (*jnp.shape(z)[:-1], self.n_contacts, self.law.n_state))  # type: ignore[union-attr]
+        return jnp.sum(self.law.stored_energy(z, jnp.reshape(self.normal, (-1,))), axis=-1)  # type: ignore[union-attr]

@@ -60,7 +60,7 @@ def check_one_contact_law(law, n_internal=0):
                          f"with {', '.join(f'{k} of shape {v}' for k, v in shapes.items()) or 'array parameters'}")
 
 
-class Oscillator(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]  # a property for the base's attribute
+class Oscillator(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]
     """The friction oscillator ``m x'' + c x' + k x = F(t) + f`` on a moving surface.
 
     One body of mass ``m`` on a spring ``k`` and damper ``c``, driven by a force ``F(t)``
@@ -150,7 +150,7 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):  # type: ignore[overrid
     def surface_acceleration(self, t: ArrayLike) -> Array:
         """Acceleration of the surface (m/s^2): 0 for a ``Constant`` surface, else ``d v_s/dt``."""
         if isinstance(self.surface, Constant):
-            return 0.0 * t  # type: ignore[return-value]  # arithmetic on ArrayLike values (NumPy's stubs)
+            return 0.0 * t  # type: ignore[return-value]
         return jax.jvp(self.surface, (t,), (jnp.ones_like(t),))[1]
 
     def _forces(self, t, y):
@@ -176,7 +176,7 @@ class Oscillator(LawStateMixin, AbstractFrictionSystem):  # type: ignore[overrid
             work = work + f * self.surface_velocity(t)
         damping = 0.0 if is_static_zero(self.damping) else self.damping * v * v
         if self.dynamic:  # dissipation is the friction power less the rate of the stored energy
-            _, dissipated, z_dot = friction_power(self.law, slip, y[2 : 2 + self.n_internal], self.normal)  # type: ignore[arg-type]  # the law is dynamic or static as self.dynamic says
+            _, dissipated, z_dot = friction_power(self.law, slip, y[2 : 2 + self.n_internal], self.normal)  # type: ignore[arg-type]
             return Rates(v, (nonfriction + f) / self.mass, dissipated, work, damping, internal=z_dot)
         return Rates(v, (nonfriction + f) / self.mass, -f * slip, work, damping)
 

@@ -16,7 +16,7 @@ from .law_state import LawStateMixin
 from .oscillator import check_law, check_one_contact_law
 
 
-class PrescribedSlip(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]  # a property for the base's attribute
+class PrescribedSlip(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]
     """One contact driven by a prescribed slip velocity or displacement; the output is the
     friction force.
 
@@ -74,7 +74,7 @@ class PrescribedSlip(LawStateMixin, AbstractFrictionSystem):  # type: ignore[ove
         if self.velocity is not None:
             return jnp.reshape(self.velocity(t), ())
         t = jnp.asarray(t, dtype=jnp.result_type(float))
-        return jnp.reshape(jax.jvp(self.displacement, (t,), (jnp.ones_like(t),))[1], ())  # type: ignore[arg-type]  # not None on this path
+        return jnp.reshape(jax.jvp(self.displacement, (t,), (jnp.ones_like(t),))[1], ())  # type: ignore[arg-type]
 
     def f_eq(self, t: ArrayLike, y: Array) -> Array:
         """The force balance, 0: nothing but friction acts on the prescribed contact (N)."""
@@ -83,16 +83,16 @@ class PrescribedSlip(LawStateMixin, AbstractFrictionSystem):  # type: ignore[ove
     def friction_force(self, t: ArrayLike, y: Array) -> Array:
         v = self.slip_velocity(t, y)
         if self.dynamic:
-            return self.law.force(v, self.internal_state(y), self.normal)  # type: ignore[union-attr]  # the law is dynamic or static as self.dynamic says
-        return self.law(v, self.f_eq(t, y), self.normal)  # type: ignore[operator]  # the law is dynamic or static as self.dynamic says
+            return self.law.force(v, self.internal_state(y), self.normal)  # type: ignore[union-attr]
+        return self.law(v, self.f_eq(t, y), self.normal)  # type: ignore[operator]
 
     def rates(self, t: ArrayLike, y: Array) -> Rates:
         v = self.slip_velocity(t, y)
         empty = jnp.zeros((0,), dtype=y.dtype)
         if self.dynamic:
-            f, dissipated, z_dot = friction_power(self.law, v, self.internal_state(y), self.normal)  # type: ignore[arg-type]  # the law is dynamic or static as self.dynamic says
+            f, dissipated, z_dot = friction_power(self.law, v, self.internal_state(y), self.normal)  # type: ignore[arg-type]
             return Rates(empty, empty, dissipated, -f * v, internal=z_dot)
-        f = self.law(v, self.f_eq(t, y), self.normal)  # type: ignore[operator]  # the law is dynamic or static as self.dynamic says
+        f = self.law(v, self.f_eq(t, y), self.normal)  # type: ignore[operator]
         return Rates(empty, empty, -f * v, -f * v)
 
     def mechanical_energy(self, y: Array) -> Array:

@@ -153,7 +153,7 @@ class QuasiStaticSlider(AbstractFrictionSystem):
     def reset_times(self) -> tuple:
         """Times where the state jumps: the sharp steps of a normal-force drive, ``()`` if
         none. Adaptive diffrax runs stop there and restart from :meth:`reset_state`."""
-        return self.normal.jump_times() if self.varying_normal else ()  # type: ignore[union-attr]  # normal is a drive as self.varying_normal says
+        return self.normal.jump_times() if self.varying_normal else ()  # type: ignore[union-attr]
 
     def reset_state(self, t: ArrayLike, y: Array) -> Array:
         """The state just after a normal-force step at ``t`` from the state ``y`` just before
@@ -169,7 +169,7 @@ class QuasiStaticSlider(AbstractFrictionSystem):
 
         n = self.n_internal
         log_v0, z0, v0, N0 = self._parts(y)
-        N1 = jnp.asarray(self.normal(t), dtype=jnp.result_type(y))  # type: ignore[operator]  # normal is a drive as self.varying_normal says
+        N1 = jnp.asarray(self.normal(t), dtype=jnp.result_type(y))  # type: ignore[operator]
         ratio = jnp.log(N1) - jnp.log(N0)
         alpha = getattr(self.law, "alpha", 0.0)
         z1 = z0.at[..., 0].add(-alpha / self.law.b * ratio) if isinstance(self.law, RateState) else z0
@@ -184,7 +184,7 @@ class QuasiStaticSlider(AbstractFrictionSystem):
         log_v1 = optx.root_find(balance, solver, log_v0, max_steps=100, throw=False).value
         return jnp.concatenate([jnp.reshape(log_v1, (1,)), z1, jnp.reshape(jnp.log(N1), (1,)), y[n:]])
     @property
-    def n_internal(self) -> int:  # type: ignore[override]  # a property for the base's attribute
+    def n_internal(self) -> int:  # type: ignore[override]
         """``1 + law.n_state`` (+ 1 for a normal-force drive): the log slip rate, the law's
         state (and ``ln_N``)."""
         return 1 + self.law.n_state + int(self.varying_normal)
@@ -253,7 +253,7 @@ class QuasiStaticSlider(AbstractFrictionSystem):
         tail = []
         N_dot = 0.0
         if self.varying_normal:  # d ln N / dt of the drive; the Linker-Dieterich term of the state
-            value, slope = jax.jvp(self.normal, (jnp.asarray(t, dtype=jnp.result_type(y)),),  # type: ignore[arg-type]  # normal is a drive as self.varying_normal says
+            value, slope = jax.jvp(self.normal, (jnp.asarray(t, dtype=jnp.result_type(y)),),  # type: ignore[arg-type]
                                    (jnp.ones((), dtype=jnp.result_type(y)),))
             log_N_dot = jnp.reshape(slope / value, ())
             if isinstance(self.law, RateState):
@@ -335,7 +335,7 @@ class QuasiStaticSlider(AbstractFrictionSystem):
         v = jnp.asarray(v, dtype=jnp.result_type(float))
         z = self.law.steady_state(v) if z is None else z
         z = jnp.reshape(jnp.asarray(z, dtype=v.dtype), (self.law.n_state,))
-        tail = [jnp.reshape(jnp.log(jnp.asarray(self.normal(t), v.dtype)), (1,))] if self.varying_normal else []  # type: ignore[operator]  # normal is a drive as self.varying_normal says
+        tail = [jnp.reshape(jnp.log(jnp.asarray(self.normal(t), v.dtype)), (1,))] if self.varying_normal else []  # type: ignore[operator]
         return jnp.concatenate([jnp.reshape(jnp.log(v / self.law.V_0), (1,)), z, *tail])
 
     def steady_sliding(self, velocity: float | None = None) -> Array:

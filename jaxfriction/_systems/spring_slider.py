@@ -17,7 +17,7 @@ from .law_state import LawStateMixin
 from .oscillator import check_law, check_one_contact_law
 
 
-class SpringSlider(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]  # a property for the base's attribute
+class SpringSlider(LawStateMixin, AbstractFrictionSystem):  # type: ignore[override]
     """A block on a fixed floor pulled through a spring by a load point of prescribed velocity.
 
     The experiment of rate-and-state friction (Rice & Ruina 1983; Gu, Rice, Ruina & Tse
@@ -122,7 +122,7 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):  # type: ignore[overr
         load = self.load_velocity(t)
         work = spring * load  # the load point pulls the spring's end at V
         if self.dynamic:
-            _, dissipated, z_dot = friction_power(self.law, v, y[2 : 2 + self.n_internal], self.normal)  # type: ignore[arg-type]  # the law is dynamic or static as self.dynamic says
+            _, dissipated, z_dot = friction_power(self.law, v, y[2 : 2 + self.n_internal], self.normal)  # type: ignore[arg-type]
             return Rates(load - v, (spring + f) / self.mass, dissipated, work, internal=z_dot)
         return Rates(load - v, (spring + f) / self.mass, -f * v, work)
 
@@ -166,10 +166,10 @@ class SpringSlider(LawStateMixin, AbstractFrictionSystem):  # type: ignore[overr
             if not hasattr(self.law, "steady_state"):
                 raise ValueError(f"{type(self.law).__name__} has no steady_state(v) method")
             z = jnp.reshape(self.law.steady_state(V), (self.n_internal,))
-            f = self.law.force(V, z, self.normal)  # type: ignore[union-attr]  # the law is dynamic or static as self.dynamic says
+            f = self.law.force(V, z, self.normal)  # type: ignore[union-attr]
         else:
             z = jnp.zeros(0)
-            f = self.law(V, 0.0 * V, self.normal)  # type: ignore[operator]  # the law is dynamic or static as self.dynamic says
+            f = self.law(V, 0.0 * V, self.normal)  # type: ignore[operator]
         return jnp.concatenate([jnp.stack([-f / self.stiffness, V]), z])
 
     def _rate_state(self):

@@ -303,10 +303,10 @@ class Measurement:
                              f"at least 3 are needed")
         changes = {} if rows[0] == 0 else {"y0": None}
         if self.inputs is not None:
-            lo = max(int(np.searchsorted(self.input_t, self.t[rows[0]], side="right")) - 1, 0)  # type: ignore[call-overload]  # not None on this path
-            hi = min(int(np.searchsorted(self.input_t, self.t[rows[-1]], side="left")) + 1, len(self.input_t))  # type: ignore[arg-type, call-overload]  # not None on this path
+            lo = max(int(np.searchsorted(self.input_t, self.t[rows[0]], side="right")) - 1, 0)  # type: ignore[call-overload]
+            hi = min(int(np.searchsorted(self.input_t, self.t[rows[-1]], side="left")) + 1, len(self.input_t))  # type: ignore[arg-type, call-overload]
             hi = max(hi, lo + 2)
-            changes.update(inputs={k: x[lo:hi] for k, x in self.inputs.items()}, input_t=self.input_t[lo:hi])  # type: ignore[call-overload, index]  # arithmetic on ArrayLike values (NumPy's stubs)
+            changes.update(inputs={k: x[lo:hi] for k, x in self.inputs.items()}, input_t=self.input_t[lo:hi])  # type: ignore[call-overload, index]
         return self._replace(rows, **changes)
 
     @classmethod
@@ -365,8 +365,8 @@ class Measurement:
         """
         cols = self.columns()
         for key, values in (self.inputs or {}).items():
-            if (not _CHANNEL.match(key) or key in cols or values.ndim != 1 or len(self.input_t) != len(self)  # type: ignore[arg-type]  # not None on this path
-                    or not np.array_equal(self.input_t, self.t)):  # type: ignore[arg-type]  # not None on this path
+            if (not _CHANNEL.match(key) or key in cols or values.ndim != 1 or len(self.input_t) != len(self)  # type: ignore[arg-type]
+                    or not np.array_equal(self.input_t, self.t)):  # type: ignore[arg-type]
                 raise ValueError(f"inputs[{key!r}] cannot be written as a CSV column (only inputs on the record's "
                                  f"own times, named by a plain field such as 'force')")
             cols[key] = values
@@ -422,7 +422,7 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None, inputs: dict
             columns = [f.lower() for f in fields]
             parsed = [_COLUMN.match(c) or _CHANNEL.match(c) for c in columns[1:]] if columns[:1] == ["t"] else None
             keys = None if parsed is None or not all(parsed) else [
-                (m.group(1), int(m.group(2) or 0)) if m.re is _COLUMN else ("channel", m.group(0)) for m in parsed]  # type: ignore[union-attr]  # not None on this path
+                (m.group(1), int(m.group(2) or 0)) if m.re is _COLUMN else ("channel", m.group(0)) for m in parsed]  # type: ignore[union-attr]
             if "t" in columns[1:] or keys is None or not keys or len(set(keys)) != len(keys):
                 raise ValueError(f"{path}:{lineno}: the header must be t followed by measured columns q, v, q0, "
                                  f"v1, q[2], ... or channel names such as mu (once each), got {text!r}")
@@ -444,7 +444,7 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None, inputs: dict
         raise ValueError(f"{path}: inputs name columns {missing} that the header {columns} lacks")
     measured: dict[str, list[tuple[Any, np.ndarray]]] = {"q": [], "v": [], "channel": []}
     driven = {}
-    for j, (kind, dof) in enumerate(keys, start=1):  # type: ignore[arg-type]  # not None on this path
+    for j, (kind, dof) in enumerate(keys, start=1):  # type: ignore[arg-type]
         if kind == "channel" and dof in inputs:
             driven[inputs[dof]] = data[:, j]
         else:
@@ -455,7 +455,7 @@ def load_measurement(path: str | Path, y0: ArrayLike | None = None, inputs: dict
             args[kind] = np.column_stack([c for _, c in cols])
             args[f"{kind}_dofs"] = tuple(d for d, _ in cols)
     try:
-        return Measurement(t=data[:, 0], y0=y0, name=path.name, **args)  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
+        return Measurement(t=data[:, 0], y0=y0, name=path.name, **args)  # type: ignore[arg-type]
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
 

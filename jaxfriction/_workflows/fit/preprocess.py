@@ -81,9 +81,9 @@ def resample_values(t: ArrayLike, values: ArrayLike, grid: ArrayLike, method: st
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     y = _as_columns("values", values, t.shape[0])
     grid = _as_columns("grid", grid, None)[:, 0]
-    if grid.size < 2 or grid[0] < t[0] - 1e-9 * (t[-1] - t[0]) or grid[-1] > t[-1] + 1e-9 * (t[-1] - t[0]):  # type: ignore[index, union-attr]  # arithmetic on ArrayLike values (NumPy's stubs)
+    if grid.size < 2 or grid[0] < t[0] - 1e-9 * (t[-1] - t[0]) or grid[-1] > t[-1] + 1e-9 * (t[-1] - t[0]):  # type: ignore[index, union-attr]
         raise ValueError(f"grid must hold >= 2 times inside [t[0], t[-1]] = [{t[0]}, {t[-1]}], got "
-                         f"[{grid[0] if grid.size else None}, {grid[-1] if grid.size else None}]")  # type: ignore[index, union-attr]  # arithmetic on ArrayLike values (NumPy's stubs)
+                         f"[{grid[0] if grid.size else None}, {grid[-1] if grid.size else None}]")  # type: ignore[index, union-attr]
     grid = np.clip(grid, t[0], t[-1])
     f = _interpolant(t, y, method)
     out = f(grid)
@@ -197,7 +197,7 @@ def resample_record(t: ArrayLike, columns: dict, *, dt: float | None = None, met
     note = (f"resampled {', '.join(columns)} from {rates} onto a uniform grid of dt = {dt:.6g} over "
             f"[{grid[0]:.6g}, {grid[-1]:.6g}] ({grid.size} samples; {method} interpolation"
             f"{', moving average of width dt where the grid is coarser than the samples' if antialias else ''})")
-    return Measurement(t=grid, y0=y0, name=name, inputs=inputs, input_t=None if inputs is None else t,  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
+    return Measurement(t=grid, y0=y0, name=name, inputs=inputs, input_t=None if inputs is None else t,  # type: ignore[arg-type]
                        preprocessing=(note,), **args)
 
 
@@ -226,7 +226,7 @@ def _column(record: Measurement, channel: str) -> tuple[np.ndarray, Callable[...
         def put(new):
             return {"channels": {**record.channels, channel: new}}
 
-        return record.channels[channel].copy(), put  # type: ignore[index]  # not None on this path
+        return record.channels[channel].copy(), put  # type: ignore[index]
     names = list(record.columns())
     raise ValueError(f"channel {channel!r} is not measured in {record.name or 'the record'}; its columns are {names}")
 
@@ -265,7 +265,7 @@ def load_point_slip(record: Measurement, path: str = "load") -> np.ndarray:
     if values.ndim != 1:
         raise ValueError(f"against='slip': the input {path!r} must have one column, got {values.shape}")
     slip = cumulative_trapezoid(values, record.input_t, initial=0.0)
-    return np.interp(record.t, record.input_t, slip) - np.interp(record.t[0], record.input_t, slip)  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
+    return np.interp(record.t, record.input_t, slip) - np.interp(record.t[0], record.input_t, slip)  # type: ignore[arg-type]
 
 
 def detrend(record: Measurement, channel: str, *, against="time", order: int = 1, slope: float | None = None,

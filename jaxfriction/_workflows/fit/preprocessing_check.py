@@ -154,6 +154,6 @@ def preprocessing_sensitivity(fit: Callable[[Measurement], FitResult], variants:
                     f": {label} is determined by these data only up to that choice")
         if warn:
             warnings.warn(message, FitWarning, stacklevel=2)
-    return PreprocessingSensitivity(name=label, values=values, stderr=errors, results=results, preprocessing=steps,  # type: ignore[arg-type]  # not None on this path
+    return PreprocessingSensitivity(name=label, values=values, stderr=errors, results=results, preprocessing=steps,  # type: ignore[arg-type]
                                     spread=spread, spread_in_stderr=ratio, outweighs=outweighs,
                                     sign_determined=sign_determined, message=message)

@@ -54,7 +54,7 @@ def auto_segments(m: Measurement) -> int:
     Returns:
         An int >= 1.
     """
-    x = m.q[:, 0] if m.q is not None else m.v[:, 0] if m.v is not None else next(iter(m.channels.values()))  # type: ignore[union-attr]  # not None on this path
+    x = m.q[:, 0] if m.q is not None else m.v[:, 0] if m.v is not None else next(iter(m.channels.values()))  # type: ignore[union-attr]
     period = dominant_period(m.t, x)
     if period is None:
         return 1

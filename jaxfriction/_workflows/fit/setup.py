@@ -221,14 +221,14 @@ def record_step(m: Measurement, dt: float | None) -> tuple[float, int]:
     faster (a decimated record, :meth:`~jaxfriction.Measurement.decimate`)."""
     interval = m.interval
     if dt is None and m.inputs is not None:
-        dt = float(np.min(np.diff(m.input_t)))  # type: ignore[arg-type, type-var]  # not None on this path
+        dt = float(np.min(np.diff(m.input_t)))  # type: ignore[arg-type, type-var]
     n_sub = 1 if dt is None else max(1, math.ceil(interval / float(dt) * (1 - 1e-9)))
     return interval / n_sub, n_sub
 
 
 def record_inputs(system, m: Measurement) -> dict:
     """The record's inputs as :class:`~jaxfriction.Sampled` drives by path."""
-    return {path: Sampled(m.input_t, values) for path, values in (m.inputs or {}).items()}  # type: ignore[arg-type]  # arithmetic on ArrayLike values (NumPy's stubs)
+    return {path: Sampled(m.input_t, values) for path, values in (m.inputs or {}).items()}  # type: ignore[arg-type]
 
 
 def build_problem(system: AbstractFrictionSystem, names: tuple[str, ...], p0: list[float], parsed: list,

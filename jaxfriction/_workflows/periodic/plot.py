@@ -50,7 +50,7 @@ def plot_branch(branch, y: str = "amplitude", ax=None, label: str | None = None,
     marks = np.flatnonzero(np.asarray(branch["fold"].values, dtype=bool) |
                            (np.asarray(branch["bifurcation"].values).astype(str) != ""))
     if marks.size:
-        ax.plot(p[marks], v[marks], "o", color=line.get_color(), mfc="white", label="fold / bifurcation")  # type: ignore[union-attr]  # not None on this path
+        ax.plot(p[marks], v[marks], "o", color=line.get_color(), mfc="white", label="fold / bifurcation")  # type: ignore[union-attr]
     ax.set_xlabel(path)
     ax.set_ylabel(y)
     return ax

@@ -393,9 +393,9 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
     else:
         if period is None:
             _need_transient(transient)
-            n_tr = steps_per_period(float(transient), dt)  # type: ignore[arg-type]  # not None on this path
-            ts, ys = jax.jit(lambda y: rk4_scan(system.vector_field, y, float(t0) - float(transient),  # type: ignore[arg-type]  # not None on this path
-                                                float(transient) / n_tr, n_tr, 1), )(y)  # type: ignore[arg-type]  # not None on this path
+            n_tr = steps_per_period(float(transient), dt)  # type: ignore[arg-type]
+            ts, ys = jax.jit(lambda y: rk4_scan(system.vector_field, y, float(t0) - float(transient),  # type: ignore[arg-type]
+                                                float(transient) / n_tr, n_tr, 1), )(y)  # type: ignore[arg-type]
             half = n_tr // 2
             period = _estimated_period(ts[half:], ys[half:, 0])
             y, transient = ys[-1], 0.0

@@ -57,10 +57,10 @@ class Chunks:
     def save(self, i: int, out: dict) -> None:
         """Write chunk ``i``'s outputs atomically (a uniquely named temporary file, renamed)."""
         file = self.file(i)
-        tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")  # type: ignore[union-attr]  # not None on this path
+        tmp = file.with_name(f"{file.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")  # type: ignore[union-attr]
         lanes_range, digest = self.identity(i)
         np.savez(tmp, **out, **{_LANES: lanes_range, _DIGEST: digest, _VALUES: np.array(_values_digest(out))})  # type: ignore[arg-type]  # array keyword arguments of savez
-        os.replace(tmp, file)  # type: ignore[arg-type]  # not None on this path
+        os.replace(tmp, file)  # type: ignore[arg-type]
 
     def load(self, i: int) -> dict:
         """Chunk ``i``'s outputs from its file, checked against its identity.
@@ -73,7 +73,7 @@ class Chunks:
         file = self.file(i)
         lanes_expected, digest_expected = self.identity(i)
         try:
-            with np.load(file) as data:  # type: ignore[arg-type]  # not None on this path
+            with np.load(file) as data:  # type: ignore[arg-type]
                 out = {k: data[k] for k in data.files}
         except (OSError, ValueError, EOFError) as exc:
             raise ValueError(f"{file}: not a readable chunk file ({exc}); delete it to compute it again") from None

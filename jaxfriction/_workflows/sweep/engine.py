@@ -170,7 +170,7 @@ def run_sweep(fn, grid, *, samples=False, out_dir=None, chunk_size=1024, devices
         parts, stats = _compute(fn, chunks, mine, devices, progress)
         stats.update(devices=len(devices), tag=tag, process_index=process_index, process_count=process_count)
         if process_count > 1:
-            barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"  # type: ignore[index]  # not None on this path
+            barrier = f"jaxfriction.run_sweep:{int(words[0]):08x}"  # type: ignore[index]
             multihost_utils.sync_global_devices(f"{barrier}:chunks written")
             _load_others(chunks, parts, process_count)
         ds = _dataset([parts[i] for i in range(chunks.count)], axes, samples, total, dims, stats, output_dims,

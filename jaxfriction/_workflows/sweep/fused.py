@@ -114,9 +114,9 @@ class FusedLanes(eqx.Module):
         window, solver = self.lane.measure, self.lane.measure.solver
         n_pre, h_pre = 0, 0.0
         if window.t_measure > 0:
-            step = transient_step(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)  # type: ignore[arg-type, attr-defined]  # not None on this path
+            step = transient_step(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)  # type: ignore[arg-type, attr-defined]
             _, n_pre, h_pre = fixed_step_grid(0.0, window.t_measure, step, SaveAt(n=1), solver.rounding)  # type: ignore[attr-defined]  # a fixed-step solver here
-        n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)  # type: ignore[arg-type, attr-defined]  # not None on this path
+        n_saves, every, h = fixed_step_grid(window.t_measure, window.t_end, window.dt, window.saveat, solver.rounding)  # type: ignore[arg-type, attr-defined]
         return WindowPlan(n_pre=n_pre, h_pre=h_pre, t_measure=window.t_measure, n_saves=n_saves, every=every, h=h)
 
     def build(self, names, analyse_live: bool = True) -> tuple:
