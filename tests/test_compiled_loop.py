@@ -139,7 +139,7 @@ def test_auto_picks_the_compiled_loop_on_cpu_and_falls_back_with_the_reason(capl
 def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_path, monkeypatch):
     """The program is cached in the process by its source and on disk next to its source file:
     loading it in a fresh namespace (as a new process does) reuses numba's machine code."""
-    from jaxfriction._kernels import compiled_loop
+    from jaxfriction._kernels import numba_program
 
     monkeypatch.setenv("JAXFRICTION_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("JAXFRICTION_NO_CACHE", raising=False)
@@ -150,7 +150,7 @@ def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_pat
     assert CompiledLoop(kernel, 8).run is loop.run  # in this process: the same compiled program
     folder = tmp_path / "compiled_loop"
     assert len(list(folder.glob("jf_compiled_loop_*.py"))) == 1 and list(folder.glob("__pycache__/*.nbc"))
-    monkeypatch.setattr(compiled_loop, "_PROGRAMS", {})
+    monkeypatch.setattr(numba_program, "_PROGRAMS", {})
     again = CompiledLoop(kernel, 8)
     assert again.run is not loop.run and again.compile_seconds < loop.compile_seconds
 

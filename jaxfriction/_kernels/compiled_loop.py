@@ -19,7 +19,7 @@ one function ``run`` (numba's compile time grows with the functions and the bran
 program: conditional values are LLVM ``select`` s, not branches), and numba compiles it
 (IEEE arithmetic except the contraction of ``a * b + c`` to a fused multiply-add, as
 XLA:CPU compiles it); Python threads run its blocks of lanes in parallel (see
-:class:`Program`).
+:class:`~jaxfriction._kernels.numba_program.Program`).
 
 The physics is still the system's own ``vector_field``, traced: nothing is written twice.
 An operation with no scalar form here (e.g. ``erf_inv``) raises
@@ -28,18 +28,13 @@ An operation with no scalar form here (e.g. ``erf_inv``) raises
 The source is written to a file named by its hash in the cache folder
 (``$JAXFRICTION_CACHE_DIR/compiled_loop``, else ``$XDG_CACHE_HOME/jaxfriction/compiled_loop``, else
 ``~/.cache/jaxfriction/compiled_loop``) and compiled with ``cache=True``: a second sweep of the same
-structure, in this process or a later one, compiles nothing.
+structure, in this process or a later one, compiles nothing (:mod:`jaxfriction._kernels.numba_program`:
+the compile, the cache and the threads, apart from the writing of the program here).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
 import re
-import sys
-import tempfile
-import threading
 from typing import Any
 
 import jax
@@ -48,6 +43,7 @@ import numpy as np
 from jax.extend import core as jex_core
 
 from .componentwise import Unsupported, is_concrete, traced_cells
+from .numba_program import load
 
 #: Lanes per block: the inner loop LLVM vectorizes (16 doubles: two AVX-512 or four AVX2 registers).
 LANES = 16
@@ -321,7 +317,7 @@ class CompiledLoop:
         run: the compiled program: ``shared`` ``(S,)``, ``p`` ``(P, B)`` lane values, ``out``
             ``(rows, B)``, written (rows as ``fused.outputs``); ``B`` a multiple of ``lanes``.
         compile_seconds: the time spent tracing, writing and compiling (or loading) it (waits
-            for the compilation, which runs in a thread of its own: see :class:`Program`).
+            for the compilation, which runs in a thread of its own: see :class:`~jaxfriction._kernels.numba_program.Program`).
 
     Raises:
         Unsupported: an operation with no scalar form in the emitted program (named).
@@ -660,199 +656,3 @@ class CompiledLoop:
 #: machine); LuGre's and Iwan's
 #: 1,250-1,275 lines compile in seconds. Longer programs fall back to the XLA path.
 MAX_SOURCE_LINES = 4000
-
-#: Compiled programs of this process by source hash.
-_PROGRAMS: dict = {}
-_LOCK = threading.Lock()
-
-
-def cache_folder() -> str | None:
-    """Where emitted programs and numba's compiled code are kept: the ``compiled_loop`` folder
-    of the command line's cache folder (``$JAXFRICTION_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/jaxfriction``, else ``~/.cache/jaxfriction``); None with
-    ``JAXFRICTION_NO_CACHE=1`` (the command line's ``--no-cache`` sets it) or where that
-    folder cannot be made: the program is then compiled in memory, once per process."""
-    if os.environ.get("JAXFRICTION_NO_CACHE", "") not in ("", "0"):
-        return None
-    base = os.environ.get("JAXFRICTION_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        base = os.path.join(xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache"),
-                            "jaxfriction")
-    folder = os.path.join(base, "compiled_loop")
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return None
-    return folder if os.access(folder, os.W_OK) else None
-
-
-def load(source: str, dtype) -> object:
-    """The numba-compiled ``run`` of ``source`` (cached in this process and on disk).
-
-    The source goes to ``<cache>/jf_<hash>.py`` (written once, atomically) and is imported from
-    there, so numba's ``cache=True`` keeps the machine code next to it for later processes
-    (numba writes its ``.nbi`` / ``.nbc`` entries atomically too: a concurrent process never
-    reads half of one). A damaged entry heals: a source file that does not hold the program
-    is written again, and a machine-code entry that numba cannot read (truncated, zeroed,
-    garbled) is removed and the program compiled again, with one ``jaxfriction`` log line
-    naming the folder; the sweep goes on with the same result.
-    """
-    import numba
-
-    key = hashlib.sha256(source.encode()).hexdigest()[:24]
-    with _LOCK:
-        if key in _PROGRAMS:
-            return _PROGRAMS[key]
-        folder = cache_folder()
-        name = f"jf_compiled_loop_{key}"
-        namespace = None
-        if folder is not None:
-            path = os.path.join(folder, name + ".py")
-            try:
-                if not _holds(path, source):  # absent, or truncated / garbled on disk: (re)written
-                    if os.path.exists(path):
-                        _report_damage(folder, name, f"{name}.py does not hold the program")
-                        _remove_machine_code(folder, name)
-                    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-                    with os.fdopen(fd, "w") as fh:
-                        fh.write(source)
-                    os.replace(tmp, path)
-                spec = importlib.util.spec_from_file_location(name, path)
-                module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]  # a spec for a file that exists
-                sys.modules[name] = module  # numba's cache finds the module by name when it loads
-                spec.loader.exec_module(module)  # type: ignore[union-attr]  # a spec for a file that exists
-                namespace, cache = vars(module), True
-            except OSError:
-                namespace = None
-        if namespace is None:
-            namespace, cache = {"__name__": name}, False
-            exec(compile(source, f"<{name}>", "exec"), namespace)
-        t = {np.dtype(np.float64): numba.float64, np.dtype(np.float32): numba.float32}[np.dtype(dtype)]
-        # contract: a * b + c as one fused multiply-add, as XLA:CPU compiles it (IEEE otherwise)
-        options = {"cache": cache, "error_model": "numpy", "nogil": True, "fastmath": {"contract"}}
-        readonly = numba.types.Array  # the inputs as JAX hands them to a callback: read-only
-        signature = numba.void(readonly(t, 1, "C", readonly=True), readonly(t, 2, "C", readonly=True), t[:, ::1],  # type: ignore[call-overload, index]  # numba's stubs: types are callable and indexable
-                               numba.int64, numba.int64)
-        def jit():
-            return numba.njit(signature, **options)(namespace["run"])
-
-        def build():
-            try:
-                return jit()
-            except Exception as exc:  # numba's cache reader raises whatever unpickling raises
-                if not cache:
-                    raise
-                # a truncated or garbled .nbi / .nbc (a process killed while it wrote, a full
-                # disk, a shared home): drop this program's entries and compile it again
-                _report_damage(folder, name, f"{type(exc).__name__}: {exc}")
-                _remove_machine_code(folder, name)
-                return jit()
-
-        run = Program(build, int(namespace["L"]))
-        _PROGRAMS[key] = run
-        return run
-
-
-def _holds(path: str, source: str) -> bool:
-    """The file at ``path`` exists and holds exactly ``source``."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read() == source
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _remove_machine_code(folder: str, name: str) -> None:
-    """Delete numba's cache entries (``__pycache__/<name>.*.nbi`` and ``.nbc``) of one program."""
-    cache = os.path.join(folder, "__pycache__")
-    try:
-        entries = os.listdir(cache)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.startswith(name + ".") and entry.endswith((".nbi", ".nbc")):
-            try:
-                os.remove(os.path.join(cache, entry))
-            except OSError:
-                pass
-
-
-def _report_damage(folder: str, name: str, why: str) -> None:
-    """One log line naming the cache folder and the damaged program (``jaxfriction`` logger)."""
-    import logging
-
-    logging.getLogger("jaxfriction").warning(
-        "compiled-loop cache in %s: the entry of %s was unreadable (%s); removed, compiling it again",
-        folder, name, why.splitlines()[0][:200] if why else "")
-
-
-class Program:
-    """``program(shared, p, out)``: the compiled blocks shared out over threads.
-
-    The compiled code releases the GIL (``nogil``), so Python threads run blocks in
-    parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...``; ``n`` is numba's thread
-    count (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
-    instead of ``numba.prange``: the parallel compilation of the program cost seconds more.)
-
-    numba compiles (or loads) the program in a thread of its own, started here: within a
-    sweep it runs while XLA compiles the sweep's own program around the callback (which
-    releases the GIL), and the first call waits for it.
-    """
-
-    def __init__(self, build, lanes):
-        import time
-
-        self.lanes, self._blocks, self._error, self._seconds = lanes, None, None, 0.0
-        self._done = threading.Event()
-
-        def work():
-            began = time.perf_counter()
-            try:
-                self._blocks = build()
-            except BaseException as exc:  # noqa: BLE001 - raised again where the program is used
-                self._error = exc
-            finally:
-                self._seconds = time.perf_counter() - began
-                self._done.set()
-
-        threading.Thread(target=work, name="jaxfriction-compiled-loop", daemon=True).start()
-
-    def compiled(self) -> tuple:
-        """``(blocks, seconds)``: the compiled function (waits for it) and its compile time.
-
-        Raises:
-            Exception: what numba raised compiling the program.
-        """
-        self._done.wait()
-        if self._error is not None:
-            raise self._error
-        return self._blocks, self._seconds
-
-    def __call__(self, shared, p, out) -> None:
-        import numba
-
-        blocks = self.compiled()[0]
-        n_blocks = p.shape[1] // self.lanes
-        workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))  # type: ignore[attr-defined]  # numba.config's options are set at runtime
-        if workers == 1:
-            blocks(shared, p, out, 0, 1)
-            return
-        threads = [threading.Thread(target=blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
-        for thread in threads:
-            thread.start()
-        blocks(shared, p, out, 0, workers)
-        for thread in threads:
-            thread.join()
-
-
-def numba_available() -> str | None:
-    """None when numba imports, else why not (the reason a sweep stays on the XLA path)."""
-    if "numba" in sys.modules:
-        return None
-    try:
-        import numba  # noqa: F401
-    except Exception as exc:  # noqa: BLE001 - any import failure means no compiled loop
-        return f"numba is not installed ({type(exc).__name__}: {exc})"
-    return None
-

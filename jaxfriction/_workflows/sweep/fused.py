@@ -249,7 +249,7 @@ _SUPPORT: collections.OrderedDict = collections.OrderedDict()
 
 def _fused_support(lane, paths, triton, numba=False, loops=False):
     if numba:
-        from ..._kernels.compiled_loop import numba_available
+        from ..._kernels.numba_program import numba_available
 
         missing = numba_available()
         if missing is not None:

@@ -137,7 +137,7 @@ class CompiledLoopKernel(AbstractKernel):
     status codes as the XLA path, to round-off.
 
     The program is compiled once per sweep structure (about a second) and kept on disk
-    (see :func:`~jaxfriction._kernels.compiled_loop.cache_folder`): a later sweep of the same
+    (see :func:`~jaxfriction._kernels.numba_program.cache_folder`): a later sweep of the same
     structure, in any process, compiles nothing. Lanes are not split over JAX's CPU
     devices: numba's threads share them out (``NUMBA_NUM_THREADS``, default all cores).
 
