@@ -335,7 +335,7 @@ class CompiledLoop:
 
     @property
     def compile_seconds(self) -> float:
-        return self._trace_seconds + (self.run.compiled()[1] if self.run is not None else 0.0)  # type: ignore[attr-defined]  # run is a Program when compiled
+        return self._trace_seconds + (self.run.compiled()[1] if self.run is not None else 0.0)
 
     # -- tracing --------------------------------------------------------------------------
     def _specs(self):

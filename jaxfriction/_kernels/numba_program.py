@@ -43,7 +43,7 @@ def cache_folder() -> str | None:
     return folder if os.access(folder, os.W_OK) else None
 
 
-def load(source: str, dtype) -> object:
+def load(source: str, dtype) -> Program:
     """The numba-compiled ``run`` of ``source`` (cached in this process and on disk).
 
     The source goes to ``<cache>/jf_<hash>.py`` (written once, atomically) and is imported from
@@ -186,11 +186,9 @@ class Program:
         return self._blocks, self._seconds
 
     def __call__(self, shared, p, out) -> None:
-        import numba
-
         blocks = self.compiled()[0]
         n_blocks = p.shape[1] // self.lanes
-        workers = max(1, min(int(numba.config.NUMBA_NUM_THREADS), n_blocks))  # type: ignore[attr-defined]  # numba.config's options are set at runtime
+        workers = max(1, min(numba_threads(), n_blocks))
         if workers == 1:
             blocks(shared, p, out, 0, 1)
             return
@@ -200,6 +198,14 @@ class Program:
         blocks(shared, p, out, 0, workers)
         for thread in threads:
             thread.join()
+
+
+def numba_threads() -> int:
+    """numba's thread count (``NUMBA_NUM_THREADS``, default the cores), at least 1: the threads
+    :class:`Program` shares a sweep's blocks over."""
+    import numba
+
+    return max(1, int(numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]  # set at runtime
 
 
 def numba_available() -> str | None:

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._kernels.compiled_loop import CompiledLoop
+from ..._kernels.numba_program import numba_threads
 from ..._paths import get_parameter
 from .fused import FusedLanes
 
@@ -81,10 +82,8 @@ def block_lanes(n: int, carried_bytes: int = 80, looped: bool = False) -> int:
     Larger blocks share the per-step work common to all lanes (the time, a forcing shared
     by every lane) among more lanes, until a block's values spill the cache (the measured
     trade-off is in ``docs/performance.md``, "Numbers behind the defaults")."""
-    import numba
-
     if looped:
         return LOOPED_LANES
-    per_thread = max(1, n // max(1, int(numba.config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]  # numba.config's options are set at runtime
+    per_thread = max(1, n // numba_threads())
     fits = max(1, BLOCK_BYTES // max(1, int(carried_bytes)))
     return int(max(8, min(512, 1 << (fits.bit_length() - 1), 1 << (per_thread.bit_length() - 1))))
