@@ -111,6 +111,9 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.periodic.plot import plot_branch  # noqa: F401
     from ._workflows.periodic.measure import SteadyState  # noqa: F401
     from ._workflows.periodic.basins import ATTRACTORS, attractor, basin_stability  # noqa: F401
+    from ._workflows.harmonic.balance import (  # noqa: F401
+        HarmonicBalance, harmonic_balance, harmonic_balance_batch, solve_balance,
+    )
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
     from ._applications.emps import (  # noqa: F401
         EMPSRecord, emps_controller_force, emps_errors, emps_model, load_emps,
@@ -190,6 +193,8 @@ _EXPORTS = {
     "._workflows.periodic.plot": ("plot_branch",),
     "._workflows.periodic.measure": ("SteadyState",),
     "._workflows.periodic.basins": ("ATTRACTORS", "attractor", "basin_stability"),
+    "._workflows.harmonic.balance": ("HarmonicBalance", "harmonic_balance", "harmonic_balance_batch",
+                                     "solve_balance"),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
     "._applications.emps": ("EMPSRecord", "emps_controller_force", "emps_errors", "emps_model", "load_emps"),
 }

@@ -1,0 +1,484 @@
+"""Harmonic balance: periodic steady states of forced friction systems in the frequency domain.
+
+The unknowns are the Fourier coefficients ``c`` (``H`` harmonics, :mod:`.fourier`) of the
+dynamical state ``x(t)`` (positions, velocities and a dynamic law's internal variables; the
+energy integrals are left out, as in :mod:`~jaxfriction._workflows.periodic.flow`) of a
+system forced at ``omega``. The residual is the Galerkin projection of the system's own
+first-order equations onto the harmonics,
+
+    ``R(c) = D c - P f(t_j, E c)``,
+
+with ``E`` the synthesis at ``N`` phases of the period, ``P`` the analysis and ``D`` the
+derivative (:mod:`.fourier`): the friction forces are evaluated in the time domain at the
+samples and brought back to the frequency domain (the alternating frequency-time scheme,
+Cameron & Griffin 1989; Krack & Gross 2019, "Harmonic Balance for Nonlinear Vibration
+Problems", Sec. 3.3), so any law of the library, static or dynamic with smooth state
+equations, enters through the system's ``vector_field`` unchanged. The Jacobian ``dR/dc`` is
+JAX's forward-mode derivative of that residual (no hand-written derivatives), the root is
+optimistix's Newton, and derivatives of a solution with respect to the system's parameters
+come from the implicit function theorem at the root (one Newton step on the unfrozen system,
+as :func:`~jaxfriction._workflows.periodic.shooting.shoot` does).
+
+A non-smooth law (exact Coulomb, a hysteretic element's stick/slip switch) has Fourier
+coefficients that decay slowly; regularized laws (Quinn, Awrejcewicz, LuGre) converge
+spectrally once ``H omega`` resolves the regularization. Every solution carries an estimate
+of its truncation and sampling error: the largest difference over the period to the solution
+with half the harmonics and half the samples (:func:`harmonic_balance`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..._checks import check_int, check_real
+from ..._paths import get_parameter
+from ..periodic.floquet import floquet_multipliers, is_stable
+from ..periodic.flow import full_state, period_map, period_trajectory
+from ..periodic.period import forcing_frequency_path
+from ..periodic.shooting import frozen
+from .fourier import analysis, derivative, extremes, resized, synthesis
+
+#: Samples per period for ``H`` harmonics when none are given: ``max(32, 8 H)``.
+SAMPLES_PER_HARMONIC = 8
+#: RK4 steps per period of the time-domain check and the Floquet multipliers: at least this
+#: many, and 8 per harmonic-balance sample.
+FLOW_STEPS = 1000
+
+
+def default_samples(harmonics: int) -> int:
+    """The alternating frequency-time samples per period for ``H`` harmonics: ``max(32, 8 H)``."""
+    return max(32, SAMPLES_PER_HARMONIC * int(harmonics))
+
+
+def _omega(system, frequency: str):
+    return jnp.abs(jnp.asarray(get_parameter(system, frequency), dtype=jnp.result_type(float)))
+
+
+def _rates(system, x, ts):
+    """``(N, state_size)``: the full state rates at the samples ``x`` ``(N, d)``, times ``ts``."""
+    return jax.vmap(lambda t, xj: system.vector_field(t, full_state(system, xj)))(ts, x)
+
+
+def balance_residual(coefficients, system, *, frequency: str, t0, samples: int):
+    """The harmonic-balance residual ``D c - P f(t_j, E c)`` (units of the state per time).
+
+    Args:
+        coefficients: ``(2 H + 1, d)``: the Fourier coefficients of the dynamical state
+            (:mod:`.fourier`'s layout; ``d = system.dynamical_size``).
+        system: a forced jaxfriction system.
+        frequency: the path of its forcing frequency (``"force.omega"``).
+        t0: the phase (time) at which the Fourier basis starts.
+        samples: ``N > 2 H`` phases of the period where the forces are evaluated.
+
+    Returns:
+        ``(2 H + 1, d)``.
+    """
+    c = jnp.asarray(coefficients)
+    harmonics = (c.shape[0] - 1) // 2
+    d = c.shape[1]
+    omega = _omega(system, frequency)
+    ts = t0 + jnp.arange(samples) * (2 * jnp.pi / omega / samples)
+    x = synthesis(harmonics, samples, c.dtype) @ c
+    f = _rates(system, x, ts)[:, :d]
+    return derivative(harmonics, omega).astype(c.dtype) @ c - analysis(harmonics, samples, c.dtype) @ f
+
+
+def _scale(c, omega):
+    """The residual test's scale: ``max(1, |D c|_inf)`` (the state's rate)."""
+    harmonics = (c.shape[0] - 1) // 2
+    return jnp.maximum(1.0, jnp.max(jnp.abs(derivative(harmonics, omega).astype(c.dtype) @ c)))
+
+
+def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol: float, max_steps: int) -> dict:
+    """The traceable core: Newton on :func:`balance_residual` from ``coefficients`` (usable
+    inside ``jit`` and ``vmap``; nothing raises inside a batch).
+
+    The root is found on the system with its derivatives stopped; the returned coefficients
+    are the root refined by one Newton step of the unfrozen system, whose derivative is the
+    implicit function theorem's ``dc/dp = -(dR/dc)^-1 dR/dp`` in forward and reverse mode.
+
+    Returns:
+        Dict: ``coefficients`` ``(2 H + 1, d)``, ``residual`` (``|R|_inf``), ``converged``
+            (optimistix succeeded and ``|R|_inf <= tol max(1, |D c|_inf)``), ``steps``.
+    """
+    import optimistix as optx
+
+    c0 = jax.lax.stop_gradient(jnp.asarray(coefficients))
+    shape = c0.shape
+    fixed = frozen(system)
+
+    def fn(u, s):
+        return balance_residual(u.reshape(shape), s, frequency=frequency, t0=t0, samples=samples).reshape(-1)
+
+    scale0 = _scale(c0, _omega(fixed, frequency))
+    sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale0), c0.reshape(-1), fixed,
+                              max_steps=max_steps, throw=False)
+    found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
+    root = jnp.where(found, sol.value, c0.reshape(-1))
+    jac = jax.jacfwd(lambda u: fn(u, fixed))(root)
+    step = jnp.linalg.solve(jac, fn(root, system))  # ~0 at the root; its derivative is the IFT's
+    small = jnp.all(jnp.isfinite(jax.lax.stop_gradient(step)))
+    u = jnp.where(small, root - step, root)
+    c = u.reshape(shape)
+    residual = jnp.max(jnp.abs(fn(u, system)))
+    converged = found & (residual <= tol * _scale(c, _omega(system, frequency)))
+    return {"coefficients": c, "residual": residual, "converged": converged, "steps": sol.stats["num_steps"]}
+
+
+@eqx.filter_jit
+def _solve(system, coefficients, frequency, t0, samples, tol, max_steps):
+    return solve_balance(system, coefficients, frequency=frequency, t0=t0, samples=samples, tol=tol,
+                         max_steps=max_steps)
+
+
+def transient_guess(system, y0, *, frequency: str, t0, harmonics: int, samples: int, cycles: int,
+                    per_sample: int = 1):
+    """Coefficients ``(2 H + 1, d)`` of the last of ``cycles`` forcing periods run by RK4 from
+    the state ``y0`` with ``per_sample`` steps between two of the ``samples`` phases
+    (traceable): the start of Newton's iterations."""
+    from ..._integrate.rk4 import rk4_scan
+
+    d = system.dynamical_size
+    omega = _omega(system, frequency)
+    period = 2 * jnp.pi / omega
+    n = samples * per_sample
+    h = period / n
+    _, ys = rk4_scan(system.vector_field, y0, t0 - cycles * period, h, 1, cycles * n)
+    _, last = rk4_scan(system.vector_field, ys[-1], t0, h, samples, per_sample)
+    return analysis(harmonics, samples, last.dtype) @ last[:samples, :d]
+
+
+@eqx.filter_jit
+def _guess(system, y0, frequency, t0, harmonics, samples, cycles, per_sample):
+    return transient_guess(system, y0, frequency=frequency, t0=t0, harmonics=harmonics, samples=samples,
+                           cycles=cycles, per_sample=per_sample)
+
+
+def steps_between_samples(period: float, samples: int, dt: float | None) -> int:
+    """RK4 steps between two samples of the transient guess: at least 256 steps per period,
+    and ``h <= dt``."""
+    bound = 1 if dt is None else math.ceil(period / (samples * dt) * (1 - 1e-12))
+    return max(1, -(-256 // samples), bound)
+
+
+@eqx.filter_jit
+def _measure(system, c, frequency, t0, fine: int, flow_steps: int):
+    """Amplitudes, dissipation and input work per cycle (spectral quadrature of the samples'
+    energy rates), the time-domain check and the monodromy of the RK4 flow at ``x(t0)``."""
+    d = c.shape[1]
+    omega = _omega(system, frequency)
+    period = 2 * jnp.pi / omega
+    harmonics = (c.shape[0] - 1) // 2
+    x = synthesis(harmonics, fine, c.dtype) @ c
+    ts = t0 + jnp.arange(fine) * (period / fine)
+    rates = _rates(system, x, ts)
+    hi, lo = extremes(c[:, :system.n_dof], fine)
+    x0 = c[0] + jnp.sum(c[1::2], axis=0)  # at t0 every cosine is 1 and every sine 0
+    traj = period_trajectory(system, x0, t0, period, flow_steps)
+    monodromy = jax.jacfwd(lambda z: period_map(system, z, t0, period, flow_steps)[:d])(x0)
+    return {"amplitude": 0.5 * (hi - lo), "dissipation": period * jnp.mean(rates[:, -3]),
+            "damping_dissipation": period * jnp.mean(rates[:, -2]), "input_work": period * jnp.mean(rates[:, -1]),
+            "x0": x0, "flow_residual": jnp.max(jnp.abs(traj.ys[-1, :d] - x0)), "flow_status": traj.status,
+            "monodromy": monodromy}
+
+
+def _difference(fine_c, coarse_c, points: int):
+    """``max_t |x_fine(t) - x_coarse(t)|`` per component over ``points`` phases."""
+    h_fine = (fine_c.shape[0] - 1) // 2
+    diff = fine_c - resized(coarse_c, h_fine)
+    return np.max(np.abs(np.asarray(synthesis(h_fine, points, diff.dtype) @ diff)), axis=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class HarmonicBalance:
+    """A periodic steady state found by :func:`harmonic_balance` (host-side NumPy values).
+
+    Attributes:
+        system: the system (its parameters are the solution's).
+        frequency: the path of the forcing frequency; ``omega`` its value (rad per time unit).
+        t0: the phase (time) where the Fourier basis starts.
+        harmonics, samples: ``H`` and the alternating frequency-time samples ``N`` per period.
+        coefficients: ``(2 H + 1, d)``: ``[a_0, a_1, b_1, ..., a_H, b_H]`` of each component of
+            the dynamical state (``x(t) = a_0 + sum a_k cos(k omega (t - t0)) + b_k sin(...)``).
+        residual: ``|R(c)|_inf`` (state per time).
+        converged, status: whether Newton converged (``"converged"``, ``"not converged"``,
+            ``"non-finite"``).
+        iterations: Newton steps of the last solve.
+        error_estimate: ``(d,)``: per component, the largest difference over the period to the
+            solution with half the harmonics and half the samples (state units; NaN where it
+            was not estimated): an estimate of the truncation and sampling error that errs
+            on the safe side (the returned solution has the more harmonics of the two).
+        relative_error: ``max_i error_estimate_i / max_i |x_i|`` over the positions and
+            velocities.
+        amplitude: ``(n_dof,)``: half the peak-to-peak range of each position (its extremes
+            refined by Newton on the Fourier series: :func:`.fourier.extremes`).
+        dissipation, damping_dissipation, input_work: friction and viscous energy dissipated
+            and the drives' work per period (J), by the spectrally accurate mean of the
+            samples' energy rates.
+        y0: ``(d,)``: the dynamical state at ``t0``.
+        flow_residual: ``|phi_T(y0) - y0|_inf`` of the system's RK4 flow over one period at
+            ``flow_steps`` steps: the agreement of the solution with the time-domain orbit
+            (small where both resolve the motion).
+        flow_status: the status of that RK4 period (0: a stable step).
+        multipliers: ``(d,)`` complex Floquet multipliers of that period map at ``y0``, by
+            decreasing modulus; ``stable``: all inside the unit circle (and the RK4 period
+            ran with status 0).
+    """
+
+    system: Any
+    frequency: str
+    omega: float
+    t0: float
+    harmonics: int
+    samples: int
+    coefficients: np.ndarray
+    residual: float
+    converged: bool
+    status: str
+    iterations: int
+    error_estimate: np.ndarray
+    relative_error: float
+    amplitude: np.ndarray
+    dissipation: float
+    damping_dissipation: float
+    input_work: float
+    y0: np.ndarray
+    flow_residual: float
+    flow_status: int
+    flow_steps: int
+    multipliers: np.ndarray
+    stable: bool
+
+    def states(self, t) -> np.ndarray:
+        """The dynamical state at times ``t`` (any shape): ``t.shape + (d,)``."""
+        t = np.asarray(t, dtype=float)
+        theta = self.omega * (t[..., None] - self.t0) * np.arange(1, self.harmonics + 1)
+        c = self.coefficients
+        return c[0] + np.cos(theta) @ c[1::2] + np.sin(theta) @ c[2::2]
+
+
+def _check_guess(guess, d: int):
+    g = np.asarray(guess, dtype=float)
+    if g.ndim != 2 or g.shape[1] != d or g.shape[0] % 2 != 1:
+        raise ValueError(f"guess must be Fourier coefficients of shape (2 H + 1, {d}), got {g.shape}")
+    if not np.all(np.isfinite(g)):
+        raise ValueError("guess must be finite")
+    return g
+
+
+def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | None = None,
+                     frequency: str | None = None, t0: float = 0.0, guess=None, accuracy: float | None = None,
+                     max_harmonics: int = 512, tol: float = 1e-10, max_steps: int = 50, cycles: int = 20,
+                     dt: float | None = None, estimate: bool = True, warn: bool = True) -> HarmonicBalance:
+    """The periodic steady state of a forced system by harmonic balance (module docstring).
+
+    The start is the last period of a ``cycles``-period RK4 transient from ``y0`` (or
+    ``guess``). With ``estimate`` (default) the problem is solved again with ``2 H``
+    harmonics and ``2 N`` samples from the first solution, and the finer solution is returned
+    with the difference of the two as its error estimate. With ``accuracy`` the harmonics and
+    samples double until that estimate, relative to the largest position or velocity, is at
+    most ``accuracy`` (or ``max_harmonics`` is reached: then ``warn``).
+
+    Args:
+        system: a jaxfriction system forced by a :class:`~jaxfriction.Harmonic` drive (or with
+            ``frequency`` naming the forcing frequency), or a :class:`~jaxfriction.Template`.
+        y0: ``(2 n_dof,)`` positions and velocities (or ``(dynamical_size,)``) to start the
+            transient from; default rest at the origin.
+        harmonics: ``H >= 1`` (the first solve's).
+        samples: alternating frequency-time samples per period, ``> 2 H`` (default
+            ``max(32, 8 H)``); doubled with the harmonics.
+        frequency: the path of the forcing frequency (default: the Harmonic drives').
+        t0: the phase (time) where the Fourier basis starts.
+        guess: ``(2 H' + 1, d)`` coefficients to start Newton from instead of the transient
+            (e.g. a neighbouring solution's; resized to ``H`` harmonics).
+        accuracy: target of :attr:`HarmonicBalance.relative_error` (> 0), or None.
+        max_harmonics: the most harmonics ``accuracy`` may double to.
+        tol: Newton's residual test ``|R|_inf <= tol max(1, |D c|_inf)``.
+        max_steps: Newton iterations per solve.
+        cycles: forcing periods of the transient (>= 0).
+        dt: the largest RK4 step of the transient and of the time-domain check (time units;
+            default ``T / 256`` and ``T / max(1000, 8 N)``): give it for a stiff law (LuGre's
+            bristles, a fast attraction), whose RK4 transient is unstable at those steps.
+        estimate: solve once more at ``2 H``, ``2 N`` for the error estimate.
+        warn: warn (UserWarning) when a solve did not converge or ``accuracy`` was not met.
+
+    Returns:
+        A :class:`HarmonicBalance`.
+
+    Raises:
+        ValueError: naming the argument: a system with no forcing frequency (``system``), bad
+            ``harmonics``, ``samples``, ``tol``, ``max_steps``, ``cycles``, ``accuracy``,
+            ``max_harmonics``, ``t0``, ``dt``, or a ``y0`` or ``guess`` of the wrong shape.
+
+    Source: harmonic balance with alternating frequency-time evaluation (Cameron & Griffin
+    1989, J. Appl. Mech. 56:149; Krack & Gross 2019, Sec. 3); Floquet multipliers of the
+    time-domain orbit (:mod:`~jaxfriction._workflows.periodic.floquet`).
+
+    Example::
+
+        system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.8))
+        hb = jf.harmonic_balance(system, harmonics=16)
+        hb.amplitude, hb.dissipation, hb.relative_error, hb.stable
+    """
+    from ..._templates import split_template
+
+    system, tpl = split_template(system)
+    if tpl is not None:
+        y0 = tpl.y0 if y0 is None else y0
+        frequency = tpl.frequency if frequency is None else frequency
+    check_int("harmonics", harmonics, minimum=1)
+    check_int("max_harmonics", max_harmonics, minimum=int(harmonics))
+    samples = default_samples(harmonics) if samples is None else samples
+    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
+    check_real("tol", tol, positive=True)
+    check_int("max_steps", max_steps, minimum=1)
+    check_int("cycles", cycles, minimum=0)
+    check_real("t0", t0)
+    if accuracy is not None:
+        check_real("accuracy", accuracy, positive=True)
+    if dt is not None:
+        check_real("dt", dt, positive=True)
+    frequency = forcing_frequency_path(system, frequency)
+    if frequency is None:
+        raise ValueError(f"system: harmonic_balance needs a forced system (a Harmonic drive, or frequency=); "
+                         f"{type(system).__name__} has no forcing frequency")
+    d = system.dynamical_size
+    harmonics, samples, t0 = int(harmonics), int(samples), float(t0)
+    period = float(2 * np.pi / np.asarray(_omega(system, frequency)))
+    if guess is None:
+        y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
+        c = _guess(system, y, frequency, t0, harmonics, samples, int(cycles),
+                   steps_between_samples(period, samples, dt))
+    else:
+        c = resized(jnp.asarray(_check_guess(guess, d), jnp.result_type(float)), harmonics)
+    out = jax.tree.map(np.asarray, _solve(system, c, frequency, t0, samples, float(tol), int(max_steps)))
+    outs = [(harmonics, samples, out)]
+    error = np.full(d, np.nan)
+    while estimate or accuracy is not None:
+        h, n, coarse = outs[-1]
+        if 2 * h > max_harmonics:
+            break
+        fine = jax.tree.map(np.asarray, _solve(system, resized(coarse["coefficients"], 2 * h), frequency, t0, 2 * n,
+                                               float(tol), int(max_steps)))
+        outs.append((2 * h, 2 * n, fine))
+        error = _difference(fine["coefficients"], coarse["coefficients"], 8 * n)
+        if accuracy is None or _relative(error, fine["coefficients"], system.n_dof) <= accuracy \
+                or not fine["converged"]:
+            break
+    harmonics, samples, out = outs[-1]
+    c = out["coefficients"]
+    n_fine = 4 * samples
+    flow_steps = max(FLOW_STEPS, 8 * samples, 1 if dt is None else math.ceil(period / dt * (1 - 1e-12)))
+    m = jax.tree.map(np.asarray, _measure(system, jnp.asarray(c), frequency, t0, n_fine, flow_steps))
+    converged = all(bool(o["converged"]) for _, _, o in outs[-2:])
+    status = "converged" if converged else ("non-finite" if not np.all(np.isfinite(c)) else "not converged")
+    multipliers = floquet_multipliers(m["monodromy"]) if np.all(np.isfinite(m["monodromy"])) else \
+        np.full(d, np.nan + 0j)
+    relative = _relative(error, c, system.n_dof)
+    result = HarmonicBalance(
+        system=system, frequency=frequency, omega=float(np.asarray(_omega(system, frequency))), t0=t0,
+        harmonics=harmonics, samples=samples, coefficients=c, residual=float(out["residual"]), converged=converged,
+        status=status, iterations=int(out["steps"]), error_estimate=error, relative_error=relative,
+        amplitude=m["amplitude"], dissipation=float(m["dissipation"]),
+        damping_dissipation=float(m["damping_dissipation"]), input_work=float(m["input_work"]), y0=m["x0"],
+        flow_residual=float(m["flow_residual"]), flow_status=int(m["flow_status"]), flow_steps=flow_steps,
+        multipliers=multipliers,
+        stable=converged and int(m["flow_status"]) == 0 and is_stable(multipliers, False))
+    if warn and not converged:
+        warnings.warn(f"harmonic_balance did not converge ({status}): residual {result.residual:.3g} with "
+                      f"{harmonics} harmonics; try another guess or y0, more cycles, or more harmonics",
+                      UserWarning, stacklevel=2)
+    elif warn and accuracy is not None and not relative <= accuracy:
+        warnings.warn(f"harmonic_balance: estimated relative error {relative:.3g} above accuracy {accuracy:g} at "
+                      f"{harmonics} harmonics (max_harmonics {max_harmonics})", UserWarning, stacklevel=2)
+    return result
+
+
+def _relative(error, c, n_dof: int) -> float:
+    """The error estimate relative to the largest position or velocity over the period."""
+    h = (c.shape[0] - 1) // 2
+    x = np.asarray(synthesis(h, 8 * (2 * h + 1), c.dtype) @ jnp.asarray(c))[:, :2 * n_dof]
+    size = float(np.max(np.abs(x))) if x.size else 0.0
+    return float(np.max(error[:2 * n_dof]) / size) if size > 0 else float(np.max(error[:2 * n_dof]))
+
+
+def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16, samples: int | None = None,
+                           frequency: str | None = None, t0: float = 0.0, tol: float = 1e-10, max_steps: int = 50,
+                           cycles: int = 20, dt: float | None = None) -> dict:
+    """Harmonic balance for a batch of parameter sets in one vectorized program (``jax.vmap``
+    over the sets: the transient guesses, the residuals, their Jacobians and Newton).
+
+    Args:
+        system: as :func:`harmonic_balance`.
+        values: dict path -> ``(B,)`` values (e.g. ``{"law.mu": mus, "force.omega": omegas}``),
+            all of one length ``B``.
+        y0, harmonics, samples, frequency, t0, tol, max_steps, cycles, dt: as
+            :func:`harmonic_balance` (one ``H`` and ``N`` for the batch; no error estimate:
+            check a few sets with :func:`harmonic_balance`).
+
+    Returns:
+        Dict of NumPy arrays: ``coefficients`` ``(B, 2 H + 1, d)``, ``residual`` ``(B,)``,
+            ``converged`` ``(B,)``, ``amplitude`` ``(B, n_dof)``, ``dissipation`` ``(B,)``.
+
+    Raises:
+        ValueError: as :func:`harmonic_balance`, or naming ``values`` (unknown paths,
+            lengths that differ, none given).
+    """
+    from ..._paths import check_paths
+
+    if not isinstance(values, dict) or not values:
+        raise ValueError("values must be a non-empty dict path -> (B,) values")
+    check_paths(system, list(values), "values")
+    arrays = {p: jnp.asarray(v, jnp.result_type(float)).reshape(-1) for p, v in values.items()}
+    lengths = {p: int(a.shape[0]) for p, a in arrays.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"values must all have one length, got {lengths}")
+    check_int("harmonics", harmonics, minimum=1)
+    samples = default_samples(harmonics) if samples is None else samples
+    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
+    check_real("tol", tol, positive=True)
+    check_int("max_steps", max_steps, minimum=1)
+    check_int("cycles", cycles, minimum=0)
+    frequency = forcing_frequency_path(system, frequency)
+    if frequency is None:
+        raise ValueError(f"system: harmonic_balance_batch needs a forced system; {type(system).__name__} has no "
+                         f"forcing frequency")
+    if dt is not None:
+        check_real("dt", dt, positive=True)
+    omegas = np.abs(np.asarray(arrays[frequency] if frequency in arrays else _omega(system, frequency)))
+    per_sample = steps_between_samples(float(2 * np.pi / np.min(omegas)), int(samples), dt)
+    y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
+    out = _batch(system, arrays, y, frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
+                 int(cycles), per_sample)
+    return jax.tree.map(np.asarray, out)
+
+
+@eqx.filter_jit
+def _batch(system, arrays, y, frequency, t0, harmonics, samples, tol, max_steps, cycles, per_sample):
+    from ..._paths import set_parameters
+
+    def lane(point):
+        s = set_parameters(system, point)
+        c = transient_guess(s, y, frequency=frequency, t0=t0, harmonics=harmonics, samples=samples, cycles=cycles,
+                            per_sample=per_sample)
+        out = solve_balance(s, c, frequency=frequency, t0=t0, samples=samples, tol=tol, max_steps=max_steps)
+        c = out["coefficients"]
+        x = synthesis(harmonics, 4 * samples, c.dtype) @ c
+        omega = _omega(s, frequency)
+        ts = t0 + jnp.arange(4 * samples) * (2 * jnp.pi / omega / (4 * samples))
+        rates = _rates(s, x, ts)
+        hi, lo = extremes(c[:, :s.n_dof], 4 * samples)
+        out["amplitude"] = 0.5 * (hi - lo)
+        out["dissipation"] = 2 * jnp.pi / omega * jnp.mean(rates[:, -3])
+        out.pop("steps")
+        return out
+
+    return jax.vmap(lane)(arrays)

@@ -1,0 +1,150 @@
+"""Harmonic balance (issue 37, first part): the Fourier basis, closed forms, an independent scipy
+check of the periodic orbit, the error estimate's honesty, implicit derivatives against
+finite differences, the vectorized batch, and the named errors."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from scipy.integrate import solve_ivp  # noqa: E402
+
+import jaxfriction as jf  # noqa: E402
+from jaxfriction._workflows.harmonic import fourier  # noqa: E402
+
+
+def test_fourier_basis_round_trip_derivative_and_extremes():
+    rng = np.random.default_rng(0)
+    c = rng.normal(size=(11, 3))  # H = 5
+    e, p = fourier.synthesis(5, 16), fourier.analysis(5, 16)
+    np.testing.assert_allclose(np.asarray(p @ (e @ c)), c, atol=1e-13)
+    # d/dt of x(t) = sum a_k cos(k w t) + b_k sin(k w t), against the series differentiated by hand
+    w, t = 1.7, np.linspace(0.0, 3.0, 7)
+    k = np.arange(1, 6)
+    dx = (-np.sin(w * np.outer(t, k)) * k * w) @ c[1::2] + (np.cos(w * np.outer(t, k)) * k * w) @ c[2::2]
+    dc = np.asarray(fourier.derivative(5, w) @ c)
+    series = dc[0] + np.cos(w * np.outer(t, k)) @ dc[1::2] + np.sin(w * np.outer(t, k)) @ dc[2::2]
+    np.testing.assert_allclose(series, dx, atol=1e-12)
+    # the extremes of 2 cos(theta - 0.3) + 0.5: 2.5 and -1.5, off the grid of 7 phases
+    one = np.zeros((3, 1))
+    one[0, 0], one[1, 0], one[2, 0] = 0.5, 2 * np.cos(0.3), 2 * np.sin(0.3)
+    hi, lo = fourier.extremes(one, 7)
+    assert abs(float(hi[0]) - 2.5) < 1e-14 and abs(float(lo[0]) + 1.5) < 1e-14
+    with pytest.raises(ValueError, match="samples"):
+        fourier.analysis(5, 10)
+
+
+def test_linear_oscillator_closed_form_and_energy_balance():
+    # m x'' + c x' + k x = P sin(w t): X = P / sqrt((k - m w^2)^2 + (c w)^2), damping D = pi c w X^2
+    c_damp, w = 0.1, 0.8
+    system = jf.Oscillator(law=jf.Quinn(mu=0.0, eps=0.05), force=jf.Harmonic(1.0, w), damping=c_damp)
+    hb = jf.harmonic_balance(system, harmonics=2)
+    x = 1.0 / np.sqrt((1.0 - w**2) ** 2 + (c_damp * w) ** 2)
+    assert hb.converged and hb.stable
+    assert abs(hb.amplitude[0] - x) < 1e-12 * x
+    assert abs(hb.damping_dissipation - np.pi * c_damp * w * x**2) < 1e-11
+    assert abs(hb.input_work - hb.damping_dissipation) < 1e-11 and abs(hb.dissipation) < 1e-14
+    assert hb.relative_error < 1e-12 and hb.flow_residual < 1e-8
+    # Floquet multipliers of a damped linear oscillator: |mu| = exp(-c T / 2)
+    np.testing.assert_allclose(np.abs(hb.multipliers), np.exp(-c_damp * np.pi / w), rtol=1e-7)
+
+
+def _quinn_rhs(mu, eps, amp, w, k=1.0, m=1.0):
+    """Quinn 2004 eq. (4) on a forced spring-mass, written out here (not jaxfriction's)."""
+    def rhs(t, y):
+        x, v = y
+        f_eq = k * x - amp * np.sin(w * t)  # the force that holds the block: m a = F - k x + f = 0
+        zeta = np.clip(f_eq / (mu * m * 1.0), -1.0, 1.0)
+        f = -mu * np.clip(v / eps - zeta, -1.0, 1.0)
+        return [v, (amp * np.sin(w * t) - k * x + f) / m]
+    return rhs
+
+
+@pytest.mark.parametrize("mu, eps, w", [(0.3, 0.05, 0.8), (0.6, 0.1, 0.5)], ids=["slip", "stick-slip"])
+def test_quinn_orbit_against_scipy_within_its_error_estimate(mu, eps, w):
+    system = jf.Oscillator(law=jf.Quinn(mu=mu, eps=eps), force=jf.Harmonic(1.0, w))
+    hb = jf.harmonic_balance(system, harmonics=32)
+    assert hb.converged and hb.stable and hb.relative_error < 1e-2
+    period = 2 * np.pi / w
+    ts = np.linspace(0.0, period, 401)
+    ref = solve_ivp(_quinn_rhs(mu, eps, 1.0, w), (0.0, period), hb.y0, method="DOP853", rtol=1e-12, atol=1e-12,
+                    t_eval=ts, max_step=period / 2000)
+    deviation = np.max(np.abs(ref.y.T - hb.states(ts)), axis=0)
+    # the orbit of the independent ODE stays within the solution's own error estimate
+    assert np.all(deviation <= hb.error_estimate[:2]), (deviation, hb.error_estimate)
+    assert np.max(deviation) > 1e-8  # the estimate is not vacuous: a real truncation error is there
+
+
+def test_error_estimate_shrinks_and_accuracy_doubles_harmonics():
+    system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.8))
+    coarse = jf.harmonic_balance(system, harmonics=8)
+    fine = jf.harmonic_balance(system, harmonics=8, accuracy=2e-3)
+    assert fine.harmonics > coarse.harmonics and fine.relative_error <= 2e-3 < coarse.relative_error
+    # against the shooting orbit of a fine RK4 flow (a different method): within the estimates
+    orbit = jf.periodic_orbit(system, dt=2e-3)
+    for hb in (coarse, fine):
+        assert abs(hb.amplitude[0] - orbit.amplitude) <= np.max(hb.error_estimate[:2])
+        assert abs(hb.dissipation - orbit.dissipation) <= 2 * hb.relative_error * orbit.dissipation
+
+
+def test_dynamic_law_internal_state_in_the_unknowns():
+    law = jf.LuGre(sigma0=200.0, sigma1=5.0, sigma2=0.2, mu_c=0.3, mu_s=0.5, v_s=0.1)
+    system = jf.Oscillator(law=law, force=jf.Harmonic(1.0, 0.8))
+    hb = jf.harmonic_balance(system, harmonics=16, dt=1e-3)  # the bristles: RK4 needs h <= 2.785 g / (sigma0 |v|)
+    assert hb.coefficients.shape == (65, 3) and hb.converged
+    orbit = jf.periodic_orbit(system, dt=1e-3)
+    assert abs(hb.amplitude[0] - orbit.amplitude) <= max(np.max(hb.error_estimate[:2]), 1e-6)
+    # energy balance over a period (no storage change on an orbit), to the truncation error
+    assert abs(hb.input_work - hb.dissipation - hb.damping_dissipation) <= hb.relative_error * hb.input_work
+
+
+def test_implicit_derivative_matches_finite_differences():
+    system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.1), force=jf.Harmonic(1.0, 0.8))
+    base = jf.harmonic_balance(system, harmonics=16, estimate=False)
+    guess = jnp.asarray(base.coefficients)
+
+    def first_harmonic(mu):
+        s = jf.set_parameters(system, {"law.mu": mu})
+        c = jf.solve_balance(s, guess, frequency="force.omega", t0=0.0, samples=base.samples, tol=1e-12,
+                             max_steps=30)["coefficients"]
+        return jnp.sqrt(c[1, 0] ** 2 + c[2, 0] ** 2)
+
+    grad = float(jax.grad(first_harmonic)(0.3))
+    h = 1e-5
+    fd = (float(first_harmonic(0.3 + h)) - float(first_harmonic(0.3 - h))) / (2 * h)
+    assert np.isfinite(grad) and grad < 0  # more friction, less motion
+    assert abs(grad - fd) < 1e-6 * abs(fd)
+    assert abs(float(jax.jacfwd(first_harmonic)(0.3)) - grad) < 1e-10 * abs(grad)
+
+
+def test_batch_equals_one_by_one():
+    system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.8))
+    mus = np.array([0.1, 0.3, 0.45])
+    out = jf.harmonic_balance_batch(system, {"law.mu": mus}, harmonics=16)
+    assert out["coefficients"].shape == (3, 33, 2) and out["converged"].all()
+    for i, mu in enumerate(mus):
+        one = jf.harmonic_balance(jf.set_parameters(system, {"law.mu": mu}), harmonics=16, estimate=False)
+        np.testing.assert_allclose(out["coefficients"][i], one.coefficients, atol=1e-9)
+        assert abs(out["amplitude"][i, 0] - one.amplitude[0]) < 1e-9
+        assert abs(out["dissipation"][i] - one.dissipation) < 1e-9
+
+
+def test_named_errors():
+    forced = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.8))
+    free = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05))
+    with pytest.raises(ValueError, match="system"):
+        jf.harmonic_balance(free)
+    with pytest.raises(ValueError, match="harmonics"):
+        jf.harmonic_balance(forced, harmonics=0)
+    with pytest.raises(ValueError, match="samples"):
+        jf.harmonic_balance(forced, harmonics=8, samples=10)
+    with pytest.raises(ValueError, match="guess"):
+        jf.harmonic_balance(forced, guess=np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="accuracy"):
+        jf.harmonic_balance(forced, accuracy=-1.0)
+    with pytest.raises(ValueError, match="values"):
+        jf.harmonic_balance_batch(forced, {"law.mu": [0.1, 0.2], "force.omega": [0.8]})
+    with pytest.raises(ValueError, match="values"):
+        jf.harmonic_balance_batch(forced, {"law.nope": [0.1]})
