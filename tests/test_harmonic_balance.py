@@ -148,3 +148,82 @@ def test_named_errors():
         jf.harmonic_balance_batch(forced, {"law.mu": [0.1, 0.2], "force.omega": [0.8]})
     with pytest.raises(ValueError, match="values"):
         jf.harmonic_balance_batch(forced, {"law.nope": [0.1]})
+
+
+class DuffingFriction(jf.AbstractContactSystem):
+    """A hardening spring (``x + cubic x^3``), viscous damping and a frictional contact: the
+    frequency-response curve folds twice (a user system, docs/howto/own-system.md)."""
+
+    n_dof = 1
+    law: jf.AbstractFrictionLaw
+    force: jf.AbstractDrive
+    cubic: float = 1.0
+    viscous: float = 0.05
+
+    @property
+    def masses(self):
+        return jnp.ones(1)
+
+    @property
+    def normal(self):
+        return jnp.ones(1)
+
+    @property
+    def damping(self):
+        return jnp.reshape(jnp.asarray(self.viscous, float), (1,))
+
+    def potential_energy(self, q):
+        return 0.5 * q[0] ** 2 + 0.25 * self.cubic * q[0] ** 4
+
+    def contact_jacobian(self):
+        return None
+
+    def external_force(self, t):
+        return jnp.reshape(self.force(t), (1,))
+
+    def surface_velocity(self, t):
+        return None
+
+
+def _duffing_quinn_rhs(mu, eps, amp, w, cubic=1.0, viscous=0.05):
+    """The same equations written out for scipy: x'' + c x' + x + g x^3 = A sin(w t) + f (Quinn)."""
+    def rhs(t, y):
+        x, v = y
+        nonfriction = amp * np.sin(w * t) - x - cubic * x**3 - viscous * v
+        zeta = np.clip(-nonfriction / mu, -1.0, 1.0)
+        f = -mu * np.clip(v / eps - zeta, -1.0, 1.0)
+        return [v, nonfriction + f]
+    return rhs
+
+
+def test_frequency_response_through_two_folds_against_scipy():
+    system = DuffingFriction(law=jf.Quinn(mu=0.01, eps=0.05), force=jf.Harmonic(0.1, 0.8))
+    start = jf.harmonic_balance(system, harmonics=8)
+    assert start.relative_error < 1e-3
+    branch = jf.continue_balance(start, "force.omega", bounds=(0.5, 2.0), ds=0.05, ds_max=0.2)
+    omega, amp = branch["force.omega"].values, branch["amplitude"].values
+    folds = np.flatnonzero(branch["fold"].values)
+    assert branch.attrs["status"] == "bounds reached" and len(folds) == 2
+    upper, lower = folds  # the jump-down frequency above the jump-up one, the middle branch unstable
+    assert omega[upper] > omega[lower] and amp[upper] > amp[lower]
+    assert not branch["stable"].values[upper + 1:lower].any() and branch["stable"].values[:upper - 1].all()
+    assert set(branch["bifurcation"].values[[upper, lower]]) == {"fold"}
+    assert np.max(branch["residual"].values) < 1e-8
+    # three orbits near omega = 1.3: each branch point, run by scipy from its own state for 40 periods
+    for i, stable in ((np.argmin(np.abs(omega[:upper] - 1.3)), True),
+                      (upper + np.argmin(np.abs(omega[upper:lower] - 1.3)), False),
+                      (lower + np.argmin(np.abs(omega[lower:] - 1.3)), True)):
+        w = omega[i]
+        period = 2 * np.pi / w
+        y0 = branch["y0"].values[i]
+        run = solve_ivp(_duffing_quinn_rhs(0.01, 0.05, 0.1, w), (0.0, 40 * period), y0, method="DOP853", rtol=1e-10,
+                        atol=1e-12, t_eval=np.linspace(39 * period, 40 * period, 2001), max_step=period / 400)
+        simulated = 0.5 * (run.y[0].max() - run.y[0].min())
+        if stable:
+            assert abs(simulated - amp[i]) < 2e-3 * amp[i], (w, simulated, amp[i])
+        else:  # the middle branch repels: the run has left it for one of the stable orbits
+            assert abs(simulated - amp[i]) > 0.1 * amp[i], (w, simulated, amp[i])
+    with pytest.raises(ValueError, match="bounds"):
+        jf.continue_balance(start, "force.omega", bounds=(1.0, 2.0))
+    with pytest.raises(ValueError, match="start"):
+        jf.continue_balance(object(), "force.omega", bounds=(0.5, 2.0))

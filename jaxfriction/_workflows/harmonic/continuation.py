@@ -1,0 +1,193 @@
+"""Frequency-response curves by harmonic balance: pseudo-arclength continuation through folds.
+
+The branch ``R(c, p) = 0`` of the harmonic-balance residual (:mod:`.balance`) is followed in a
+scalar parameter ``p`` at a leaf path (``"force.omega"``: the frequency-response curve;
+``"force.amplitude"``, ``"law.mu"``: response against load or friction) with the predictor,
+corrector and step control of :func:`~jaxfriction.continue_orbits` (Keller's pseudo-arclength
+method, Seydel 2010 Sec. 4.4): the unknowns are the Fourier coefficients and ``p``, the
+tangent is the null vector of ``[R_c, R_p]`` (by SVD of JAX's forward-mode Jacobian), and the
+corrector is optimistix's Newton on ``R = 0``, ``t . (u - u_k) = ds``, so folds, where ``p``
+turns back, are passed. At every point the stability comes from the Floquet multipliers of the
+system's RK4 flow over one period from the solution's state at ``t0`` (the monodromy by
+forward-mode AD), as in :func:`~jaxfriction.harmonic_balance`; the branch is the same
+``xarray.Dataset`` as :func:`~jaxfriction.continue_orbits`' (so
+:func:`~jaxfriction.plot_branch` draws it), with the coefficients besides.
+"""
+
+from __future__ import annotations
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..._checks import check_int, check_real
+from ..._observables.stick import stick_fraction
+from ..._paths import check_paths, get_parameter, set_parameters
+from ..periodic.continuation import _dataset, _tangent
+from ..periodic.flow import full_state, period_map, period_trajectory
+from .balance import HarmonicBalance, _scale, balance_residual
+from .fourier import extremes, synthesis
+
+
+def _residual(u, system, path, frequency, t0, samples, shape):
+    s = set_parameters(system, {path: u[-1]})
+    return balance_residual(u[:-1].reshape(shape), s, frequency=frequency, t0=t0, samples=samples).reshape(-1)
+
+
+@eqx.filter_jit
+def _point(system, u, path, frequency, t0, samples, shape, flow_steps):
+    """The Jacobian ``[R_c, R_p]``, the residual and the observables at a corrected point."""
+    jac = jax.jacfwd(lambda v: _residual(v, system, path, frequency, t0, samples, shape))(u)
+    residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape)))
+    s = set_parameters(system, {path: u[-1]})
+    c = u[:-1].reshape(shape)
+    d = shape[1]
+    omega = jnp.abs(jnp.asarray(get_parameter(s, frequency), dtype=u.dtype))
+    period = 2 * jnp.pi / omega
+    x0 = c[0] + jnp.sum(c[1::2], axis=0)
+    traj = period_trajectory(s, x0, t0, period, flow_steps)
+    monodromy = jax.jacfwd(lambda z: period_map(s, z, t0, period, flow_steps)[:d])(x0)
+    fine = 4 * samples
+    harmonics = (shape[0] - 1) // 2
+    x = synthesis(harmonics, fine, c.dtype) @ c
+    ts = t0 + jnp.arange(fine) * (period / fine)
+    rates = jax.vmap(lambda t, xj: s.vector_field(t, full_state(s, xj)))(ts, x)
+    hi, lo = extremes(c[:, :s.n_dof], fine)
+    amplitude = 0.5 * (hi - lo)
+    return {"jac": jac, "residual": residual, "scale": _scale(c, omega), "monodromy": monodromy, "period": period,
+            "dissipation": period * jnp.mean(rates[:, -3]), "input_work": period * jnp.mean(rates[:, -1]),
+            "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "stick_fraction": stick_fraction(traj),
+            "status": traj.status, "x0": x0}
+
+
+@eqx.filter_jit
+def _correct(system, u_pred, u_prev, tangent, ds, path, frequency, t0, samples, shape, tol, max_newton):
+    import optimistix as optx
+
+    def h(u, _):
+        return jnp.concatenate([_residual(u, system, path, frequency, t0, samples, shape),
+                                jnp.dot(tangent, u - u_prev)[None] - ds])
+
+    c = u_pred[:-1].reshape(shape)
+    omega = jnp.abs(jnp.asarray(get_parameter(set_parameters(system, {path: u_pred[-1]}), frequency), c.dtype))
+    atol = tol * jax.lax.stop_gradient(_scale(c, omega))
+    sol = optx.root_find(h, optx.Newton(rtol=tol, atol=atol), u_pred, max_steps=max_newton, throw=False)
+    return sol.value, sol.result == optx.RESULTS.successful, sol.stats["num_steps"]
+
+
+def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, float], ds: float = 0.05,
+                     ds_min: float = 1e-5, ds_max: float = 0.5, max_points: int = 200, direction: int = 1,
+                     max_newton: int = 10, tol: float = 1e-9, progress: bool = False):
+    """Follow a branch of harmonic-balance solutions in the parameter at ``path`` (module docstring).
+
+    Args:
+        start: a converged :class:`~jaxfriction.HarmonicBalance` on the branch (its system,
+            harmonics, samples, phase and forcing path are the branch's; check its
+            ``relative_error`` first: the branch keeps its harmonics).
+        path: a scalar leaf path of the system (``"force.omega"``, ``"force.amplitude"``).
+        bounds: ``(low, high)`` of the parameter: the continuation stops past either.
+        ds: first arclength step (Euclidean norm of the coefficients and the parameter).
+        ds_min, ds_max: step control limits (``0 < ds_min <= ds <= ds_max``).
+        max_points: points on the branch at most (the start included).
+        direction: +1 to start towards increasing ``p``, -1 towards decreasing.
+        max_newton: corrector iterations per step.
+        tol: the residual test of every point, ``|R|_inf <= tol max(1, |D c|_inf)``.
+        progress: print one line per point.
+
+    Returns:
+        ``xarray.Dataset`` over ``point`` with the variables of
+            :func:`~jaxfriction.continue_orbits` (the parameter named by ``path``,
+            ``amplitude``, ``dissipation``, ``input_work``, ``stick_fraction``, ``period``,
+            ``residual`` (here ``|R|_inf``), ``stable``, ``max_multiplier``, the multipliers,
+            ``tangent_p``, ``fold``, ``bifurcation``, ``y0``, ``iterations``) and
+            ``coefficients`` (``point, coefficient, state``). Attributes: ``path``,
+            ``status``, ``harmonics``, ``samples``, ``n_steps`` (the RK4 steps per period of
+            the stability check), ``t0``, ``autonomous`` (0).
+
+    Raises:
+        ValueError: naming the argument: a start that is not a converged
+            :class:`~jaxfriction.HarmonicBalance`, a path that is not a scalar parameter,
+            bounds that do not hold the start, invalid step limits.
+
+    Source: Keller 1977 pseudo-arclength continuation (Seydel 2010, Sec. 4.4) on the
+    harmonic-balance equations (Krack & Gross 2019, Sec. 4).
+    """
+    import xarray as xr
+
+    if not isinstance(start, HarmonicBalance):
+        raise ValueError(f"start must be a HarmonicBalance (from jf.harmonic_balance), got {type(start).__name__}")
+    if not start.converged:
+        raise ValueError(f"start did not converge ({start.status}, residual {start.residual:.3g})")
+    system = start.system
+    check_paths(system, [path], "path")
+    p0 = get_parameter(system, path)
+    if np.ndim(p0) != 0:
+        raise ValueError(f"path: {path!r} is an array; name one element, e.g. {path}[0]")
+    p0 = float(p0)
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds must be (low, high) numbers, got {bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and lo <= p0 <= hi):
+        raise ValueError(f"bounds must be finite (low, high) with low < high holding the start's {path} = {p0:g}, "
+                         f"got {bounds!r}")
+    check_real("ds", ds, positive=True)
+    check_real("ds_min", ds_min, positive=True)
+    check_real("ds_max", ds_max, positive=True)
+    if not ds_min <= ds <= ds_max:
+        raise ValueError(f"ds must lie in [ds_min, ds_max], got ds={ds}, ds_min={ds_min}, ds_max={ds_max}")
+    check_int("max_points", max_points, minimum=2)
+    check_int("max_newton", max_newton, minimum=1)
+    check_real("tol", tol, positive=True)
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be 1 or -1, got {direction!r}")
+    frequency, t0, samples = start.frequency, start.t0, start.samples
+    shape = tuple(start.coefficients.shape)
+    flow_steps = start.flow_steps
+    if path == frequency and lo > 0:  # the longest period of the branch keeps the start's step
+        flow_steps = max(flow_steps, math.ceil(flow_steps * start.omega / lo))
+    u = jnp.asarray(np.concatenate([np.ravel(start.coefficients), [p0]]))
+    info = _point(system, u, path, frequency, t0, samples, shape, flow_steps)
+    tangent = _tangent(info["jac"], direction=float(direction))
+    points = [(u, info, tangent, 0)]
+    status = "max points"
+    while len(points) < max_points:
+        u_prev, _, t_prev, _ = points[-1]
+        while True:
+            u_new, ok, iters = _correct(system, u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev), ds, path,
+                                        frequency, t0, samples, shape, tol, max_newton)
+            ok = bool(ok) and bool(jnp.all(jnp.isfinite(u_new)))
+            if ok:
+                new_info = _point(system, u_new, path, frequency, t0, samples, shape, flow_steps)
+                ok = float(new_info["residual"]) <= tol * float(new_info["scale"])
+            if ok:
+                break
+            ds *= 0.5
+            if ds < ds_min:
+                break
+        if not ok:
+            status = "stalled"
+            break
+        tangent = _tangent(new_info["jac"], previous=t_prev)
+        points.append((u_new, new_info, tangent, int(iters)))
+        if progress:
+            print(f"{len(points):4d} {path} = {float(u_new[-1]):.6g} amplitude = {np.asarray(new_info['amplitude'])} "
+                  f"ds = {ds:.3g} iterations = {int(iters)}")
+        p = float(u_new[-1])
+        if p < lo or p > hi:
+            status = "bounds reached"
+            break
+        if int(iters) <= 3:
+            ds = min(ds * 1.5, ds_max)
+        elif int(iters) >= max_newton - 1:
+            ds = max(ds * 0.5, ds_min)
+    # the branch's dataset as continue_orbits writes it: the state at t0 stands in for the shooting unknowns
+    rows = [(jnp.concatenate([i["x0"], u[-1:]]), i, t, it) for u, i, t, it in points]
+    branch = _dataset(rows, path, status, flow_steps, t0, False, xr)
+    coefficients = np.stack([np.asarray(u[:-1]).reshape(shape) for u, *_ in points])
+    branch["coefficients"] = (("point", "coefficient", "state"), coefficients)
+    branch.attrs.update(harmonics=(shape[0] - 1) // 2, samples=samples)
+    return branch
