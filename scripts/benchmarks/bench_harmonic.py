@@ -1,0 +1,79 @@
+"""A frequency-response curve of a friction oscillator: harmonic balance against shooting.
+
+Quinn's regularized Coulomb friction on a forced spring-mass (``x'' + x = sin(omega t) + f``,
+``mu N = 0.3``, ``eps = 0.05``) at ``--points`` forcing frequencies in ``[0.3, 0.9]`` (below
+resonance, where the friction-limited response is bounded), side by side in one run:
+
+- ``jf.harmonic_balance_batch`` (all frequencies in one vectorized program) at ``--harmonics``;
+- ``jf.periodic_orbit`` (Newton shooting on the RK4 flow at ``dt = 2e-3``), one frequency at
+  a time, as a user would loop it;
+- the reference: ``jf.harmonic_balance`` with ``accuracy=1e-5`` at three frequencies, and
+  shooting at ``dt = 5e-4`` at the same three.
+
+Reports the wall time of each (first call, compilation included, and repeated) and the
+largest amplitude difference to the reference. Speed is measured here, never in tests.
+
+Run from the repository root: ``python scripts/benchmarks/bench_harmonic.py [--points 64]
+[--harmonics 16 32]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np  # noqa: E402
+
+import jaxfriction as jf  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=64)
+    parser.add_argument("--harmonics", type=int, nargs="+", default=[16, 32])
+    args = parser.parse_args()
+    system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.5))
+    omegas = np.linspace(0.3, 0.9, args.points)
+    check = [0, args.points // 2, args.points - 1]
+    print(f"jax {jax.__version__}, cores {os.cpu_count()}, load average {os.getloadavg()}")
+
+    reference = {}
+    for i in check:
+        s = jf.set_parameters(system, {"force.omega": omegas[i]})
+        hb = jf.harmonic_balance(s, harmonics=32, accuracy=1e-5, warn=False)
+        orbit = jf.periodic_orbit(s, dt=5e-4, warn=False)
+        reference[i] = orbit.amplitude
+        print(f"reference omega = {omegas[i]:.3f}: harmonic balance ({hb.harmonics} harmonics, estimate "
+              f"{hb.relative_error:.1e}) {hb.amplitude[0]:.7f}, shooting dt 5e-4 {orbit.amplitude:.7f}")
+
+    rows = []
+    for h in args.harmonics:
+        times = []
+        for _ in range(2):
+            began = time.perf_counter()
+            out = jf.harmonic_balance_batch(system, {"force.omega": omegas}, harmonics=h)
+            times.append(time.perf_counter() - began)
+        err = max(abs(out["amplitude"][i, 0] - reference[i]) / reference[i] for i in check)
+        rows.append((f"harmonic_balance_batch, H = {h}", times, err, int(out["converged"].sum())))
+
+    times = []
+    for _ in range(2):
+        began = time.perf_counter()
+        amps = [jf.periodic_orbit(jf.set_parameters(system, {"force.omega": w}), dt=2e-3, warn=False) for w in omegas]
+        times.append(time.perf_counter() - began)
+    err = max(abs(amps[i].amplitude - reference[i]) / reference[i] for i in check)
+    rows.append(("periodic_orbit loop, dt = 2e-3", times, err, sum(o.converged for o in amps)))
+
+    print(f"\n| {args.points} frequencies | first call (s) | repeated (s) | largest relative amplitude error | converged |")
+    print("|---|---|---|---|---|")
+    for name, (first, again), err, ok in rows:
+        print(f"| {name} | {first:.2f} | {again:.2f} | {err:.1e} | {ok} |")
+
+
+if __name__ == "__main__":
+    main()
