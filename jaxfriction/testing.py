@@ -248,6 +248,10 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
     - finite derivatives of the force and the rate with respect to ``v``, ``z`` and every
       parameter leaf (forward mode), zero slip and states on bounds included;
     - the law's ``constraints()`` hold for its own parameters;
+    - where the law defines :meth:`~jaxfriction.AbstractDynamicLaw.slip_update` (a return map
+      of a rate-independent law), it agrees with the state equation integrated along the same
+      monotone slip (2,000 explicit Euler steps, to 1e-3 of the increment), from every probed
+      state, for increments of both signs;
     - passivity (:func:`~jaxfriction.passivity`): with ``passivity="auto"`` the closed-form
       margin :func:`~jaxfriction.passivity_margin` where the law has one (LuGre, Bouc-Wen,
       the spring-slider laws), else the numerical energy test at the smallest and largest
@@ -311,6 +315,9 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
         if not all(np.all(np.isfinite(d[path])) for d in out["d_p"]):
             problems.append(f"non-finite derivative with respect to {path}")
     checks, notes = ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"], []
+    if not problems and law.slip_update(z0[None], jnp.zeros(1), jnp.full(1, normal)) is not None:
+        problems += _slip_update_problems(law, normal, zs)
+        checks.append("slip update")
     if passivity is not None and not problems:
         verdict = _passivity_verdict(law, normal, vs, passivity)
         if verdict is None:
@@ -320,6 +327,22 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
         else:
             notes.append(verdict)
     return _fail(type(law).__name__, problems, "dynamic-law", checks, notes)
+
+
+def _slip_update_problems(law, normal, zs) -> list:
+    """Where ``law.slip_update`` and ``state_rate`` integrated along the same slip disagree."""
+    problems = []
+    steps = 2000
+    for du in (0.5, -0.5, 5e-3, -5e-3):
+        z = zs
+        v = jnp.full(zs.shape[0], du)  # over a unit time: the slip is du
+        for _ in range(steps):
+            z = z + law.state_rate(v, z, jnp.full(zs.shape[0], normal)) / steps
+        jumped = law.slip_update(zs, jnp.full(zs.shape[0], du), jnp.full(zs.shape[0], normal))
+        gap = float(jnp.max(jnp.abs(jumped - z)))
+        if not gap <= 1e-3 * abs(du) + 1e-12:
+            problems.append(f"slip_update differs from the integrated state_rate by {gap:.3g} for a slip of {du}")
+    return problems
 
 
 def _passivity_verdict(law, normal, vs, mode) -> str | None:

@@ -78,6 +78,20 @@ def test_a_false_slope_bounded_claim_is_caught():
     assert "slope bounded" in str(check_law(jf.Quinn(0.4, 1e-3)))
 
 
+def test_a_wrong_slip_update_is_caught():
+    """A return map that forgets the sliders' limits (the springs load on without bound)
+    disagrees with the integrated state equation; the Iwan model's own passes."""
+
+    class Unbounded(jf.Iwan):
+        def slip_update(self, z, slip, normal):
+            return z + jnp.asarray(slip)[..., None]
+
+    k, phi = jnp.array([2.0, 1.0]), jnp.array([0.2, 0.3])
+    with pytest.raises(AssertionError, match="slip_update"):
+        check_dynamic_law(Unbounded(k, phi))
+    assert "slip update" in str(check_dynamic_law(jf.Iwan(k, phi)))
+
+
 @pytest.mark.parametrize("law, states", DYNAMIC_LAWS, ids=lambda x: type(x).__name__ if not isinstance(x, list) else "")
 def test_every_dynamic_law_passes(law, states):
     check_dynamic_law(law, states=states, speeds=(1e-6, 1e-3, 1.0))

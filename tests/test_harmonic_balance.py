@@ -45,7 +45,7 @@ def test_linear_oscillator_closed_form_and_energy_balance():
     assert hb.converged and hb.stable
     assert abs(hb.amplitude[0] - x) < 1e-12 * x
     assert abs(hb.damping_dissipation - np.pi * c_damp * w * x**2) < 1e-11
-    assert abs(hb.input_work - hb.damping_dissipation) < 1e-11 and abs(hb.dissipation) < 1e-14
+    assert abs(hb.input_work - hb.damping_dissipation) < 1e-11 and abs(hb.dissipation) < 1e-11
     assert hb.relative_error < 1e-12 and hb.flow_residual < 1e-8
     # Floquet multipliers of a damped linear oscillator: |mu| = exp(-c T / 2)
     np.testing.assert_allclose(np.abs(hb.multipliers), np.exp(-c_damp * np.pi / w), rtol=1e-7)
@@ -96,8 +96,24 @@ def test_dynamic_law_internal_state_in_the_unknowns():
     assert hb.coefficients.shape == (65, 3) and hb.converged
     orbit = jf.periodic_orbit(system, dt=1e-3)
     assert abs(hb.amplitude[0] - orbit.amplitude) <= max(np.max(hb.error_estimate[:2]), 1e-6)
-    # energy balance over a period (no storage change on an orbit), to the truncation error
-    assert abs(hb.input_work - hb.dissipation - hb.damping_dissipation) <= hb.relative_error * hb.input_work
+    assert abs(hb.dissipation - orbit.dissipation) <= max(2 * hb.relative_error, 1e-4) * orbit.dissipation
+
+
+def test_iwan_elements_marched_through_the_period_against_masing():
+    # a two-element Iwan joint on a forced, lightly damped oscillator; Masing's rule (Iwan 1966):
+    # a symmetric cycle of slip amplitude X dissipates sum_i 4 phi_i (X - phi_i / k_i) over the
+    # elements that slide (X > phi_i / k_i), whatever the motion's shape between its extremes
+    k, phi = np.array([2.0, 1.0]), np.array([0.2, 0.3])
+    system = jf.Oscillator(law=jf.Iwan(jnp.asarray(k), jnp.asarray(phi)), force=jf.Harmonic(1.0, 0.8), damping=0.05)
+    hb = jf.harmonic_balance(system, harmonics=32, dt=1e-3)
+    assert hb.converged and hb.internal == "marched" and hb.coefficients.shape == (129, 2)
+    assert hb.repeat_mismatch == 0.0 and hb.relative_error < 1e-3 and hb.y0.shape == (4,)
+    x = hb.amplitude[0]
+    masing = np.sum(np.where(x > phi / k, 4 * phi * (x - phi / k), 0.0))
+    assert abs(hb.dissipation - masing) < 1e-4 * masing, (hb.dissipation, masing)
+    # the states as unknowns (or shooting) leave every stuck element's offset free: no isolated orbit
+    orbit = jf.periodic_orbit(system, dt=1e-3, warn=False)
+    assert not orbit.converged
 
 
 def test_implicit_derivative_matches_finite_differences():

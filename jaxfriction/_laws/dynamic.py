@@ -112,6 +112,15 @@ class AbstractDynamicLaw(eqx.Module):
         """Energy stored in the contact's internal springs (J), ``(...)``; default 0."""
         return jnp.zeros(jnp.shape(z)[:-1])
 
+    def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
+        """The state after a monotone slip increment ``slip`` (m), ``(...)``, from ``z``
+        ``(..., n_state)``, for a rate-independent law whose state follows the slip path
+        exactly (a return map: Jenkins, Iwan and Segalman elements), or None (the default:
+        the state depends on the rate, or the law has no closed update). Harmonic balance
+        marches such a law's state through the period sample by sample
+        (:func:`~jaxfriction.harmonic_balance`)."""
+        return None
+
     def stick_band(self) -> ArrayLike:
         """0: a dynamic law has no stick band (its sticking is elastic, in the state)."""
         return 0.0

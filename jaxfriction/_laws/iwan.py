@@ -52,6 +52,26 @@ def jenkins_rate(v: ArrayLike, z: Array, stiffness: ArrayLike, slip_force: Array
     return jnp.where(v * z > 0, v * gate, v + 0.0 * z)
 
 
+def jenkins_update(z: Array, slip: ArrayLike, stiffness: ArrayLike, slip_force: ArrayLike,
+                   smoothing: ArrayLike = 0.0) -> Array | None:
+    """Elongations of Jenkins elements after a monotone slip increment ``slip`` (m), the exact
+    solution of :func:`jenkins_rate` along it: ``clip(z + slip, -phi / k, phi / k)`` (an
+    element loads elastically until its slider's limit, then slides), for elongations within
+    their limits; None with ``smoothing > 0`` (the ramp's state depends on the path's detail).
+
+    Args:
+        z: ``(..., n)`` elongations (m); slip: ``(...)`` (m); stiffness, slip_force: ``(n,)``.
+
+    Returns:
+        ``(..., n)`` or None.
+    """
+    if smoothing != 0.0:
+        return None
+    stiff = stiffness > 0  # an element of zero stiffness carries no force: its elongation stays 0
+    limit = jnp.where(stiff, slip_force / jnp.where(stiff, stiffness, 1.0), 0.0)
+    return jnp.clip(z + jnp.asarray(slip)[..., None], -limit, limit)
+
+
 #: A run with an exact stick/slip switch is flagged once one step's slip loads the springs by
 #: more than this fraction of their slip force (:func:`switch_rate`).
 SWITCH_OVERSHOOT = 0.1
@@ -128,6 +148,10 @@ class Iwan(AbstractDynamicLaw):
 
     def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return jenkins_rate(v, z, self.stiffness, self.slip_force, self.smoothing)
+
+    def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
+        """:func:`jenkins_update` (the exact switch; None with ``smoothing > 0``)."""
+        return jenkins_update(z, slip, self.stiffness, self.slip_force, self.smoothing)
 
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -jnp.sum(self.stiffness * z, axis=-1) + 0.0 * v
@@ -262,6 +286,11 @@ class SegalmanIwan(AbstractDynamicLaw):
     def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         k, phi = self.elements()
         return jenkins_rate(v, z, k, phi, self.smoothing)
+
+    def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
+        """:func:`jenkins_update` of the elements (the exact switch; None with ``smoothing > 0``)."""
+        k, phi = self.elements()
+        return jenkins_update(z, slip, k, phi, self.smoothing)
 
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         k, _ = self.elements()

@@ -19,8 +19,15 @@ optimistix's Newton, and derivatives of a solution with respect to the system's 
 come from the implicit function theorem at the root (one Newton step on the unfrozen system,
 as :func:`~jaxfriction._workflows.periodic.shooting.shoot` does).
 
-A non-smooth law (exact Coulomb, a hysteretic element's stick/slip switch) has Fourier
-coefficients that decay slowly; regularized laws (Quinn, Awrejcewicz, LuGre) converge
+Hysteretic elements with an exact stick/slip switch (Jenkins, Iwan and Segalman elements:
+laws with a :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`) are not unknowns: their
+states are marched through the period along the sampled slip, sample by sample with the
+law's exact return map, from the relaxed state over :data:`MARCH_PERIODS` periods (after one
+full cycle a Masing element's state repeats), and the last period's forces enter the
+residual. The unknowns are then the positions' and velocities' coefficients only, and each
+orbit is unique: with the states as unknowns (or by shooting) every stuck element's offset
+is a free constant, and the orbits form a continuum. Other non-smooth laws (exact Coulomb)
+have Fourier coefficients that decay slowly; regularized laws (Quinn, Awrejcewicz, LuGre) converge
 spectrally once ``H omega`` resolves the regularization. Every solution carries an estimate
 of its truncation and sampling error: the largest difference over the period to the solution
 with half the harmonics and half the samples (:func:`harmonic_balance`).
@@ -48,6 +55,11 @@ from .fourier import analysis, derivative, extremes, resized, synthesis
 
 #: Samples per period for ``H`` harmonics when none are given: ``max(32, 8 H)``.
 SAMPLES_PER_HARMONIC = 8
+#: Periods over which marched hysteretic states are run from the relaxed state; the last one
+#: is the orbit's (its repeat mismatch is reported).
+MARCH_PERIODS = 2
+#: Slip increments per sample interval of the march (the trapezoid rule on each).
+MARCH_SUBSTEPS = 4
 #: RK4 steps per period of the time-domain check and the Floquet multipliers: at least this
 #: many, and 8 per harmonic-balance sample.
 FLOW_STEPS = 1000
@@ -67,27 +79,80 @@ def _rates(system, x, ts):
     return jax.vmap(lambda t, xj: system.vector_field(t, full_state(system, xj)))(ts, x)
 
 
-def balance_residual(coefficients, system, *, frequency: str, t0, samples: int):
-    """The harmonic-balance residual ``D c - P f(t_j, E c)`` (units of the state per time).
+def marched(system) -> bool:
+    """Whether harmonic balance marches ``system``'s internal variables through the period
+    instead of solving for them: a law with internal states per contact whose
+    :meth:`~jaxfriction.AbstractDynamicLaw.slip_update` is defined (Jenkins, Iwan and
+    Segalman elements with the exact switch)."""
+    from ..._integrate.stability import has_internal_states
+
+    if not has_internal_states(system):
+        return False
+    law = system.law
+    return law.slip_update(jnp.zeros((1, law.n_state)), jnp.zeros(1), jnp.ones(1)) is not None
+
+
+def sampled_states(coefficients, system, *, frequency: str, t0, samples: int, march: bool):
+    """The dynamical states ``(N, d)`` at the ``N`` phases ``t0 + j T / N`` of the solution
+    with ``coefficients``, and the march's repeat mismatch (0 without a march).
+
+    Without a march the coefficients are those of the whole dynamical state. With one
+    (:func:`marched`) they are those of the positions and velocities ``(2 H + 1, 2 n_dof)``,
+    and the law's states come from marching its return map along the slip, in
+    :data:`MARCH_SUBSTEPS` trapezoid increments per sample interval, over
+    :data:`MARCH_PERIODS` periods from the relaxed state; the mismatch is ``max |z(T) -
+    z(0)|`` over the last period (m, for elongations).
+    """
+    c = jnp.asarray(coefficients)
+    harmonics = (c.shape[0] - 1) // 2
+    if not march:
+        return synthesis(harmonics, samples, c.dtype) @ c, jnp.zeros((), c.dtype)
+    law = system.law
+    n_fine = samples * MARCH_SUBSTEPS
+    period = 2 * jnp.pi / _omega(system, frequency)
+    ts = t0 + jnp.arange(n_fine) * (period / n_fine)
+    x = synthesis(harmonics, n_fine, c.dtype) @ c
+    relaxed = jnp.zeros(system.dynamical_size - c.shape[1], c.dtype)
+    slip = jax.vmap(lambda t, xj: jnp.reshape(system.slip_velocity(t, full_state(system, jnp.concatenate(
+        [xj, relaxed]))), (-1,)))(ts, x)  # (n_fine, contacts)
+    increments = 0.5 * (slip + jnp.roll(slip, -1, axis=0)) * (period / n_fine)
+    normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, c.dtype), (-1,)), slip.shape[1:])
+    z0 = jnp.broadcast_to(law.init_state().astype(c.dtype), slip.shape[1:] + (law.n_state,))
+
+    def step(z, du):
+        return law.slip_update(z, du, normal), z
+
+    z = z0
+    for _ in range(MARCH_PERIODS - 1):
+        z, _ = jax.lax.scan(step, z, increments)
+    end, zs = jax.lax.scan(step, z, increments)
+    states = jnp.concatenate([x[::MARCH_SUBSTEPS], zs[::MARCH_SUBSTEPS].reshape(samples, -1)], axis=1)
+    return states, jnp.max(jnp.abs(end - z))
+
+
+def balance_residual(coefficients, system, *, frequency: str, t0, samples: int, march: bool = False):
+    """The harmonic-balance residual ``D c - P f(t_j, x_j)`` (units of the state per time).
 
     Args:
         coefficients: ``(2 H + 1, d)``: the Fourier coefficients of the dynamical state
-            (:mod:`.fourier`'s layout; ``d = system.dynamical_size``).
+            (:mod:`.fourier`'s layout; ``d = system.dynamical_size``), or with ``march`` of
+            the positions and velocities ``(2 H + 1, 2 n_dof)``.
         system: a forced jaxfriction system.
         frequency: the path of its forcing frequency (``"force.omega"``).
         t0: the phase (time) at which the Fourier basis starts.
         samples: ``N > 2 H`` phases of the period where the forces are evaluated.
+        march: march the law's states (:func:`sampled_states`) instead of reading them from
+            the coefficients.
 
     Returns:
-        ``(2 H + 1, d)``.
+        Shaped like ``coefficients``.
     """
     c = jnp.asarray(coefficients)
     harmonics = (c.shape[0] - 1) // 2
-    d = c.shape[1]
     omega = _omega(system, frequency)
     ts = t0 + jnp.arange(samples) * (2 * jnp.pi / omega / samples)
-    x = synthesis(harmonics, samples, c.dtype) @ c
-    f = _rates(system, x, ts)[:, :d]
+    states, _ = sampled_states(c, system, frequency=frequency, t0=t0, samples=samples, march=march)
+    f = _rates(system, states, ts)[:, :c.shape[1]]
     return derivative(harmonics, omega).astype(c.dtype) @ c - analysis(harmonics, samples, c.dtype) @ f
 
 
@@ -97,13 +162,16 @@ def _scale(c, omega):
     return jnp.maximum(1.0, jnp.max(jnp.abs(derivative(harmonics, omega).astype(c.dtype) @ c)))
 
 
-def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol: float, max_steps: int) -> dict:
+def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol: float, max_steps: int,
+                  march: bool = False) -> dict:
     """The traceable core: Newton on :func:`balance_residual` from ``coefficients`` (usable
     inside ``jit`` and ``vmap``; nothing raises inside a batch).
 
     The root is found on the system with its derivatives stopped; the returned coefficients
     are the root refined by one Newton step of the unfrozen system, whose derivative is the
     implicit function theorem's ``dc/dp = -(dR/dc)^-1 dR/dp`` in forward and reverse mode.
+    ``march``: the coefficients are the positions' and velocities' and the law's states are
+    marched (:func:`sampled_states`; :func:`marched` says whether a system's are).
 
     Returns:
         Dict: ``coefficients`` ``(2 H + 1, d)``, ``residual`` (``|R|_inf``), ``converged``
@@ -116,7 +184,8 @@ def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol
     fixed = frozen(system)
 
     def fn(u, s):
-        return balance_residual(u.reshape(shape), s, frequency=frequency, t0=t0, samples=samples).reshape(-1)
+        return balance_residual(u.reshape(shape), s, frequency=frequency, t0=t0, samples=samples,
+                                march=march).reshape(-1)
 
     scale0 = _scale(c0, _omega(fixed, frequency))
     sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale0), c0.reshape(-1), fixed,
@@ -134,9 +203,9 @@ def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol
 
 
 @eqx.filter_jit
-def _solve(system, coefficients, frequency, t0, samples, tol, max_steps):
+def _solve(system, coefficients, frequency, t0, samples, tol, max_steps, march):
     return solve_balance(system, coefficients, frequency=frequency, t0=t0, samples=samples, tol=tol,
-                         max_steps=max_steps)
+                         max_steps=max_steps, march=march)
 
 
 def transient_guess(system, y0, *, frequency: str, t0, harmonics: int, samples: int, cycles: int,
@@ -170,24 +239,24 @@ def steps_between_samples(period: float, samples: int, dt: float | None) -> int:
 
 
 @eqx.filter_jit
-def _measure(system, c, frequency, t0, fine: int, flow_steps: int):
+def _measure(system, c, frequency, t0, fine: int, flow_steps: int, march: bool):
     """Amplitudes, dissipation and input work per cycle (spectral quadrature of the samples'
     energy rates), the time-domain check and the monodromy of the RK4 flow at ``x(t0)``."""
-    d = c.shape[1]
+    d = system.dynamical_size
     omega = _omega(system, frequency)
     period = 2 * jnp.pi / omega
-    harmonics = (c.shape[0] - 1) // 2
-    x = synthesis(harmonics, fine, c.dtype) @ c
     ts = t0 + jnp.arange(fine) * (period / fine)
-    rates = _rates(system, x, ts)
+    states, mismatch = sampled_states(c, system, frequency=frequency, t0=t0, samples=fine, march=march)
+    rates = _rates(system, states, ts)
     hi, lo = extremes(c[:, :system.n_dof], fine)
-    x0 = c[0] + jnp.sum(c[1::2], axis=0)  # at t0 every cosine is 1 and every sine 0
+    x0 = states[0]
     traj = period_trajectory(system, x0, t0, period, flow_steps)
     monodromy = jax.jacfwd(lambda z: period_map(system, z, t0, period, flow_steps)[:d])(x0)
-    return {"amplitude": 0.5 * (hi - lo), "dissipation": period * jnp.mean(rates[:, -3]),
-            "damping_dissipation": period * jnp.mean(rates[:, -2]), "input_work": period * jnp.mean(rates[:, -1]),
+    work, damping = period * jnp.mean(rates[:, -1]), period * jnp.mean(rates[:, -2])
+    return {"amplitude": 0.5 * (hi - lo), "dissipation": work - damping, "damping_dissipation": damping,
+            "input_work": work,
             "x0": x0, "flow_residual": jnp.max(jnp.abs(traj.ys[-1, :d] - x0)), "flow_status": traj.status,
-            "monodromy": monodromy}
+            "monodromy": monodromy, "mismatch": mismatch}
 
 
 def _difference(fine_c, coarse_c, points: int):
@@ -206,13 +275,20 @@ class HarmonicBalance:
         frequency: the path of the forcing frequency; ``omega`` its value (rad per time unit).
         t0: the phase (time) where the Fourier basis starts.
         harmonics, samples: ``H`` and the alternating frequency-time samples ``N`` per period.
-        coefficients: ``(2 H + 1, d)``: ``[a_0, a_1, b_1, ..., a_H, b_H]`` of each component of
-            the dynamical state (``x(t) = a_0 + sum a_k cos(k omega (t - t0)) + b_k sin(...)``).
+        coefficients: ``(2 H + 1, w)``: ``[a_0, a_1, b_1, ..., a_H, b_H]`` of each unknown
+            component (``x(t) = a_0 + sum a_k cos(k omega (t - t0)) + b_k sin(...)``): the
+            whole dynamical state (``w = d``), or the positions and velocities (``w = 2
+            n_dof``) where the law's states are marched (``internal``).
+        internal: ``"unknowns"`` (the law's internal variables, if any, are among the
+            coefficients) or ``"marched"`` (a hysteretic law's states marched through the
+            period: :func:`sampled_states`).
+        repeat_mismatch: the marched states' ``max |z(T) - z(0)|`` over the last period (0
+            without a march): their orbit closes when it is at round-off.
         residual: ``|R(c)|_inf`` (state per time).
         converged, status: whether Newton converged (``"converged"``, ``"not converged"``,
             ``"non-finite"``).
         iterations: Newton steps of the last solve.
-        error_estimate: ``(d,)``: per component, the largest difference over the period to the
+        error_estimate: ``(w,)``: per unknown component, the largest difference over the period to the
             solution with half the harmonics and half the samples (state units; NaN where it
             was not estimated): an estimate of the truncation and sampling error that errs
             on the safe side (the returned solution has the more harmonics of the two).
@@ -221,9 +297,11 @@ class HarmonicBalance:
         amplitude: ``(n_dof,)``: half the peak-to-peak range of each position (its extremes
             refined by Newton on the Fourier series: :func:`.fourier.extremes`).
         dissipation, damping_dissipation, input_work: friction and viscous energy dissipated
-            and the drives' work per period (J), by the spectrally accurate mean of the
-            samples' energy rates.
-        y0: ``(d,)``: the dynamical state at ``t0``.
+            and the drives' work per period (J). The drives' and the dampers' power are smooth
+            and their sampled mean is spectrally accurate; friction's dissipation is their
+            difference (on an orbit every stored energy repeats), because its own power jumps at
+            every stick-slip transition, where a sampled mean converges only like ``1 / N``.
+        y0: ``(d,)``: the dynamical state at ``t0`` (the marched states included).
         flow_residual: ``|phi_T(y0) - y0|_inf`` of the system's RK4 flow over one period at
             ``flow_steps`` steps: the agreement of the solution with the time-domain orbit
             (small where both resolve the motion).
@@ -240,6 +318,8 @@ class HarmonicBalance:
     harmonics: int
     samples: int
     coefficients: np.ndarray
+    internal: str
+    repeat_mismatch: float
     residual: float
     converged: bool
     status: str
@@ -258,7 +338,8 @@ class HarmonicBalance:
     stable: bool
 
     def states(self, t) -> np.ndarray:
-        """The dynamical state at times ``t`` (any shape): ``t.shape + (d,)``."""
+        """The unknown components at times ``t`` (any shape): ``t.shape + (w,)`` (the whole
+        dynamical state, or its positions and velocities where the law's states are marched)."""
         t = np.asarray(t, dtype=float)
         theta = self.omega * (t[..., None] - self.t0) * np.arange(1, self.harmonics + 1)
         c = self.coefficients
@@ -297,8 +378,9 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
             ``max(32, 8 H)``); doubled with the harmonics.
         frequency: the path of the forcing frequency (default: the Harmonic drives').
         t0: the phase (time) where the Fourier basis starts.
-        guess: ``(2 H' + 1, d)`` coefficients to start Newton from instead of the transient
-            (e.g. a neighbouring solution's; resized to ``H`` harmonics).
+        guess: ``(2 H' + 1, w)`` coefficients to start Newton from instead of the transient
+            (e.g. a neighbouring solution's; resized to ``H`` harmonics; ``w`` as in
+            :attr:`HarmonicBalance.coefficients`).
         accuracy: target of :attr:`HarmonicBalance.relative_error` (> 0), or None.
         max_harmonics: the most harmonics ``accuracy`` may double to.
         tol: Newton's residual test ``|R|_inf <= tol max(1, |D c|_inf)``.
@@ -351,25 +433,29 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
         raise ValueError(f"system: harmonic_balance needs a forced system (a Harmonic drive, or frequency=); "
                          f"{type(system).__name__} has no forcing frequency")
     d = system.dynamical_size
+    march = marched(system)
+    width = 2 * system.n_dof if march else d
     harmonics, samples, t0 = int(harmonics), int(samples), float(t0)
     period = float(2 * np.pi / np.asarray(_omega(system, frequency)))
     if guess is None:
         y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
         c = _guess(system, y, frequency, t0, harmonics, samples, int(cycles),
-                   steps_between_samples(period, samples, dt))
+                   steps_between_samples(period, samples, dt))[:, :width]
     else:
-        c = resized(jnp.asarray(_check_guess(guess, d), jnp.result_type(float)), harmonics)
-    out = jax.tree.map(np.asarray, _solve(system, c, frequency, t0, samples, float(tol), int(max_steps)))
+        c = resized(jnp.asarray(_check_guess(guess, width), jnp.result_type(float)), harmonics)
+    out = jax.tree.map(np.asarray, _solve(system, c, frequency, t0, samples, float(tol), int(max_steps), march))
     outs = [(harmonics, samples, out)]
-    error = np.full(d, np.nan)
+    error = np.full(width, np.nan)
     while estimate or accuracy is not None:
         h, n, coarse = outs[-1]
         if 2 * h > max_harmonics:
             break
         fine = jax.tree.map(np.asarray, _solve(system, resized(coarse["coefficients"], 2 * h), frequency, t0, 2 * n,
-                                               float(tol), int(max_steps)))
+                                               float(tol), int(max_steps), march))
         outs.append((2 * h, 2 * n, fine))
         error = _difference(fine["coefficients"], coarse["coefficients"], 8 * n)
+        if not (coarse["converged"] and fine["converged"]):  # a failed solve keeps its guess: no estimate
+            error = np.full(width, np.nan)
         if accuracy is None or _relative(error, fine["coefficients"], system.n_dof) <= accuracy \
                 or not fine["converged"]:
             break
@@ -377,7 +463,7 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
     c = out["coefficients"]
     n_fine = 4 * samples
     flow_steps = max(FLOW_STEPS, 8 * samples, 1 if dt is None else math.ceil(period / dt * (1 - 1e-12)))
-    m = jax.tree.map(np.asarray, _measure(system, jnp.asarray(c), frequency, t0, n_fine, flow_steps))
+    m = jax.tree.map(np.asarray, _measure(system, jnp.asarray(c), frequency, t0, n_fine, flow_steps, march))
     converged = all(bool(o["converged"]) for _, _, o in outs[-2:])
     status = "converged" if converged else ("non-finite" if not np.all(np.isfinite(c)) else "not converged")
     multipliers = floquet_multipliers(m["monodromy"]) if np.all(np.isfinite(m["monodromy"])) else \
@@ -385,7 +471,8 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
     relative = _relative(error, c, system.n_dof)
     result = HarmonicBalance(
         system=system, frequency=frequency, omega=float(np.asarray(_omega(system, frequency))), t0=t0,
-        harmonics=harmonics, samples=samples, coefficients=c, residual=float(out["residual"]), converged=converged,
+        harmonics=harmonics, samples=samples, coefficients=c, internal="marched" if march else "unknowns",
+        repeat_mismatch=float(m["mismatch"]), residual=float(out["residual"]), converged=converged,
         status=status, iterations=int(out["steps"]), error_estimate=error, relative_error=relative,
         amplitude=m["amplitude"], dissipation=float(m["dissipation"]),
         damping_dissipation=float(m["damping_dissipation"]), input_work=float(m["input_work"]), y0=m["x0"],
@@ -425,8 +512,10 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
             check a few sets with :func:`harmonic_balance`).
 
     Returns:
-        Dict of NumPy arrays: ``coefficients`` ``(B, 2 H + 1, d)``, ``residual`` ``(B,)``,
-            ``converged`` ``(B,)``, ``amplitude`` ``(B, n_dof)``, ``dissipation`` ``(B,)``.
+        Dict of NumPy arrays: ``coefficients`` ``(B, 2 H + 1, w)`` (``w`` as in
+            :attr:`HarmonicBalance.coefficients`), ``residual`` ``(B,)``,
+            ``converged`` ``(B,)``, ``amplitude`` ``(B, n_dof)``, ``dissipation`` ``(B,)`` (as
+            :attr:`HarmonicBalance.dissipation`).
 
     Raises:
         ValueError: as :func:`harmonic_balance`, or naming ``values`` (unknown paths,
@@ -457,27 +546,29 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
     per_sample = steps_between_samples(float(2 * np.pi / np.min(omegas)), int(samples), dt)
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
     out = _batch(system, arrays, y, frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
-                 int(cycles), per_sample)
+                 int(cycles), per_sample, marched(system))
     return jax.tree.map(np.asarray, out)
 
 
 @eqx.filter_jit
-def _batch(system, arrays, y, frequency, t0, harmonics, samples, tol, max_steps, cycles, per_sample):
+def _batch(system, arrays, y, frequency, t0, harmonics, samples, tol, max_steps, cycles, per_sample, march):
     from ..._paths import set_parameters
 
     def lane(point):
         s = set_parameters(system, point)
         c = transient_guess(s, y, frequency=frequency, t0=t0, harmonics=harmonics, samples=samples, cycles=cycles,
                             per_sample=per_sample)
-        out = solve_balance(s, c, frequency=frequency, t0=t0, samples=samples, tol=tol, max_steps=max_steps)
+        c = c[:, :2 * s.n_dof] if march else c
+        out = solve_balance(s, c, frequency=frequency, t0=t0, samples=samples, tol=tol, max_steps=max_steps,
+                            march=march)
         c = out["coefficients"]
-        x = synthesis(harmonics, 4 * samples, c.dtype) @ c
         omega = _omega(s, frequency)
         ts = t0 + jnp.arange(4 * samples) * (2 * jnp.pi / omega / (4 * samples))
+        x, _ = sampled_states(c, s, frequency=frequency, t0=t0, samples=4 * samples, march=march)
         rates = _rates(s, x, ts)
         hi, lo = extremes(c[:, :s.n_dof], 4 * samples)
         out["amplitude"] = 0.5 * (hi - lo)
-        out["dissipation"] = 2 * jnp.pi / omega * jnp.mean(rates[:, -3])
+        out["dissipation"] = 2 * jnp.pi / omega * (jnp.mean(rates[:, -1]) - jnp.mean(rates[:, -2]))  # as _measure
         out.pop("steps")
         return out
 

@@ -28,47 +28,48 @@ from ..._observables.stick import stick_fraction
 from ..._paths import check_paths, get_parameter, set_parameters
 from ..periodic.continuation import _dataset, _tangent
 from ..periodic.flow import full_state, period_map, period_trajectory
-from .balance import HarmonicBalance, _scale, balance_residual
-from .fourier import extremes, synthesis
+from .balance import HarmonicBalance, _scale, balance_residual, sampled_states
+from .fourier import extremes
 
 
-def _residual(u, system, path, frequency, t0, samples, shape):
+def _residual(u, system, path, frequency, t0, samples, shape, march):
     s = set_parameters(system, {path: u[-1]})
-    return balance_residual(u[:-1].reshape(shape), s, frequency=frequency, t0=t0, samples=samples).reshape(-1)
+    return balance_residual(u[:-1].reshape(shape), s, frequency=frequency, t0=t0, samples=samples,
+                            march=march).reshape(-1)
 
 
 @eqx.filter_jit
-def _point(system, u, path, frequency, t0, samples, shape, flow_steps):
+def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march):
     """The Jacobian ``[R_c, R_p]``, the residual and the observables at a corrected point."""
-    jac = jax.jacfwd(lambda v: _residual(v, system, path, frequency, t0, samples, shape))(u)
-    residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape)))
+    jac = jax.jacfwd(lambda v: _residual(v, system, path, frequency, t0, samples, shape, march))(u)
+    residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape, march)))
     s = set_parameters(system, {path: u[-1]})
     c = u[:-1].reshape(shape)
-    d = shape[1]
+    d = s.dynamical_size
     omega = jnp.abs(jnp.asarray(get_parameter(s, frequency), dtype=u.dtype))
     period = 2 * jnp.pi / omega
-    x0 = c[0] + jnp.sum(c[1::2], axis=0)
+    fine = 4 * samples
+    x, _ = sampled_states(c, s, frequency=frequency, t0=t0, samples=fine, march=march)
+    x0 = x[0]
     traj = period_trajectory(s, x0, t0, period, flow_steps)
     monodromy = jax.jacfwd(lambda z: period_map(s, z, t0, period, flow_steps)[:d])(x0)
-    fine = 4 * samples
-    harmonics = (shape[0] - 1) // 2
-    x = synthesis(harmonics, fine, c.dtype) @ c
     ts = t0 + jnp.arange(fine) * (period / fine)
     rates = jax.vmap(lambda t, xj: s.vector_field(t, full_state(s, xj)))(ts, x)
     hi, lo = extremes(c[:, :s.n_dof], fine)
     amplitude = 0.5 * (hi - lo)
     return {"jac": jac, "residual": residual, "scale": _scale(c, omega), "monodromy": monodromy, "period": period,
-            "dissipation": period * jnp.mean(rates[:, -3]), "input_work": period * jnp.mean(rates[:, -1]),
+            "dissipation": period * (jnp.mean(rates[:, -1]) - jnp.mean(rates[:, -2])),
+            "input_work": period * jnp.mean(rates[:, -1]),
             "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "stick_fraction": stick_fraction(traj),
             "status": traj.status, "x0": x0}
 
 
 @eqx.filter_jit
-def _correct(system, u_pred, u_prev, tangent, ds, path, frequency, t0, samples, shape, tol, max_newton):
+def _correct(system, u_pred, u_prev, tangent, ds, path, frequency, t0, samples, shape, march, tol, max_newton):
     import optimistix as optx
 
     def h(u, _):
-        return jnp.concatenate([_residual(u, system, path, frequency, t0, samples, shape),
+        return jnp.concatenate([_residual(u, system, path, frequency, t0, samples, shape, march),
                                 jnp.dot(tangent, u - u_prev)[None] - ds])
 
     c = u_pred[:-1].reshape(shape)
@@ -146,11 +147,12 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
         raise ValueError(f"direction must be 1 or -1, got {direction!r}")
     frequency, t0, samples = start.frequency, start.t0, start.samples
     shape = tuple(start.coefficients.shape)
+    march = start.internal == "marched"
     flow_steps = start.flow_steps
     if path == frequency and lo > 0:  # the longest period of the branch keeps the start's step
         flow_steps = max(flow_steps, math.ceil(flow_steps * start.omega / lo))
     u = jnp.asarray(np.concatenate([np.ravel(start.coefficients), [p0]]))
-    info = _point(system, u, path, frequency, t0, samples, shape, flow_steps)
+    info = _point(system, u, path, frequency, t0, samples, shape, flow_steps, march)
     tangent = _tangent(info["jac"], direction=float(direction))
     points = [(u, info, tangent, 0)]
     status = "max points"
@@ -158,10 +160,10 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
         u_prev, _, t_prev, _ = points[-1]
         while True:
             u_new, ok, iters = _correct(system, u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev), ds, path,
-                                        frequency, t0, samples, shape, tol, max_newton)
+                                        frequency, t0, samples, shape, march, tol, max_newton)
             ok = bool(ok) and bool(jnp.all(jnp.isfinite(u_new)))
             if ok:
-                new_info = _point(system, u_new, path, frequency, t0, samples, shape, flow_steps)
+                new_info = _point(system, u_new, path, frequency, t0, samples, shape, flow_steps, march)
                 ok = float(new_info["residual"]) <= tol * float(new_info["scale"])
             if ok:
                 break
