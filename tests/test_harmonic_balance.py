@@ -243,3 +243,77 @@ def test_frequency_response_through_two_folds_against_scipy():
         jf.continue_balance(start, "force.omega", bounds=(1.0, 2.0))
     with pytest.raises(ValueError, match="start"):
         jf.continue_balance(object(), "force.omega", bounds=(0.5, 2.0))
+
+
+def test_nonlinear_mode_of_a_linear_oscillator_is_its_linear_mode():
+    # EPMC: the self-excitation xi cancels viscous damping c / m exactly at the undamped frequency
+    system = jf.Oscillator(law=jf.Quinn(mu=0.0, eps=0.05), force=jf.Harmonic(1.0, 0.8), damping=0.1, stiffness=4.0)
+    backbone = jf.nonlinear_mode(system, [0.1, 1.0], harmonics=2)
+    assert backbone["converged"].all()
+    np.testing.assert_allclose(backbone["frequency"].values, 2.0, rtol=1e-12)
+    np.testing.assert_allclose(backbone["damping_ratio"].values, 0.1 / (2 * 2.0), rtol=1e-10)
+    # dissipation per cycle of c v^2 at amplitude a: pi c omega a^2
+    np.testing.assert_allclose(backbone["dissipation"].values, np.pi * 0.1 * 2.0 * np.array([0.1, 1.0]) ** 2,
+                               rtol=1e-10)
+
+
+def test_iwan_backbone_stuck_frequency_and_masing_dissipation():
+    k, phi = np.array([2.0, 1.0]), np.array([0.2, 0.3])
+    system = jf.Oscillator(law=jf.Iwan(jnp.asarray(k), jnp.asarray(phi)), force=jf.Harmonic(1.0, 0.8))
+    amplitudes = np.array([0.05, 0.15, 0.5, 2.0])
+    backbone = jf.nonlinear_mode(system, amplitudes, harmonics=16)
+    assert backbone["converged"].all() and backbone.attrs["internal"] == "marched"
+    omega, zeta = backbone["frequency"].values, backbone["damping_ratio"].values
+    # below the first slider's slip displacement (0.1) the joint is a spring: sqrt(k + sum k_i)
+    assert abs(omega[0] - 2.0) < 1e-12 and abs(zeta[0]) < 1e-12
+    assert np.all(np.diff(omega) < 0) and omega[-1] > 1.0  # softening towards the bare spring's 1
+    for i in range(1, len(amplitudes)):
+        c = jnp.asarray(backbone["coefficients"].values[i][:, :1])
+        hi, lo = fourier.extremes(c, 1024)
+        x = float(0.5 * (hi - lo)[0])
+        masing = np.sum(np.where(x > phi / k, 4 * phi * (x - phi / k), 0.0))
+        assert abs(backbone["dissipation"].values[i] - masing) < 2e-4 * masing, (amplitudes[i], masing)
+
+
+def test_segalman_backbone_damping_follows_the_power_law():
+    # Segalman 2005: in microslip the joint dissipates D ~ u^(3 + chi) per cycle at displacement
+    # amplitude u, so the modal damping ratio D / (2 pi * 2 E) grows as u^(1 + chi)
+    chi = -0.5
+    law = jf.SegalmanIwan(F_S=1.0, K_T=3.0, chi=chi, beta=0.1, n_elements=256)
+    system = jf.jointed_oscillator(law)
+    phi_max, r, _ = map(float, law.density())
+    amplitudes = np.geomspace(1e-3, 1e-2, 4) * phi_max
+    backbone = jf.nonlinear_mode(system, amplitudes, harmonics=8)
+    assert backbone["converged"].all()
+    d = backbone["dissipation"].values
+    continuous = 4 * r * amplitudes ** (chi + 3) / ((chi + 2) * (chi + 3))
+    assert np.all(np.abs(d / continuous - 1) < 0.02)  # n = 256 elements' quadrature of the density
+    slope = np.polyfit(np.log(amplitudes), np.log(backbone["damping_ratio"].values), 1)[0]
+    assert abs(slope - (1 + chi)) < 0.01 * (3 + chi), slope
+    # the frequency: omega^2 = k + F0 / u0, the joint's secant stiffness from Segalman's force
+    # F0 = K_T u0 - R u0^(chi + 2) / ((chi + 1)(chi + 2)) (measured within 0.03-0.09 %)
+    secant = 1.0 + 3.0 - r * amplitudes ** (chi + 1) / ((chi + 1) * (chi + 2))
+    assert np.all(np.abs(backbone["frequency"].values ** 2 / secant - 1) < 2e-3)
+
+
+def test_backbone_derivative_by_the_implicit_function_theorem():
+    from jaxfriction._workflows.harmonic.modes import _layout, unforced
+
+    k, phi = np.array([2.0, 1.0]), np.array([0.2, 0.3])
+    system = unforced(jf.Oscillator(law=jf.Iwan(jnp.asarray(k), jnp.asarray(phi)), force=jf.Harmonic(1.0, 0.8)))
+    backbone = jf.nonlinear_mode(system, [0.5], harmonics=8)
+    c, shape = backbone["coefficients"].values[0], (17, 2)
+    free, _ = _layout(shape, 0)
+    u0 = jnp.concatenate([jnp.asarray(c.reshape(-1)[free]), jnp.asarray([backbone["frequency"].values[0],
+                                                                          2 * backbone["frequency"].values[0]
+                                                                          * backbone["damping_ratio"].values[0]])])
+
+    def frequency(stiffness):
+        s = jf.set_parameters(system, {"stiffness": stiffness})
+        return jf.solve_mode(s, u0, amplitude=0.5, dof=0, shape=shape, samples=64, march=True, tol=1e-12,
+                             max_steps=30)["omega"]
+
+    grad = float(jax.grad(frequency)(1.0))
+    h = 1e-5
+    fd = (float(frequency(1.0 + h)) - float(frequency(1.0 - h))) / (2 * h)
+    assert grad > 0 and abs(grad - fd) < 1e-5 * abs(fd), (grad, fd)

@@ -22,9 +22,9 @@ as :func:`~jaxfriction._workflows.periodic.shooting.shoot` does).
 Hysteretic elements with an exact stick/slip switch (Jenkins, Iwan and Segalman elements:
 laws with a :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`) are not unknowns: their
 states are marched through the period along the sampled slip, sample by sample with the
-law's exact return map, from the relaxed state over :data:`MARCH_PERIODS` periods (after one
-full cycle a Masing element's state repeats), and the last period's forces enter the
-residual. The unknowns are then the positions' and velocities' coefficients only, and each
+law's exact return map, from the relaxed state at the period's mean slip over
+:data:`MARCH_PERIODS` periods (after one full cycle a Masing element's state repeats), and
+the last period's forces enter the residual. The unknowns are then the positions' and velocities' coefficients only, and each
 orbit is unique: with the states as unknowns (or by shooting) every stuck element's offset
 is a free constant, and the orbits form a continuum. Other non-smooth laws (exact Coulomb)
 have Fourier coefficients that decay slowly; regularized laws (Quinn, Awrejcewicz, LuGre) converge
@@ -58,7 +58,7 @@ SAMPLES_PER_HARMONIC = 8
 #: Periods over which marched hysteretic states are run from the relaxed state; the last one
 #: is the orbit's (its repeat mismatch is reported).
 MARCH_PERIODS = 2
-#: Slip increments per sample interval of the march (the trapezoid rule on each).
+#: Slip increments per sample interval of the march.
 MARCH_SUBSTEPS = 4
 #: RK4 steps per period of the time-domain check and the Floquet multipliers: at least this
 #: many, and 8 per harmonic-balance sample.
@@ -99,25 +99,36 @@ def sampled_states(coefficients, system, *, frequency: str, t0, samples: int, ma
     Without a march the coefficients are those of the whole dynamical state. With one
     (:func:`marched`) they are those of the positions and velocities ``(2 H + 1, 2 n_dof)``,
     and the law's states come from marching its return map along the slip, in
-    :data:`MARCH_SUBSTEPS` trapezoid increments per sample interval, over
-    :data:`MARCH_PERIODS` periods from the relaxed state; the mismatch is ``max |z(T) -
-    z(0)|`` over the last period (m, for elongations).
+    :data:`MARCH_SUBSTEPS` increments per sample interval (:func:`_slip_increments`), over
+    :data:`MARCH_PERIODS` periods, starting relaxed at the period's mean slip displacement
+    (a virgin loading from there to the slip at ``t0``: an element that never slides stays
+    centred on the vibration; one that slides forgets the start within a cycle, as Masing
+    elements do); the mismatch is ``max |z(T) - z(0)|`` over the last period (m, for
+    elongations).
     """
+    return states_at(coefficients, system, _omega(system, frequency), t0=t0, samples=samples, march=march)
+
+
+def states_at(coefficients, system, omega, *, t0, samples: int, march: bool):
+    """:func:`sampled_states` at the fundamental frequency ``omega`` (rad per time unit, may
+    be traced) instead of the system's forcing frequency (a nonlinear mode's unknown)."""
     c = jnp.asarray(coefficients)
     harmonics = (c.shape[0] - 1) // 2
     if not march:
         return synthesis(harmonics, samples, c.dtype) @ c, jnp.zeros((), c.dtype)
     law = system.law
     n_fine = samples * MARCH_SUBSTEPS
-    period = 2 * jnp.pi / _omega(system, frequency)
+    period = 2 * jnp.pi / omega
     ts = t0 + jnp.arange(n_fine) * (period / n_fine)
     x = synthesis(harmonics, n_fine, c.dtype) @ c
     relaxed = jnp.zeros(system.dynamical_size - c.shape[1], c.dtype)
     slip = jax.vmap(lambda t, xj: jnp.reshape(system.slip_velocity(t, full_state(system, jnp.concatenate(
         [xj, relaxed]))), (-1,)))(ts, x)  # (n_fine, contacts)
-    increments = 0.5 * (slip + jnp.roll(slip, -1, axis=0)) * (period / n_fine)
+    increments, displacement = _slip_increments(slip, omega)
     normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, c.dtype), (-1,)), slip.shape[1:])
-    z0 = jnp.broadcast_to(law.init_state().astype(c.dtype), slip.shape[1:] + (law.n_state,))
+    relaxed_state = jnp.broadcast_to(law.init_state().astype(c.dtype), slip.shape[1:] + (law.n_state,))
+    # relaxed at the period's mean slip displacement: a virgin loading from there to the slip at t0
+    z0 = law.slip_update(relaxed_state, displacement[0] - jnp.mean(displacement, axis=0), normal)
 
     def step(z, du):
         return law.slip_update(z, du, normal), z
@@ -128,6 +139,26 @@ def sampled_states(coefficients, system, *, frequency: str, t0, samples: int, ma
     end, zs = jax.lax.scan(step, z, increments)
     states = jnp.concatenate([x[::MARCH_SUBSTEPS], zs[::MARCH_SUBSTEPS].reshape(samples, -1)], axis=1)
     return states, jnp.max(jnp.abs(end - z))
+
+
+def _slip_increments(slip, omega):
+    """The slip displacement's increments over each interval of the ``n`` equally spaced
+    samples ``slip`` ``(n, contacts)`` of a period, and the displacement at the samples (from
+    0 at the first), by spectral integration: the periodic part's Fourier series integrated
+    term by term (``rfft``), the mean slip (a belt's) as a linear drift. Exact for a slip
+    velocity that is a trigonometric polynomial of degree below ``n / 2`` (the trapezoid rule
+    would make a stuck joint's stiffness ``O(h^2)`` soft)."""
+    n = slip.shape[0]
+    spectrum = jnp.fft.rfft(slip, axis=0)
+    k = jnp.arange(spectrum.shape[0])[:, None]
+    keep = (k > 0) & (2 * k != n)  # the mean drifts; a Nyquist term has no sine to integrate
+    antiderivative = jnp.where(keep, spectrum / jnp.where(keep, 1j * k * omega, 1.0), 0.0)
+    periodic = jnp.fft.irfft(antiderivative, n=n, axis=0)
+    step = 2 * jnp.pi / omega / n
+    mean = spectrum[0].real / n
+    displacement = mean * step * jnp.arange(n)[:, None] + periodic - periodic[:1]
+    increments = mean * step + jnp.roll(periodic, -1, axis=0) - periodic
+    return increments, displacement
 
 
 def balance_residual(coefficients, system, *, frequency: str, t0, samples: int, march: bool = False):
@@ -147,12 +178,21 @@ def balance_residual(coefficients, system, *, frequency: str, t0, samples: int, 
     Returns:
         Shaped like ``coefficients``.
     """
+    return residual_at(coefficients, system, _omega(system, frequency), t0=t0, samples=samples, march=march)
+
+
+def residual_at(coefficients, system, omega, *, t0, samples: int, march: bool, self_excitation=None):
+    """:func:`balance_residual` at the fundamental frequency ``omega`` (may be traced), with
+    ``self_excitation`` ``xi`` (1/time) adding ``xi v`` to every velocity's rate (the negative
+    damping of the extended periodic motion concept, :mod:`.modes`)."""
     c = jnp.asarray(coefficients)
     harmonics = (c.shape[0] - 1) // 2
-    omega = _omega(system, frequency)
     ts = t0 + jnp.arange(samples) * (2 * jnp.pi / omega / samples)
-    states, _ = sampled_states(c, system, frequency=frequency, t0=t0, samples=samples, march=march)
+    states, _ = states_at(c, system, omega, t0=t0, samples=samples, march=march)
     f = _rates(system, states, ts)[:, :c.shape[1]]
+    if self_excitation is not None:
+        n = system.n_dof
+        f = f.at[:, n:2 * n].add(self_excitation * states[:, n:2 * n])
     return derivative(harmonics, omega).astype(c.dtype) @ c - analysis(harmonics, samples, c.dtype) @ f
 
 

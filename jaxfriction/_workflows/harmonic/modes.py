@@ -1,0 +1,223 @@
+"""Nonlinear modes of friction-damped systems: the extended periodic motion concept (EPMC).
+
+Krack 2015 ("Nonlinear modal analysis of nonconservative systems: extension of the periodic
+motion concept", Computers & Structures 154:59): the free, damped system is given an
+artificial negative damping ``-xi M v`` that just balances its dissipation, so that its
+motion at a modal amplitude ``a`` is periodic; the self-excitation ``xi`` (1/time) and the
+frequency ``omega`` are unknowns besides the Fourier coefficients (:mod:`.balance`'s
+residual without the drives, with ``xi v`` added to every velocity's rate). The phase is
+fixed by a zero sine coefficient of the first harmonic of position ``dof``, the amplitude by
+its cosine coefficient ``= a``. Along the amplitudes the solutions are the backbone: the
+amplitude-dependent natural frequency ``omega(a)`` and modal damping ratio ``zeta(a) = xi /
+(2 omega)`` (Krack 2015, eq. 12), and the dissipation per cycle ``D = xi oint v.M v dt``.
+
+Hysteretic joints (Iwan, Segalman) are marched through the period (:func:`.balance.marched`),
+so a stuck joint's stiffness and its microslip damping come out of one solve per amplitude.
+Derivatives of ``omega``, ``xi`` and the coefficients with respect to the system's parameters
+follow from the implicit function theorem at the root (:func:`solve_mode`, as
+:func:`~jaxfriction.solve_balance`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..._checks import check_int, check_real, named_modules
+from ..._forcing.drives import Harmonic
+from ..._paths import set_parameters
+from ..periodic.flow import full_state
+from ..periodic.shooting import frozen
+from .balance import default_samples, marched, residual_at, states_at
+from .fourier import n_coefficients
+
+
+def unforced(system):
+    """``system`` with the amplitude of every :class:`~jaxfriction.Harmonic` drive set to 0."""
+    paths = {f"{path}.amplitude" if path else "amplitude": 0.0 for path, module in named_modules(system)
+             if isinstance(module, Harmonic)}
+    return set_parameters(system, paths) if paths else system
+
+
+def _layout(shape, dof: int):
+    """Indices of the free coefficients (all but the first harmonic's of position ``dof``)."""
+    n = shape[0] * shape[1]
+    fixed = (shape[1] + dof, 2 * shape[1] + dof)  # a_1 and b_1 of position dof
+    return np.array([i for i in range(n) if i not in fixed]), fixed
+
+
+def _coefficients(u, shape, dof, amplitude):
+    free, (cos, sin) = _layout(shape, dof)
+    c = jnp.zeros(shape[0] * shape[1], u.dtype).at[free].set(u[:-2]).at[cos].set(amplitude).at[sin].set(0.0)
+    return c.reshape(shape)
+
+
+def mode_residual(u, system, *, amplitude, dof: int, shape, samples: int, march: bool):
+    """The EPMC residual of the unknowns ``u = [free coefficients, omega, xi]`` (the system
+    unforced; the first harmonic of position ``dof`` is ``amplitude cos(omega t)``)."""
+    c = _coefficients(u, shape, dof, amplitude)
+    return residual_at(c, system, u[-2], t0=0.0, samples=samples, march=march, self_excitation=u[-1]).reshape(-1)
+
+
+def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: bool, tol: float,
+               max_steps: int) -> dict:
+    """The traceable core: Newton on :func:`mode_residual` from ``u0`` (inside ``jit``,
+    ``vmap``), the root refined by one Newton step of the unfrozen system so that derivatives
+    are the implicit function theorem's (as :func:`~jaxfriction.solve_balance`).
+
+    Args:
+        system: the unforced system (:func:`unforced`).
+        u0: ``(n_free + 2,)``: free coefficients, ``omega``, ``xi``.
+        amplitude: the modal amplitude ``a`` (position units).
+        dof, shape, samples, march: the phase-fixed position, the coefficients' shape
+            ``(2 H + 1, w)``, the samples, whether the law's states are marched.
+
+    Returns:
+        Dict: ``u``, ``coefficients``, ``omega``, ``xi``, ``residual`` (``|R|_inf``),
+            ``converged``, ``steps``.
+    """
+    import optimistix as optx
+
+    u0 = jax.lax.stop_gradient(jnp.asarray(u0))
+    fixed = frozen(system)
+
+    def fn(u, s):
+        return mode_residual(u, s, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march)
+
+    scale: Any = jnp.maximum(1.0, jnp.abs(u0[-2]) * jnp.max(jnp.abs(u0[:-2])))  # traced: optimistix takes it
+    sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale), u0, fixed, max_steps=max_steps,
+                              throw=False)
+    found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
+    root = jnp.where(found, sol.value, u0)
+    jac = jax.jacfwd(lambda u: fn(u, fixed))(root)
+    step = jnp.linalg.solve(jac, fn(root, system))
+    u = jnp.where(jnp.all(jnp.isfinite(jax.lax.stop_gradient(step))), root - step, root)
+    residual = jnp.max(jnp.abs(fn(u, system)))
+    return {"u": u, "coefficients": _coefficients(u, shape, dof, amplitude), "omega": u[-2], "xi": u[-1],
+            "residual": residual, "converged": found & (residual <= tol * scale), "steps": sol.stats["num_steps"]}
+
+
+@eqx.filter_jit
+def _solve(system, u0, amplitude, dof, shape, samples, march, tol, max_steps):
+    out = solve_mode(system, u0, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march, tol=tol,
+                     max_steps=max_steps)
+    c, omega = out["coefficients"], out["omega"]
+    fine = 4 * samples
+    states, _ = states_at(c, system, omega, t0=0.0, samples=fine, march=march)
+    n = system.n_dof
+    v = states[:, n:2 * n]
+    out["dissipation"] = out["xi"] * (2 * jnp.pi / omega) * jnp.mean(jnp.sum(_masses(system, n) * v * v, axis=1))
+    return out
+
+
+def _masses(system, n: int):
+    m = getattr(system, "masses", None)
+    m = getattr(system, "mass", 1.0) if m is None else m
+    return jnp.broadcast_to(jnp.reshape(jnp.asarray(m, jnp.result_type(float)), (-1,)), (n,))
+
+
+def linear_mode(system, mode: int = 0):
+    """``(omega, xi, phi)`` of the linearization at rest of the unforced ``system``: the
+    ``mode``-th slowest oscillating eigenvalue ``lambda`` of the first-order Jacobian (its
+    internal states included: a stuck joint's stiffness), ``omega = Im lambda``, ``xi = -2
+    Re lambda`` (the self-excitation that cancels its damping) and the eigenvector ``(d,)``.
+
+    Raises:
+        ValueError: naming ``mode`` when the linearization has fewer oscillating modes.
+    """
+    d = system.dynamical_size
+    rest = system.as_state(jnp.zeros(2 * system.n_dof))[:d]
+    jac = np.asarray(jax.jacfwd(lambda x: system.vector_field(0.0, full_state(system, x))[:d])(rest))
+    values, vectors = np.linalg.eig(jac)
+    oscillating = np.flatnonzero(values.imag > 1e-12 * max(1.0, float(np.max(np.abs(values)))))
+    if len(oscillating) <= mode:
+        raise ValueError(f"mode: the linearization at rest has {len(oscillating)} oscillating mode(s), got mode={mode}")
+    i = oscillating[np.argsort(values.imag[oscillating])][mode]
+    return float(values[i].imag), float(-2.0 * values[i].real), vectors[:, i]
+
+
+def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | None = None, dof: int = 0,
+                   mode: int = 0, tol: float = 1e-10, max_steps: int = 50, warn: bool = True):
+    """The backbone of a nonlinear mode by the extended periodic motion concept (module docstring).
+
+    The amplitudes are solved in increasing order, each from the last solution scaled to its
+    amplitude (the first from the linearization at rest, :func:`linear_mode`).
+
+    Args:
+        system: a jaxfriction system (its harmonic drives are switched off).
+        amplitudes: ``(k,)`` modal amplitudes ``a`` > 0 (position units of ``dof``).
+        harmonics: ``H``; samples: per period (default ``max(32, 8 H)``).
+        dof: the position whose first harmonic is ``a cos(omega t)``.
+        mode: which mode of the linearization to start from (0: the slowest).
+        tol: Newton's residual test; max_steps: Newton iterations per amplitude.
+        warn: warn (UserWarning) when an amplitude did not converge.
+
+    Returns:
+        ``xarray.Dataset`` over ``amplitude``: ``frequency`` (rad per time unit),
+            ``damping_ratio`` (``xi / (2 omega)``), ``self_excitation`` (``xi``),
+            ``dissipation`` (per cycle, J: ``xi oint v.M v dt``), ``residual``,
+            ``converged``, ``coefficients`` (``amplitude, coefficient, state``). Attributes:
+            ``harmonics``, ``samples``, ``dof``, ``internal`` (``"marched"`` or ``"unknowns"``),
+            ``linear_frequency``, ``linear_damping_ratio`` (of the linearization).
+
+    Raises:
+        ValueError: naming the argument: ``amplitudes`` not positive or not increasing,
+            ``harmonics``, ``samples``, ``dof``, ``mode``, ``tol``, ``max_steps``.
+
+    Source: Krack 2015, Computers & Structures 154:59, Secs. 2-3 (EPMC, the modal damping
+    ratio ``xi / (2 omega)``); harmonic balance with alternating frequency-time evaluation.
+    """
+    import xarray as xr
+
+    a = np.asarray(amplitudes, dtype=float).reshape(-1)
+    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0) or np.any(np.diff(a) <= 0):
+        raise ValueError(f"amplitudes must be positive and increasing, got {amplitudes!r}")
+    check_int("harmonics", harmonics, minimum=1)
+    samples = default_samples(harmonics) if samples is None else samples
+    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
+    check_int("dof", dof, minimum=0)
+    if dof >= system.n_dof:
+        raise ValueError(f"dof must be below n_dof = {system.n_dof}, got {dof}")
+    check_int("mode", mode, minimum=0)
+    check_real("tol", tol, positive=True)
+    check_int("max_steps", max_steps, minimum=1)
+    free_system = unforced(system)
+    march = marched(free_system)
+    width = 2 * system.n_dof if march else system.dynamical_size
+    shape = (n_coefficients(harmonics), width)
+    omega0, xi0, phi = linear_mode(free_system, mode)
+    phi = phi[:width] / phi[dof]
+    c = np.zeros(shape)
+    c[1], c[2] = phi.real, -phi.imag  # Re(phi e^{i omega t}) with phi[dof] = 1
+    free, _ = _layout(shape, dof)
+    u = np.concatenate([(c * a[0]).reshape(-1)[free], [omega0, xi0]])
+    rows, previous = [], a[0]
+    for amplitude in a:
+        u = np.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
+        out = jax.tree.map(np.asarray, _solve(free_system, jnp.asarray(u), float(amplitude), int(dof), shape,
+                                              int(samples), march, float(tol), int(max_steps)))
+        if bool(out["converged"]):
+            u, previous = out["u"], amplitude
+        rows.append(out)
+        if warn and not bool(out["converged"]):
+            warnings.warn(f"nonlinear_mode: amplitude {amplitude:g} did not converge (residual {float(out['residual']):.3g})",
+                          UserWarning, stacklevel=2)
+    omega = np.array([float(r["omega"]) for r in rows])
+    xi = np.array([float(r["xi"]) for r in rows])
+    return xr.Dataset(
+        {"frequency": ("amplitude", omega), "damping_ratio": ("amplitude", xi / (2 * omega)),
+         "self_excitation": ("amplitude", xi),
+         "dissipation": ("amplitude", np.array([float(r["dissipation"]) for r in rows])),
+         "residual": ("amplitude", np.array([float(r["residual"]) for r in rows])),
+         "converged": ("amplitude", np.array([bool(r["converged"]) for r in rows])),
+         "coefficients": (("amplitude", "coefficient", "state"), np.stack([r["coefficients"] for r in rows]))},
+        coords={"amplitude": a},
+        attrs={"harmonics": int(harmonics), "samples": int(samples), "dof": int(dof),
+               "internal": "marched" if march else "unknowns", "linear_frequency": omega0,
+               "linear_damping_ratio": xi0 / (2 * omega0)})
+
