@@ -115,7 +115,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
         HarmonicBalance, harmonic_balance, harmonic_balance_batch, solve_balance,
     )
     from ._workflows.harmonic.continuation import continue_balance  # noqa: F401
-    from ._workflows.harmonic.modes import nonlinear_mode, solve_mode  # noqa: F401
+    from ._workflows.harmonic.modes import nonlinear_mode, nonlinear_mode_batch, solve_mode  # noqa: F401
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
     from ._applications.emps import (  # noqa: F401
         EMPSRecord, emps_controller_force, emps_errors, emps_model, load_emps,
@@ -198,7 +198,7 @@ _EXPORTS = {
     "._workflows.harmonic.balance": ("HarmonicBalance", "harmonic_balance", "harmonic_balance_batch",
                                      "solve_balance"),
     "._workflows.harmonic.continuation": ("continue_balance",),
-    "._workflows.harmonic.modes": ("nonlinear_mode", "solve_mode"),
+    "._workflows.harmonic.modes": ("nonlinear_mode", "nonlinear_mode_batch", "solve_mode"),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
     "._applications.emps": ("EMPSRecord", "emps_controller_force", "emps_errors", "emps_model", "load_emps"),
 }

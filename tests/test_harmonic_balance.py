@@ -317,3 +317,23 @@ def test_backbone_derivative_by_the_implicit_function_theorem():
     h = 1e-5
     fd = (float(frequency(1.0 + h)) - float(frequency(1.0 - h))) / (2 * h)
     assert grad > 0 and abs(grad - fd) < 1e-5 * abs(fd), (grad, fd)
+
+
+def test_backbone_batch_equals_one_by_one():
+    k, phi = np.array([2.0, 1.0]), np.array([0.2, 0.3])
+    system = jf.Oscillator(law=jf.Iwan(jnp.asarray(k), jnp.asarray(phi)), force=jf.Harmonic(1.0, 0.8))
+    amplitudes = [0.15, 0.5, 2.0]
+    stiffness = np.array([0.9, 1.0, 1.2])
+    out = jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, amplitudes, harmonics=8, chunk_size=2)
+    assert out["frequency"].shape == (3, 3) and out["converged"].all()
+    for i, value in enumerate(stiffness):
+        one = jf.nonlinear_mode(jf.set_parameters(system, {"stiffness": value}), amplitudes, harmonics=8)
+        np.testing.assert_allclose(out["frequency"][i], one["frequency"].values, rtol=1e-10)
+        np.testing.assert_allclose(out["damping_ratio"][i], one["damping_ratio"].values, rtol=1e-8)
+        np.testing.assert_allclose(out["dissipation"][i], one["dissipation"].values, rtol=1e-8)
+    with pytest.raises(ValueError, match="amplitudes"):
+        jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, [0.5, 0.1])
+    with pytest.raises(ValueError, match="chunk_size"):
+        jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, amplitudes, chunk_size=0)
+    with pytest.raises(ValueError, match="dof"):
+        jf.nonlinear_mode(system, amplitudes, dof=1)

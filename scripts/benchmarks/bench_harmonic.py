@@ -13,8 +13,12 @@ resonance, where the friction-limited response is bounded), side by side in one 
 Reports the wall time of each (first call, compilation included, and repeated) and the
 largest amplitude difference to the reference. Speed is measured here, never in tests.
 
+``--backbones B`` instead times ``jf.nonlinear_mode_batch`` on ``B`` parameter sets (``K_T``
+and ``chi`` drawn around Segalman's joint of ``--elements`` elements) of the jointed
+oscillator, 20 amplitudes each (issue 37's target: 1,000 sets of a 100-slider joint in 60 s).
+
 Run from the repository root: ``python scripts/benchmarks/bench_harmonic.py [--points 64]
-[--harmonics 16 32]``.
+[--harmonics 16 32] [--backbones 1000 --elements 100]``.
 """
 
 from __future__ import annotations
@@ -36,7 +40,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=64)
     parser.add_argument("--harmonics", type=int, nargs="+", default=[16, 32])
+    parser.add_argument("--backbones", type=int, default=0)
+    parser.add_argument("--elements", type=int, default=100)
     args = parser.parse_args()
+    if args.backbones:
+        backbones(args.backbones, args.elements)
+        return
     system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.5))
     omegas = np.linspace(0.3, 0.9, args.points)
     check = [0, args.points // 2, args.points - 1]
@@ -73,6 +82,20 @@ def main():
     print("|---|---|---|---|---|")
     for name, (first, again), err, ok in rows:
         print(f"| {name} | {first:.2f} | {again:.2f} | {err:.1e} | {ok} |")
+
+
+def backbones(n_sets, n_elements):
+    law = jf.SegalmanIwan(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1, n_elements=n_elements)
+    system = jf.jointed_oscillator(law)
+    amplitudes = np.geomspace(1e-3, 1.0, 20) * float(law.density()[0])
+    rng = np.random.default_rng(0)
+    values = {"law.K_T": 3.0 * np.exp(0.1 * rng.normal(size=n_sets)), "law.chi": -0.5 + 0.05 * rng.normal(size=n_sets)}
+    print(f"jax {jax.__version__}, cores {os.cpu_count()}, load average {os.getloadavg()}")
+    began = time.perf_counter()
+    out = jf.nonlinear_mode_batch(system, values, amplitudes, harmonics=8)
+    seconds = time.perf_counter() - began
+    print(f"{n_sets} parameter sets x {len(amplitudes)} amplitudes, Segalman joint of {n_elements} elements, "
+          f"8 harmonics: {seconds:.1f} s (compilation included), {out['converged'].mean():.3%} converged")
 
 
 if __name__ == "__main__":

@@ -221,3 +221,103 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
                "internal": "marched" if march else "unknowns", "linear_frequency": omega0,
                "linear_damping_ratio": xi0 / (2 * omega0)})
 
+
+
+def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8, samples: int | None = None,
+                         dof: int = 0, mode: int = 0, tol: float = 1e-10, max_steps: int = 50,
+                         chunk_size: int = 256) -> dict:
+    """Backbones of one nonlinear mode for a batch of parameter sets: ``jax.vmap`` over the sets
+    of a ``lax.scan`` over the amplitudes (each solve starts from the last, scaled), in chunks
+    of ``chunk_size`` sets (one compiled program; the last chunk padded).
+
+    Every set starts from the linearization of ``system`` itself (:func:`linear_mode`) at the
+    smallest amplitude, so the sets should be a spread around it (an uncertainty study, a
+    design box), not different structures.
+
+    Args:
+        system: as :func:`nonlinear_mode` (the nominal parameters).
+        values: dict path -> ``(B,)`` values, all of one length.
+        amplitudes: ``(k,)`` positive, increasing.
+        harmonics, samples, dof, mode, tol, max_steps: as :func:`nonlinear_mode`.
+        chunk_size: sets per vectorized call (>= 1).
+
+    Returns:
+        Dict of NumPy arrays: ``frequency``, ``damping_ratio``, ``dissipation``, ``residual``,
+            ``converged`` ``(B, k)``, and ``amplitude`` ``(k,)``.
+
+    Raises:
+        ValueError: as :func:`nonlinear_mode`, or naming ``values`` (no paths, unknown
+            paths, lengths that differ) or ``chunk_size``.
+    """
+    from ..._paths import check_paths
+
+    a = np.asarray(amplitudes, dtype=float).reshape(-1)
+    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0) or np.any(np.diff(a) <= 0):
+        raise ValueError(f"amplitudes must be positive and increasing, got {amplitudes!r}")
+    if not isinstance(values, dict) or not values:
+        raise ValueError("values must be a non-empty dict path -> (B,) values")
+    check_paths(system, list(values), "values")
+    arrays = {p: np.asarray(v, dtype=float).reshape(-1) for p, v in values.items()}
+    lengths = {p: len(v) for p, v in arrays.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"values must all have one length, got {lengths}")
+    check_int("harmonics", harmonics, minimum=1)
+    samples = default_samples(harmonics) if samples is None else samples
+    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
+    check_int("dof", dof, minimum=0)
+    if dof >= system.n_dof:
+        raise ValueError(f"dof must be below n_dof = {system.n_dof}, got {dof}")
+    check_int("chunk_size", chunk_size, minimum=1)
+    check_real("tol", tol, positive=True)
+    check_int("max_steps", max_steps, minimum=1)
+    free_system = unforced(system)
+    march = marched(free_system)
+    width = 2 * system.n_dof if march else system.dynamical_size
+    shape = (n_coefficients(harmonics), width)
+    omega0, xi0, phi = linear_mode(free_system, mode)
+    phi = phi[:width] / phi[dof]
+    c = np.zeros(shape)
+    c[1], c[2] = phi.real, -phi.imag
+    free, _ = _layout(shape, dof)
+    u0 = jnp.asarray(np.concatenate([c.reshape(-1)[free], [omega0, xi0]]))  # at unit amplitude
+    n = next(iter(lengths.values()))
+    size = min(int(chunk_size), n)
+    outs = []
+    for start in range(0, n, size):
+        chunk = {p: v[start:start + size] for p, v in arrays.items()}
+        real = len(next(iter(chunk.values())))
+        chunk = {p: np.concatenate([v, np.repeat(v[-1:], size - real)]) for p, v in chunk.items()}
+        out = _backbones(free_system, {p: jnp.asarray(v) for p, v in chunk.items()}, u0, jnp.asarray(a), int(dof),
+                         shape, int(samples), march, float(tol), int(max_steps))
+        outs.append(jax.tree.map(lambda x, real=real: np.asarray(x)[:real], out))
+    result = {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
+    result["damping_ratio"] = result.pop("xi") / (2 * result["frequency"])
+    result["amplitude"] = a
+    return result
+
+
+@eqx.filter_jit
+def _backbones(system, arrays, u0, amplitudes, dof, shape, samples, march, tol, max_steps):
+    def lane(point):
+        s = set_parameters(system, point)
+
+        def one(carry, amplitude):
+            u, previous = carry
+            guess = jnp.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
+            out = solve_mode(s, guess, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march,
+                             tol=tol, max_steps=max_steps)
+            ok = out["converged"]
+            c, omega = out["coefficients"], out["omega"]
+            states, _ = states_at(c, s, omega, t0=0.0, samples=4 * samples, march=march)
+            n = s.n_dof
+            v = states[:, n:2 * n]
+            dissipation = out["xi"] * (2 * jnp.pi / omega) * jnp.mean(jnp.sum(_masses(s, n) * v * v, axis=1))
+            carry = (jnp.where(ok, out["u"], u), jnp.where(ok, amplitude, previous))
+            return carry, {"frequency": omega, "xi": out["xi"], "dissipation": dissipation,
+                           "residual": out["residual"], "converged": ok}
+
+        _, rows = jax.lax.scan(one, (u0 * jnp.concatenate([jnp.full(u0.shape[0] - 2, amplitudes[0]), jnp.ones(2)]),
+                                     amplitudes[0]), amplitudes)
+        return rows
+
+    return jax.vmap(lane)(arrays)
