@@ -278,25 +278,33 @@ def steps_between_samples(period: float, samples: int, dt: float | None) -> int:
     return max(1, -(-256 // samples), bound)
 
 
-@eqx.filter_jit
-def _measure(system, c, frequency, t0, fine: int, flow_steps: int, march: bool):
-    """Amplitudes, dissipation and input work per cycle (spectral quadrature of the samples'
-    energy rates), the time-domain check and the monodromy of the RK4 flow at ``x(t0)``."""
-    d = system.dynamical_size
-    omega = _omega(system, frequency)
-    period = 2 * jnp.pi / omega
+def observables(system, c, frequency: str, t0, fine: int, march: bool) -> dict:
+    """Of the solution ``c`` (traceable): ``amplitude`` ``(n_dof,)``, ``input_work``,
+    ``damping_dissipation`` and ``dissipation`` per cycle (their difference: friction's own
+    power jumps at every slip onset, where a sampled mean converges only like ``1 / N``, while
+    the drives' and dampers' power is smooth), over ``fine`` samples; ``x0``, the state at
+    ``t0``, and the march's ``mismatch``."""
+    period = 2 * jnp.pi / _omega(system, frequency)
     ts = t0 + jnp.arange(fine) * (period / fine)
     states, mismatch = sampled_states(c, system, frequency=frequency, t0=t0, samples=fine, march=march)
     rates = _rates(system, states, ts)
     hi, lo = extremes(c[:, :system.n_dof], fine)
-    x0 = states[0]
-    traj = period_trajectory(system, x0, t0, period, flow_steps)
-    monodromy = jax.jacfwd(lambda z: period_map(system, z, t0, period, flow_steps)[:d])(x0)
     work, damping = period * jnp.mean(rates[:, -1]), period * jnp.mean(rates[:, -2])
     return {"amplitude": 0.5 * (hi - lo), "dissipation": work - damping, "damping_dissipation": damping,
-            "input_work": work,
-            "x0": x0, "flow_residual": jnp.max(jnp.abs(traj.ys[-1, :d] - x0)), "flow_status": traj.status,
-            "monodromy": monodromy, "mismatch": mismatch}
+            "input_work": work, "x0": states[0], "mismatch": mismatch}
+
+
+@eqx.filter_jit
+def _measure(system, c, frequency, t0, fine: int, flow_steps: int, march: bool):
+    """:func:`observables`, the time-domain check and the monodromy of the RK4 flow at ``x(t0)``."""
+    d = system.dynamical_size
+    out = observables(system, c, frequency, t0, fine, march)
+    period = 2 * jnp.pi / _omega(system, frequency)
+    x0 = out["x0"]
+    traj = period_trajectory(system, x0, t0, period, flow_steps)
+    out["monodromy"] = jax.jacfwd(lambda z: period_map(system, z, t0, period, flow_steps)[:d])(x0)
+    out["flow_residual"], out["flow_status"] = jnp.max(jnp.abs(traj.ys[-1, :d] - x0)), traj.status
+    return out
 
 
 def _difference(fine_c, coarse_c, points: int):
@@ -395,6 +403,43 @@ def _check_guess(guess, d: int):
     return g
 
 
+def _checked(system, harmonics, samples, tol, max_steps, cycles, t0, dt, frequency):
+    """The checks shared by :func:`harmonic_balance` and its batch; returns ``(samples,
+    frequency path)``."""
+    check_int("harmonics", harmonics, minimum=1)
+    samples = default_samples(harmonics) if samples is None else samples
+    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
+    check_real("tol", tol, positive=True)
+    check_int("max_steps", max_steps, minimum=1)
+    check_int("cycles", cycles, minimum=0)
+    check_real("t0", t0)
+    if dt is not None:
+        check_real("dt", dt, positive=True)
+    frequency = forcing_frequency_path(system, frequency)
+    if frequency is None:
+        raise ValueError(f"system: harmonic balance needs a forced system (a Harmonic drive, or frequency=); "
+                         f"{type(system).__name__} has no forcing frequency")
+    return int(samples), frequency
+
+
+def batch_values(system, values) -> dict:
+    """``values`` (dict path -> ``(B,)``) as float arrays of one length, checked.
+
+    Raises:
+        ValueError: naming ``values``: not a non-empty dict, unknown paths, lengths that differ.
+    """
+    from ..._paths import check_paths
+
+    if not isinstance(values, dict) or not values:
+        raise ValueError("values must be a non-empty dict path -> (B,) values")
+    check_paths(system, list(values), "values")
+    arrays = {p: np.asarray(v, dtype=float).reshape(-1) for p, v in values.items()}
+    lengths = {p: len(v) for p, v in arrays.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"values must all have one length, got {lengths}")
+    return arrays
+
+
 def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | None = None,
                      frequency: str | None = None, t0: float = 0.0, guess=None, accuracy: float | None = None,
                      max_harmonics: int = 512, tol: float = 1e-10, max_steps: int = 50, cycles: int = 20,
@@ -456,22 +501,10 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
     if tpl is not None:
         y0 = tpl.y0 if y0 is None else y0
         frequency = tpl.frequency if frequency is None else frequency
-    check_int("harmonics", harmonics, minimum=1)
+    samples, frequency = _checked(system, harmonics, samples, tol, max_steps, cycles, t0, dt, frequency)
     check_int("max_harmonics", max_harmonics, minimum=int(harmonics))
-    samples = default_samples(harmonics) if samples is None else samples
-    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
-    check_real("tol", tol, positive=True)
-    check_int("max_steps", max_steps, minimum=1)
-    check_int("cycles", cycles, minimum=0)
-    check_real("t0", t0)
     if accuracy is not None:
         check_real("accuracy", accuracy, positive=True)
-    if dt is not None:
-        check_real("dt", dt, positive=True)
-    frequency = forcing_frequency_path(system, frequency)
-    if frequency is None:
-        raise ValueError(f"system: harmonic_balance needs a forced system (a Harmonic drive, or frequency=); "
-                         f"{type(system).__name__} has no forcing frequency")
     d = system.dynamical_size
     march = marched(system)
     width = 2 * system.n_dof if march else d
@@ -561,27 +594,8 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
         ValueError: as :func:`harmonic_balance`, or naming ``values`` (unknown paths,
             lengths that differ, none given).
     """
-    from ..._paths import check_paths
-
-    if not isinstance(values, dict) or not values:
-        raise ValueError("values must be a non-empty dict path -> (B,) values")
-    check_paths(system, list(values), "values")
-    arrays = {p: jnp.asarray(v, jnp.result_type(float)).reshape(-1) for p, v in values.items()}
-    lengths = {p: int(a.shape[0]) for p, a in arrays.items()}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(f"values must all have one length, got {lengths}")
-    check_int("harmonics", harmonics, minimum=1)
-    samples = default_samples(harmonics) if samples is None else samples
-    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
-    check_real("tol", tol, positive=True)
-    check_int("max_steps", max_steps, minimum=1)
-    check_int("cycles", cycles, minimum=0)
-    frequency = forcing_frequency_path(system, frequency)
-    if frequency is None:
-        raise ValueError(f"system: harmonic_balance_batch needs a forced system; {type(system).__name__} has no "
-                         f"forcing frequency")
-    if dt is not None:
-        check_real("dt", dt, positive=True)
+    arrays = {p: jnp.asarray(v) for p, v in batch_values(system, values).items()}
+    samples, frequency = _checked(system, harmonics, samples, tol, max_steps, cycles, t0, dt, frequency)
     omegas = np.abs(np.asarray(arrays[frequency] if frequency in arrays else _omega(system, frequency)))
     per_sample = steps_between_samples(float(2 * np.pi / np.min(omegas)), int(samples), dt)
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
@@ -601,15 +615,8 @@ def _batch(system, arrays, y, frequency, t0, harmonics, samples, tol, max_steps,
         c = c[:, :2 * s.n_dof] if march else c
         out = solve_balance(s, c, frequency=frequency, t0=t0, samples=samples, tol=tol, max_steps=max_steps,
                             march=march)
-        c = out["coefficients"]
-        omega = _omega(s, frequency)
-        ts = t0 + jnp.arange(4 * samples) * (2 * jnp.pi / omega / (4 * samples))
-        x, _ = sampled_states(c, s, frequency=frequency, t0=t0, samples=4 * samples, march=march)
-        rates = _rates(s, x, ts)
-        hi, lo = extremes(c[:, :s.n_dof], 4 * samples)
-        out["amplitude"] = 0.5 * (hi - lo)
-        out["dissipation"] = 2 * jnp.pi / omega * (jnp.mean(rates[:, -1]) - jnp.mean(rates[:, -2]))  # as _measure
-        out.pop("steps")
-        return out
+        measured = observables(s, out["coefficients"], frequency, t0, 4 * samples, march)
+        return {**{k: out[k] for k in ("coefficients", "residual", "converged")},
+                "amplitude": measured["amplitude"], "dissipation": measured["dissipation"]}
 
     return jax.vmap(lane)(arrays)

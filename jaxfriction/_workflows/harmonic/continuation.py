@@ -23,13 +23,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import check_int, check_real
+from ..._checks import check_real
 from ..._observables.stick import stick_fraction
-from ..._paths import check_paths, get_parameter, set_parameters
-from ..periodic.continuation import _dataset, _tangent
-from ..periodic.flow import full_state, period_map, period_trajectory
-from .balance import HarmonicBalance, _scale, balance_residual, sampled_states
-from .fourier import extremes
+from ..._paths import get_parameter, set_parameters
+from ..periodic.continuation import _dataset, _tangent, check_branch, follow
+from ..periodic.flow import period_map, period_trajectory
+from .balance import HarmonicBalance, _scale, balance_residual, observables
 
 
 def _residual(u, system, path, frequency, t0, samples, shape, march):
@@ -45,21 +44,15 @@ def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march):
     residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape, march)))
     s = set_parameters(system, {path: u[-1]})
     c = u[:-1].reshape(shape)
-    d = s.dynamical_size
     omega = jnp.abs(jnp.asarray(get_parameter(s, frequency), dtype=u.dtype))
     period = 2 * jnp.pi / omega
-    fine = 4 * samples
-    x, _ = sampled_states(c, s, frequency=frequency, t0=t0, samples=fine, march=march)
-    x0 = x[0]
+    out = observables(s, c, frequency, t0, 4 * samples, march)
+    x0 = out["x0"]
     traj = period_trajectory(s, x0, t0, period, flow_steps)
-    monodromy = jax.jacfwd(lambda z: period_map(s, z, t0, period, flow_steps)[:d])(x0)
-    ts = t0 + jnp.arange(fine) * (period / fine)
-    rates = jax.vmap(lambda t, xj: s.vector_field(t, full_state(s, xj)))(ts, x)
-    hi, lo = extremes(c[:, :s.n_dof], fine)
-    amplitude = 0.5 * (hi - lo)
+    monodromy = jax.jacfwd(lambda z: period_map(s, z, t0, period, flow_steps)[:s.dynamical_size])(x0)
+    amplitude = out["amplitude"]
     return {"jac": jac, "residual": residual, "scale": _scale(c, omega), "monodromy": monodromy, "period": period,
-            "dissipation": period * (jnp.mean(rates[:, -1]) - jnp.mean(rates[:, -2])),
-            "input_work": period * jnp.mean(rates[:, -1]),
+            "dissipation": out["dissipation"], "input_work": out["input_work"],
             "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "stick_fraction": stick_fraction(traj),
             "status": traj.status, "x0": x0}
 
@@ -123,28 +116,8 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
     if not start.converged:
         raise ValueError(f"start did not converge ({start.status}, residual {start.residual:.3g})")
     system = start.system
-    check_paths(system, [path], "path")
-    p0 = get_parameter(system, path)
-    if np.ndim(p0) != 0:
-        raise ValueError(f"path: {path!r} is an array; name one element, e.g. {path}[0]")
-    p0 = float(p0)
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds must be (low, high) numbers, got {bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and lo <= p0 <= hi):
-        raise ValueError(f"bounds must be finite (low, high) with low < high holding the start's {path} = {p0:g}, "
-                         f"got {bounds!r}")
-    check_real("ds", ds, positive=True)
-    check_real("ds_min", ds_min, positive=True)
-    check_real("ds_max", ds_max, positive=True)
-    if not ds_min <= ds <= ds_max:
-        raise ValueError(f"ds must lie in [ds_min, ds_max], got ds={ds}, ds_min={ds_min}, ds_max={ds_max}")
-    check_int("max_points", max_points, minimum=2)
-    check_int("max_newton", max_newton, minimum=1)
+    p0, lo, hi = check_branch(system, path, bounds, ds, ds_min, ds_max, max_points, max_newton, direction)
     check_real("tol", tol, positive=True)
-    if direction not in (1, -1):
-        raise ValueError(f"direction must be 1 or -1, got {direction!r}")
     frequency, t0, samples = start.frequency, start.t0, start.samples
     shape = tuple(start.coefficients.shape)
     march = start.internal == "marched"
@@ -154,38 +127,20 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
     u = jnp.asarray(np.concatenate([np.ravel(start.coefficients), [p0]]))
     info = _point(system, u, path, frequency, t0, samples, shape, flow_steps, march)
     tangent = _tangent(info["jac"], direction=float(direction))
-    points = [(u, info, tangent, 0)]
-    status = "max points"
-    while len(points) < max_points:
-        u_prev, _, t_prev, _ = points[-1]
-        while True:
-            u_new, ok, iters = _correct(system, u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev), ds, path,
-                                        frequency, t0, samples, shape, march, tol, max_newton)
-            ok = bool(ok) and bool(jnp.all(jnp.isfinite(u_new)))
-            if ok:
-                new_info = _point(system, u_new, path, frequency, t0, samples, shape, flow_steps, march)
-                ok = float(new_info["residual"]) <= tol * float(new_info["scale"])
-            if ok:
-                break
-            ds *= 0.5
-            if ds < ds_min:
-                break
-        if not ok:
-            status = "stalled"
-            break
-        tangent = _tangent(new_info["jac"], previous=t_prev)
-        points.append((u_new, new_info, tangent, int(iters)))
-        if progress:
-            print(f"{len(points):4d} {path} = {float(u_new[-1]):.6g} amplitude = {np.asarray(new_info['amplitude'])} "
-                  f"ds = {ds:.3g} iterations = {int(iters)}")
-        p = float(u_new[-1])
-        if p < lo or p > hi:
-            status = "bounds reached"
-            break
-        if int(iters) <= 3:
-            ds = min(ds * 1.5, ds_max)
-        elif int(iters) >= max_newton - 1:
-            ds = max(ds * 0.5, ds_min)
+
+    def correct(u_pred, u_prev, tangent, step):
+        return _correct(system, u_pred, u_prev, tangent, step, path, frequency, t0, samples, shape, march, tol,
+                        max_newton)
+
+    def point(u):
+        return _point(system, u, path, frequency, t0, samples, shape, flow_steps, march)
+
+    def accept(u, info):
+        return float(info["residual"]) <= tol * float(info["scale"])
+
+    points, status = follow(u, info, tangent, correct=correct, point=point, accept=accept, ds=ds, ds_min=ds_min,
+                            ds_max=ds_max, max_points=max_points, max_newton=max_newton, bounds=(lo, hi), path=path,
+                            progress=progress)
     # the branch's dataset as continue_orbits writes it: the state at t0 stands in for the shooting unknowns
     rows = [(jnp.concatenate([i["x0"], u[-1:]]), i, t, it) for u, i, t, it in points]
     branch = _dataset(rows, path, status, flow_steps, t0, False, xr)

@@ -33,7 +33,7 @@ from ..._forcing.drives import Harmonic
 from ..._paths import set_parameters
 from ..periodic.flow import full_state
 from ..periodic.shooting import frozen
-from .balance import default_samples, marched, residual_at, states_at
+from .balance import batch_values, default_samples, marched, residual_at, states_at
 from .fourier import n_coefficients
 
 
@@ -106,19 +106,21 @@ def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: b
 def _solve(system, u0, amplitude, dof, shape, samples, march, tol, max_steps):
     out = solve_mode(system, u0, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march, tol=tol,
                      max_steps=max_steps)
-    c, omega = out["coefficients"], out["omega"]
-    fine = 4 * samples
-    states, _ = states_at(c, system, omega, t0=0.0, samples=fine, march=march)
-    n = system.n_dof
-    v = states[:, n:2 * n]
-    out["dissipation"] = out["xi"] * (2 * jnp.pi / omega) * jnp.mean(jnp.sum(_masses(system, n) * v * v, axis=1))
+    out["dissipation"] = _dissipation(system, out, samples, march)
     return out
 
 
-def _masses(system, n: int):
-    m = getattr(system, "masses", None)
-    m = getattr(system, "mass", 1.0) if m is None else m
-    return jnp.broadcast_to(jnp.reshape(jnp.asarray(m, jnp.result_type(float)), (-1,)), (n,))
+def _dissipation(system, out, samples, march):
+    """``xi oint v.M v dt`` over a period of the solution ``out`` (J): what the self-excitation
+    feeds in, so what the system dissipates per cycle (smooth: a sampled mean is accurate)."""
+    c, omega = out["coefficients"], out["omega"]
+    states, _ = states_at(c, system, omega, t0=0.0, samples=4 * samples, march=march)
+    n = system.n_dof
+    masses = getattr(system, "masses", None)
+    masses = getattr(system, "mass", 1.0) if masses is None else masses
+    m = jnp.broadcast_to(jnp.reshape(jnp.asarray(masses, c.dtype), (-1,)), (n,))
+    v = states[:, n:2 * n]
+    return out["xi"] * (2 * jnp.pi / omega) * jnp.mean(jnp.sum(m * v * v, axis=1))
 
 
 def linear_mode(system, mode: int = 0):
@@ -139,6 +141,39 @@ def linear_mode(system, mode: int = 0):
         raise ValueError(f"mode: the linearization at rest has {len(oscillating)} oscillating mode(s), got mode={mode}")
     i = oscillating[np.argsort(values.imag[oscillating])][mode]
     return float(values[i].imag), float(-2.0 * values[i].real), vectors[:, i]
+
+
+def _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps):
+    """The checked amplitudes ``(k,)`` and samples of :func:`nonlinear_mode` and its batch."""
+    a = np.asarray(amplitudes, dtype=float).reshape(-1)
+    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0) or np.any(np.diff(a) <= 0):
+        raise ValueError(f"amplitudes must be positive and increasing, got {amplitudes!r}")
+    check_int("harmonics", harmonics, minimum=1)
+    samples = default_samples(harmonics) if samples is None else samples
+    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
+    check_int("dof", dof, minimum=0)
+    if dof >= system.n_dof:
+        raise ValueError(f"dof must be below n_dof = {system.n_dof}, got {dof}")
+    check_int("mode", mode, minimum=0)
+    check_real("tol", tol, positive=True)
+    check_int("max_steps", max_steps, minimum=1)
+    return a, int(samples)
+
+
+def _start(system, harmonics, dof, mode):
+    """``(unforced system, march, shape, unknowns at unit amplitude, omega0, xi0)``: the
+    linear mode at rest (:func:`linear_mode`) as the first guess, ``Re(phi e^{i omega t})``
+    with ``phi[dof] = 1``."""
+    free_system = unforced(system)
+    march = marched(free_system)
+    width = 2 * system.n_dof if march else system.dynamical_size
+    shape = (n_coefficients(harmonics), width)
+    omega0, xi0, phi = linear_mode(free_system, mode)
+    phi = phi[:width] / phi[dof]
+    c = np.zeros(shape)
+    c[1], c[2] = phi.real, -phi.imag
+    free, _ = _layout(shape, dof)
+    return free_system, march, shape, np.concatenate([c.reshape(-1)[free], [omega0, xi0]]), omega0, xi0
 
 
 def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | None = None, dof: int = 0,
@@ -174,28 +209,9 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
     """
     import xarray as xr
 
-    a = np.asarray(amplitudes, dtype=float).reshape(-1)
-    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0) or np.any(np.diff(a) <= 0):
-        raise ValueError(f"amplitudes must be positive and increasing, got {amplitudes!r}")
-    check_int("harmonics", harmonics, minimum=1)
-    samples = default_samples(harmonics) if samples is None else samples
-    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
-    check_int("dof", dof, minimum=0)
-    if dof >= system.n_dof:
-        raise ValueError(f"dof must be below n_dof = {system.n_dof}, got {dof}")
-    check_int("mode", mode, minimum=0)
-    check_real("tol", tol, positive=True)
-    check_int("max_steps", max_steps, minimum=1)
-    free_system = unforced(system)
-    march = marched(free_system)
-    width = 2 * system.n_dof if march else system.dynamical_size
-    shape = (n_coefficients(harmonics), width)
-    omega0, xi0, phi = linear_mode(free_system, mode)
-    phi = phi[:width] / phi[dof]
-    c = np.zeros(shape)
-    c[1], c[2] = phi.real, -phi.imag  # Re(phi e^{i omega t}) with phi[dof] = 1
-    free, _ = _layout(shape, dof)
-    u = np.concatenate([(c * a[0]).reshape(-1)[free], [omega0, xi0]])
+    a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
+    free_system, march, shape, unit, omega0, xi0 = _start(system, harmonics, dof, mode)
+    u = np.concatenate([unit[:-2] * a[0], unit[-2:]])
     rows, previous = [], a[0]
     for amplitude in a:
         u = np.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
@@ -249,38 +265,12 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
         ValueError: as :func:`nonlinear_mode`, or naming ``values`` (no paths, unknown
             paths, lengths that differ) or ``chunk_size``.
     """
-    from ..._paths import check_paths
-
-    a = np.asarray(amplitudes, dtype=float).reshape(-1)
-    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0) or np.any(np.diff(a) <= 0):
-        raise ValueError(f"amplitudes must be positive and increasing, got {amplitudes!r}")
-    if not isinstance(values, dict) or not values:
-        raise ValueError("values must be a non-empty dict path -> (B,) values")
-    check_paths(system, list(values), "values")
-    arrays = {p: np.asarray(v, dtype=float).reshape(-1) for p, v in values.items()}
-    lengths = {p: len(v) for p, v in arrays.items()}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(f"values must all have one length, got {lengths}")
-    check_int("harmonics", harmonics, minimum=1)
-    samples = default_samples(harmonics) if samples is None else samples
-    check_int("samples", samples, minimum=2 * int(harmonics) + 1)
-    check_int("dof", dof, minimum=0)
-    if dof >= system.n_dof:
-        raise ValueError(f"dof must be below n_dof = {system.n_dof}, got {dof}")
+    a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
+    arrays = batch_values(system, values)
     check_int("chunk_size", chunk_size, minimum=1)
-    check_real("tol", tol, positive=True)
-    check_int("max_steps", max_steps, minimum=1)
-    free_system = unforced(system)
-    march = marched(free_system)
-    width = 2 * system.n_dof if march else system.dynamical_size
-    shape = (n_coefficients(harmonics), width)
-    omega0, xi0, phi = linear_mode(free_system, mode)
-    phi = phi[:width] / phi[dof]
-    c = np.zeros(shape)
-    c[1], c[2] = phi.real, -phi.imag
-    free, _ = _layout(shape, dof)
-    u0 = jnp.asarray(np.concatenate([c.reshape(-1)[free], [omega0, xi0]]))  # at unit amplitude
-    n = next(iter(lengths.values()))
+    free_system, march, shape, unit, _, _ = _start(system, harmonics, dof, mode)
+    u0 = jnp.asarray(unit)
+    n = len(next(iter(arrays.values())))
     size = min(int(chunk_size), n)
     outs = []
     for start in range(0, n, size):
@@ -307,13 +297,8 @@ def _backbones(system, arrays, u0, amplitudes, dof, shape, samples, march, tol, 
             out = solve_mode(s, guess, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march,
                              tol=tol, max_steps=max_steps)
             ok = out["converged"]
-            c, omega = out["coefficients"], out["omega"]
-            states, _ = states_at(c, s, omega, t0=0.0, samples=4 * samples, march=march)
-            n = s.n_dof
-            v = states[:, n:2 * n]
-            dissipation = out["xi"] * (2 * jnp.pi / omega) * jnp.mean(jnp.sum(_masses(s, n) * v * v, axis=1))
             carry = (jnp.where(ok, out["u"], u), jnp.where(ok, amplitude, previous))
-            return carry, {"frequency": omega, "xi": out["xi"], "dissipation": dissipation,
+            return carry, {"frequency": out["omega"], "xi": out["xi"], "dissipation": _dissipation(s, out, samples, march),
                            "residual": out["residual"], "converged": ok}
 
         _, rows = jax.lax.scan(one, (u0 * jnp.concatenate([jnp.full(u0.shape[0] - 2, amplitudes[0]), jnp.ones(2)]),

@@ -140,27 +140,7 @@ def continue_orbits(start, path: str, *, bounds: tuple[float, float], ds: float 
                          "(integrator=EventDriven) cannot be continued yet: call periodic_orbit at each parameter "
                          "value, or continue the orbit of a regularized law")
     system = start.system
-    check_paths(system, [path], "path")
-    p0 = get_parameter(system, path)
-    if np.ndim(p0) != 0:
-        raise ValueError(f"path: {path!r} is an array; name one element, e.g. {path}[0]")
-    p0 = float(p0)
-    try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds must be (low, high) numbers, got {bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and lo <= p0 <= hi):
-        raise ValueError(f"bounds must be finite (low, high) with low < high holding the start's {path} = {p0:g}, "
-                         f"got {bounds!r}")
-    check_real("ds", ds, positive=True)
-    check_real("ds_min", ds_min, positive=True)
-    check_real("ds_max", ds_max, positive=True)
-    if not ds_min <= ds <= ds_max:
-        raise ValueError(f"ds must lie in [ds_min, ds_max], got ds={ds}, ds_min={ds_min}, ds_max={ds_max}")
-    check_int("max_points", max_points, minimum=2)
-    check_int("max_newton", max_newton, minimum=1)
-    if direction not in (1, -1):
-        raise ValueError(f"direction must be 1 or -1, got {direction!r}")
+    p0, lo, hi = check_branch(system, path, bounds, ds, ds_min, ds_max, max_points, max_newton, direction)
     frequency, t0, tol, d = start.frequency, start.t0, start.tol, system.dynamical_size
     n_steps = start.n_steps
     if dt is not None or path == frequency:
@@ -182,18 +162,89 @@ def continue_orbits(start, path: str, *, bounds: tuple[float, float], ds: float 
     anchor = _anchor(system, frequency, t0, u[:-1], d)
     info = _point(system, u, path, frequency, t0, n_steps, anchor)
     tangent = _tangent(info["jac"], direction=float(direction))
+    holder = {"anchor": anchor}
+
+    def correct(u_pred, u_prev, tangent, step):
+        return _correct(system, u_pred, u_prev, tangent, step, path, frequency, t0, n_steps, holder["anchor"], tol,
+                        max_newton)
+
+    def point(u):
+        return _point(system, u, path, frequency, t0, n_steps, holder["anchor"])
+
+    def accept(u, info):
+        return float(info["residual"]) <= tol * float(residual_scale(u[:-1])) and int(info["status"]) == 0
+
+    def moved(u):
+        holder["anchor"] = _anchor(system, frequency, t0, u[:-1], d)
+
+    points, status = follow(u, info, tangent, correct=correct, point=point, accept=accept, moved=moved, ds=ds,
+                            ds_min=ds_min, ds_max=ds_max, max_points=max_points, max_newton=max_newton,
+                            bounds=(lo, hi), path=path, progress=progress)
+    return _dataset(points, path, status, n_steps, t0, frequency is None, xr)
+
+
+def check_branch(system, path, bounds, ds, ds_min, ds_max, max_points, max_newton, direction):
+    """The checks of a continuation's arguments (:func:`continue_orbits`,
+    :func:`~jaxfriction.continue_balance`); returns ``(p0, low, high)``, the start's parameter
+    and the bounds as floats.
+
+    Raises:
+        ValueError: naming ``path`` (unknown, or an array), ``bounds``, ``ds``, ``ds_min``,
+            ``ds_max``, ``max_points``, ``max_newton`` or ``direction``.
+    """
+    check_paths(system, [path], "path")
+    p0 = get_parameter(system, path)
+    if np.ndim(p0) != 0:
+        raise ValueError(f"path: {path!r} is an array; name one element, e.g. {path}[0]")
+    p0 = float(p0)
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds must be (low, high) numbers, got {bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and lo <= p0 <= hi):
+        raise ValueError(f"bounds must be finite (low, high) with low < high holding the start's {path} = {p0:g}, "
+                         f"got {bounds!r}")
+    check_real("ds", ds, positive=True)
+    check_real("ds_min", ds_min, positive=True)
+    check_real("ds_max", ds_max, positive=True)
+    if not ds_min <= ds <= ds_max:
+        raise ValueError(f"ds must lie in [ds_min, ds_max], got ds={ds}, ds_min={ds_min}, ds_max={ds_max}")
+    check_int("max_points", max_points, minimum=2)
+    check_int("max_newton", max_newton, minimum=1)
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be 1 or -1, got {direction!r}")
+    return p0, lo, hi
+
+
+def follow(u, info, tangent, *, correct, point, accept, ds, ds_min, ds_max, max_points, max_newton, bounds, path,
+           progress, moved=None):
+    """Keller's predictor-corrector loop with the module's step control, for any residual.
+
+    Args:
+        u, info, tangent: the start ``(z, p)``, its :func:`point` dict (``jac``, ``amplitude``)
+            and unit tangent.
+        correct: ``(u_pred, u_prev, tangent, ds) -> (u, succeeded, iterations)``.
+        point: ``u -> info`` at a corrected point.
+        accept: ``(u, info) -> bool``: the point's own test (its residual, its run's status).
+        moved: optional ``u -> None`` called at each accepted point (a new phase anchor).
+        ds, ds_min, ds_max, max_points, max_newton, bounds, path, progress: as
+            :func:`continue_orbits`.
+
+    Returns:
+        ``(points, status)``: ``(u, info, tangent, iterations)`` per point, and one of
+            :data:`CONTINUATION_STATUSES` but ``"completed"``.
+    """
+    lo, hi = bounds
     points = [(u, info, tangent, 0)]
     status = "max points"
     while len(points) < max_points:
         u_prev, _, t_prev, _ = points[-1]
         while True:
-            u_new, ok, iters = _correct(system, u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev), ds, path,
-                                        frequency, t0, n_steps, anchor, tol, max_newton)
+            u_new, ok, iters = correct(u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev), ds)
             ok = bool(ok) and bool(jnp.all(jnp.isfinite(u_new)))
             if ok:
-                new_info = _point(system, u_new, path, frequency, t0, n_steps, anchor)
-                ok = float(new_info["residual"]) <= tol * float(residual_scale(u_new[:-1])) and \
-                    int(new_info["status"]) == 0
+                new_info = point(u_new)
+                ok = accept(u_new, new_info)
             if ok:
                 break
             ds *= 0.5
@@ -215,8 +266,9 @@ def continue_orbits(start, path: str, *, bounds: tuple[float, float], ds: float 
             ds = min(ds * 1.5, ds_max)
         elif int(iters) >= max_newton - 1:
             ds = max(ds * 0.5, ds_min)
-        anchor = _anchor(system, frequency, t0, u_new[:-1], d)
-    return _dataset(points, path, status, n_steps, t0, frequency is None, xr)
+        if moved is not None:
+            moved(u_new)
+    return points, status
 
 
 def _dataset(points, path, status, n_steps, t0, autonomous, xr):
