@@ -99,6 +99,7 @@ def _exact_start(system, y0, dt, period, frequency, t0, transient, integrator):
     run = 5 * T if transient is None else float(transient)
     cycles = math.ceil(run / T * (1 - 1e-12)) if run > 0 else 0
     if cycles:  # whole periods of the exact flow, ending at phase t0
-        y = _exact_periods(system, y, t0, T, cycles, integrator)
+        # the period as an array: another forcing frequency reuses the compiled transient
+        y = _exact_periods(system, y, jnp.asarray(t0, y.dtype), jnp.asarray(T, y.dtype), cycles, integrator)
     z0 = y if frequency is not None else jnp.concatenate([y, jnp.asarray([T], y.dtype)])
     return frequency, n, z0
