@@ -128,6 +128,13 @@ def test_iwan_elements_marched_through_the_period_against_masing():
     # the states as unknowns (or shooting) leave every stuck element's offset free: no isolated orbit
     orbit = jf.periodic_orbit(system, dt=1e-3, warn=False)
     assert not orbit.converged
+    # a short branch of the marched joint: its points are the forced solutions at their frequencies
+    branch = jf.continue_balance(jf.harmonic_balance(system, harmonics=8, dt=1e-3, estimate=False), "force.omega",
+                                 bounds=(0.8, 1.0), max_points=4)
+    assert branch["coefficients"].shape == (4, 17, 2) and branch["y0"].shape == (4, 4)
+    again = jf.harmonic_balance(jf.set_parameters(system, {"force.omega": float(branch["force.omega"][-1])}),
+                                harmonics=8, dt=1e-3, estimate=False)
+    assert abs(float(branch["amplitude"][-1]) - again.amplitude[0]) < 1e-8
 
 
 def test_implicit_derivative_matches_finite_differences():

@@ -97,7 +97,8 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
             ``amplitude``, ``dissipation``, ``input_work``, ``stick_fraction``, ``period``,
             ``residual`` (here ``|R|_inf``), ``stable``, ``max_multiplier``, the multipliers,
             ``tangent_p``, ``fold``, ``bifurcation``, ``y0``, ``iterations``) and
-            ``coefficients`` (``point, coefficient, state``). Attributes: ``path``,
+            ``coefficients`` (``point, coefficient, component``: the unknowns, as in
+            :attr:`~jaxfriction.HarmonicBalance.coefficients`). Attributes: ``path``,
             ``status``, ``harmonics``, ``samples``, ``n_steps`` (the RK4 steps per period of
             the stability check), ``t0``, ``autonomous`` (0).
 
@@ -145,6 +146,6 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
     rows = [(jnp.concatenate([i["x0"], u[-1:]]), i, t, it) for u, i, t, it in points]
     branch = _dataset(rows, path, status, flow_steps, t0, False, xr)
     coefficients = np.stack([np.asarray(u[:-1]).reshape(shape) for u, *_ in points])
-    branch["coefficients"] = (("point", "coefficient", "state"), coefficients)
+    branch["coefficients"] = (("point", "coefficient", "component"), coefficients)
     branch.attrs.update(harmonics=(shape[0] - 1) // 2, samples=samples)
     return branch

@@ -196,7 +196,7 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
         ``xarray.Dataset`` over ``amplitude``: ``frequency`` (rad per time unit),
             ``damping_ratio`` (``xi / (2 omega)``), ``self_excitation`` (``xi``),
             ``dissipation`` (per cycle, J: ``xi oint v.M v dt``), ``residual``,
-            ``converged``, ``coefficients`` (``amplitude, coefficient, state``). Attributes:
+            ``converged``, ``coefficients`` (``amplitude, coefficient, component``). Attributes:
             ``harmonics``, ``samples``, ``dof``, ``internal`` (``"marched"`` or ``"unknowns"``),
             ``linear_frequency``, ``linear_damping_ratio`` (of the linearization).
 
@@ -231,7 +231,7 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
          "dissipation": ("amplitude", np.array([float(r["dissipation"]) for r in rows])),
          "residual": ("amplitude", np.array([float(r["residual"]) for r in rows])),
          "converged": ("amplitude", np.array([bool(r["converged"]) for r in rows])),
-         "coefficients": (("amplitude", "coefficient", "state"), np.stack([r["coefficients"] for r in rows]))},
+         "coefficients": (("amplitude", "coefficient", "component"), np.stack([r["coefficients"] for r in rows]))},
         coords={"amplitude": a},
         attrs={"harmonics": int(harmonics), "samples": int(samples), "dof": int(dof),
                "internal": "marched" if march else "unknowns", "linear_frequency": omega0,
