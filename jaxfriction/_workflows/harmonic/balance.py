@@ -217,29 +217,44 @@ def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol
         Dict: ``coefficients`` ``(2 H + 1, d)``, ``residual`` (``|R|_inf``), ``converged``
             (optimistix succeeded and ``|R|_inf <= tol max(1, |D c|_inf)``), ``steps``.
     """
-    import optimistix as optx
-
     c0 = jax.lax.stop_gradient(jnp.asarray(coefficients))
     shape = c0.shape
-    fixed = frozen(system)
 
     def fn(u, s):
         return balance_residual(u.reshape(shape), s, frequency=frequency, t0=t0, samples=samples,
                                 march=march).reshape(-1)
 
-    scale0 = _scale(c0, _omega(fixed, frequency))
-    sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale0), c0.reshape(-1), fixed,
-                              max_steps=max_steps, throw=False)
-    found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
-    root = jnp.where(found, sol.value, c0.reshape(-1))
-    jac = jax.jacfwd(lambda u: fn(u, fixed))(root)
-    step = jnp.linalg.solve(jac, fn(root, system))  # ~0 at the root; its derivative is the IFT's
-    small = jnp.all(jnp.isfinite(jax.lax.stop_gradient(step)))
-    u = jnp.where(small, root - step, root)
+    u, found, steps = implicit_root(fn, c0.reshape(-1), system, tol=tol,
+                                    atol=tol * _scale(c0, _omega(system, frequency)), max_steps=max_steps)
     c = u.reshape(shape)
     residual = jnp.max(jnp.abs(fn(u, system)))
     converged = found & (residual <= tol * _scale(c, _omega(system, frequency)))
-    return {"coefficients": c, "residual": residual, "converged": converged, "steps": sol.stats["num_steps"]}
+    return {"coefficients": c, "residual": residual, "converged": converged, "steps": steps}
+
+
+def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int):
+    """A root of ``fn(u, system)`` whose derivative in the system's parameters is the implicit
+    function theorem's: optimistix's Newton on the system with its derivatives stopped (from
+    ``u0``, which a failed solve keeps), then one Newton step of the unfrozen system, ``u =
+    root - J^-1 fn(root, system)`` (its value ~0 at the root, its derivative ``-J^-1
+    dfn/dp``). Traceable; nothing raises inside a batch.
+
+    Returns:
+        ``(u, found, steps)``: the refined root, whether Newton succeeded with a finite root,
+            and its iterations.
+    """
+    import optimistix as optx
+
+    u0 = jax.lax.stop_gradient(u0)
+    fixed = frozen(system)
+    sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=jax.lax.stop_gradient(atol)), u0, fixed,
+                              max_steps=max_steps, throw=False)
+    found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
+    root = jnp.where(found, sol.value, u0)
+    jac = jax.jacfwd(lambda u: fn(u, fixed))(root)
+    step = jnp.linalg.solve(jac, fn(root, system))
+    u = jnp.where(jnp.all(jnp.isfinite(jax.lax.stop_gradient(step))), root - step, root)
+    return u, found, sol.stats["num_steps"]
 
 
 @eqx.filter_jit

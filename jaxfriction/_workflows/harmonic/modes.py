@@ -21,7 +21,6 @@ follow from the implicit function theorem at the root (:func:`solve_mode`, as
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import equinox as eqx
 import jax
@@ -32,8 +31,7 @@ from ..._checks import check_int, check_real, named_modules
 from ..._forcing.drives import Harmonic
 from ..._paths import set_parameters
 from ..periodic.flow import full_state
-from ..periodic.shooting import frozen
-from .balance import batch_values, default_samples, marched, residual_at, states_at
+from .balance import batch_values, default_samples, implicit_root, marched, residual_at, states_at
 from .fourier import n_coefficients
 
 
@@ -81,25 +79,16 @@ def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: b
         Dict: ``u``, ``coefficients``, ``omega``, ``xi``, ``residual`` (``|R|_inf``),
             ``converged``, ``steps``.
     """
-    import optimistix as optx
-
     u0 = jax.lax.stop_gradient(jnp.asarray(u0))
-    fixed = frozen(system)
 
     def fn(u, s):
         return mode_residual(u, s, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march)
 
-    scale: Any = jnp.maximum(1.0, jnp.abs(u0[-2]) * jnp.max(jnp.abs(u0[:-2])))  # traced: optimistix takes it
-    sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * scale), u0, fixed, max_steps=max_steps,
-                              throw=False)
-    found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
-    root = jnp.where(found, sol.value, u0)
-    jac = jax.jacfwd(lambda u: fn(u, fixed))(root)
-    step = jnp.linalg.solve(jac, fn(root, system))
-    u = jnp.where(jnp.all(jnp.isfinite(jax.lax.stop_gradient(step))), root - step, root)
+    scale = jnp.maximum(1.0, jnp.abs(u0[-2]) * jnp.max(jnp.abs(u0[:-2])))
+    u, found, steps = implicit_root(fn, u0, system, tol=tol, atol=tol * scale, max_steps=max_steps)
     residual = jnp.max(jnp.abs(fn(u, system)))
     return {"u": u, "coefficients": _coefficients(u, shape, dof, amplitude), "omega": u[-2], "xi": u[-1],
-            "residual": residual, "converged": found & (residual <= tol * scale), "steps": sol.stats["num_steps"]}
+            "residual": residual, "converged": found & (residual <= tol * scale), "steps": steps}
 
 
 @eqx.filter_jit
