@@ -203,7 +203,7 @@ def _scale(c, omega):
 
 
 def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol: float, max_steps: int,
-                  march: bool = False) -> dict:
+                  march: bool = False, refine: bool = True) -> dict:
     """The traceable core: Newton on :func:`balance_residual` from ``coefficients`` (usable
     inside ``jit`` and ``vmap``; nothing raises inside a batch).
 
@@ -212,6 +212,7 @@ def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol
     implicit function theorem's ``dc/dp = -(dR/dc)^-1 dR/dp`` in forward and reverse mode.
     ``march``: the coefficients are the positions' and velocities' and the law's states are
     marched (:func:`sampled_states`; :func:`marched` says whether a system's are).
+    ``refine=False`` skips the last step (values only: :func:`implicit_root`).
 
     Returns:
         Dict: ``coefficients`` ``(2 H + 1, d)``, ``residual`` (``|R|_inf``), ``converged``
@@ -225,19 +226,21 @@ def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol
                                 march=march).reshape(-1)
 
     u, found, steps = implicit_root(fn, c0.reshape(-1), system, tol=tol,
-                                    atol=tol * _scale(c0, _omega(system, frequency)), max_steps=max_steps)
+                                    atol=tol * _scale(c0, _omega(system, frequency)), max_steps=max_steps,
+                                    refine=refine)
     c = u.reshape(shape)
     residual = jnp.max(jnp.abs(fn(u, system)))
     converged = found & (residual <= tol * _scale(c, _omega(system, frequency)))
     return {"coefficients": c, "residual": residual, "converged": converged, "steps": steps}
 
 
-def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int):
+def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int, refine: bool = True):
     """A root of ``fn(u, system)`` whose derivative in the system's parameters is the implicit
     function theorem's: optimistix's Newton on the system with its derivatives stopped (from
     ``u0``, which a failed solve keeps), then one Newton step of the unfrozen system, ``u =
     root - J^-1 fn(root, system)`` (its value ~0 at the root, its derivative ``-J^-1
-    dfn/dp``). Traceable; nothing raises inside a batch.
+    dfn/dp``). Traceable; nothing raises inside a batch. ``refine=False`` skips that step (and
+    its Jacobian) where no derivative is taken (a batch of values).
 
     Returns:
         ``(u, found, steps)``: the refined root, whether Newton succeeded with a finite root,
@@ -251,6 +254,8 @@ def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int):
                               max_steps=max_steps, throw=False)
     found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
     root = jnp.where(found, sol.value, u0)
+    if not refine:
+        return root, found, sol.stats["num_steps"]
     jac = jax.jacfwd(lambda u: fn(u, fixed))(root)
     step = jnp.linalg.solve(jac, fn(root, system))
     u = jnp.where(jnp.all(jnp.isfinite(jax.lax.stop_gradient(step))), root - step, root)
@@ -629,7 +634,7 @@ def _batch(system, arrays, y, frequency, t0, harmonics, samples, tol, max_steps,
                             per_sample=per_sample)
         c = c[:, :2 * s.n_dof] if march else c
         out = solve_balance(s, c, frequency=frequency, t0=t0, samples=samples, tol=tol, max_steps=max_steps,
-                            march=march)
+                            march=march, refine=False)  # values only
         measured = observables(s, out["coefficients"], frequency, t0, 4 * samples, march)
         return {**{k: out[k] for k in ("coefficients", "residual", "converged")},
                 "amplitude": measured["amplitude"], "dissipation": measured["dissipation"]}

@@ -63,7 +63,7 @@ def mode_residual(u, system, *, amplitude, dof: int, shape, samples: int, march:
 
 
 def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: bool, tol: float,
-               max_steps: int) -> dict:
+               max_steps: int, refine: bool = True) -> dict:
     """The traceable core: Newton on :func:`mode_residual` from ``u0`` (inside ``jit``,
     ``vmap``), the root refined by one Newton step of the unfrozen system so that derivatives
     are the implicit function theorem's (as :func:`~jaxfriction.solve_balance`).
@@ -74,6 +74,7 @@ def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: b
         amplitude: the modal amplitude ``a`` (position units).
         dof, shape, samples, march: the phase-fixed position, the coefficients' shape
             ``(2 H + 1, w)``, the samples, whether the law's states are marched.
+        refine: the implicit-function step (False: values only, one Jacobian fewer).
 
     Returns:
         Dict: ``u``, ``coefficients``, ``omega``, ``xi``, ``residual`` (``|R|_inf``),
@@ -85,7 +86,7 @@ def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: b
         return mode_residual(u, s, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march)
 
     scale = jnp.maximum(1.0, jnp.abs(u0[-2]) * jnp.max(jnp.abs(u0[:-2])))
-    u, found, steps = implicit_root(fn, u0, system, tol=tol, atol=tol * scale, max_steps=max_steps)
+    u, found, steps = implicit_root(fn, u0, system, tol=tol, atol=tol * scale, max_steps=max_steps, refine=refine)
     residual = jnp.max(jnp.abs(fn(u, system)))
     return {"u": u, "coefficients": _coefficients(u, shape, dof, amplitude), "omega": u[-2], "xi": u[-1],
             "residual": residual, "converged": found & (residual <= tol * scale), "steps": steps}
@@ -284,7 +285,7 @@ def _backbones(system, arrays, u0, amplitudes, dof, shape, samples, march, tol, 
             u, previous = carry
             guess = jnp.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
             out = solve_mode(s, guess, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march,
-                             tol=tol, max_steps=max_steps)
+                             tol=tol, max_steps=max_steps, refine=False)  # values only
             ok = out["converged"]
             carry = (jnp.where(ok, out["u"], u), jnp.where(ok, amplitude, previous))
             return carry, {"frequency": out["omega"], "xi": out["xi"], "dissipation": _dissipation(s, out, samples, march),
