@@ -314,9 +314,12 @@ def observables(system, c, frequency: str, t0, fine: int, march: bool) -> dict:
             "input_work": work, "x0": states[0], "mismatch": mismatch}
 
 
-@eqx.filter_jit
-def _measure(system, c, frequency, t0, fine: int, flow_steps: int, march: bool):
-    """:func:`observables`, the time-domain check and the monodromy of the RK4 flow at ``x(t0)``."""
+def measure(system, c, frequency: str, t0, fine: int, flow_steps: int, march: bool) -> dict:
+    """:func:`observables`, and the time-domain check at ``x(t0)`` (traceable): one period of
+    the RK4 flow at ``flow_steps`` steps (``flow_residual``, ``flow_status``,
+    ``stick_fraction``) and its monodromy, and the ``period``."""
+    from ..._observables.stick import stick_fraction
+
     d = system.dynamical_size
     out = observables(system, c, frequency, t0, fine, march)
     period = 2 * jnp.pi / _omega(system, frequency)
@@ -324,7 +327,11 @@ def _measure(system, c, frequency, t0, fine: int, flow_steps: int, march: bool):
     traj = period_trajectory(system, x0, t0, period, flow_steps)
     out["monodromy"] = jax.jacfwd(lambda z: period_map(system, z, t0, period, flow_steps)[:d])(x0)
     out["flow_residual"], out["flow_status"] = jnp.max(jnp.abs(traj.ys[-1, :d] - x0)), traj.status
+    out["stick_fraction"], out["period"] = stick_fraction(traj), period
     return out
+
+
+_measure = eqx.filter_jit(measure)
 
 
 def _difference(fine_c, coarse_c, points: int):

@@ -24,11 +24,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real
-from ..._observables.stick import stick_fraction
 from ..._paths import get_parameter, set_parameters
 from ..periodic.continuation import _dataset, _tangent, check_branch, follow
-from ..periodic.flow import period_map, period_trajectory
-from .balance import HarmonicBalance, _scale, balance_residual, observables
+from .balance import HarmonicBalance, _omega, _scale, balance_residual, measure
 
 
 def _residual(u, system, path, frequency, t0, samples, shape, march):
@@ -44,17 +42,11 @@ def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march):
     residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape, march)))
     s = set_parameters(system, {path: u[-1]})
     c = u[:-1].reshape(shape)
-    omega = jnp.abs(jnp.asarray(get_parameter(s, frequency), dtype=u.dtype))
-    period = 2 * jnp.pi / omega
-    out = observables(s, c, frequency, t0, 4 * samples, march)
-    x0 = out["x0"]
-    traj = period_trajectory(s, x0, t0, period, flow_steps)
-    monodromy = jax.jacfwd(lambda z: period_map(s, z, t0, period, flow_steps)[:s.dynamical_size])(x0)
+    out = measure(s, c, frequency, t0, 4 * samples, flow_steps, march)
     amplitude = out["amplitude"]
-    return {"jac": jac, "residual": residual, "scale": _scale(c, omega), "monodromy": monodromy, "period": period,
-            "dissipation": out["dissipation"], "input_work": out["input_work"],
-            "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "stick_fraction": stick_fraction(traj),
-            "status": traj.status, "x0": x0}
+    return {**{k: out[k] for k in ("monodromy", "period", "dissipation", "input_work", "stick_fraction", "x0")},
+            "jac": jac, "residual": residual, "scale": _scale(c, _omega(s, frequency)),
+            "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "status": out["flow_status"]}
 
 
 @eqx.filter_jit
