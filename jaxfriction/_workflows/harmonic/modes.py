@@ -11,7 +11,7 @@ its cosine coefficient ``= a``. Along the amplitudes the solutions are the backb
 amplitude-dependent natural frequency ``omega(a)`` and modal damping ratio ``zeta(a) = xi /
 (2 omega)`` (Krack 2015, eq. 12), and the dissipation per cycle ``D = xi oint v.M v dt``.
 
-Hysteretic joints (Iwan, Segalman) are marched through the period (:func:`.balance.marched`),
+Hysteretic joints (Iwan, Segalman) are marched through the period (:func:`.march.marched`),
 so a stuck joint's stiffness and its microslip damping come out of one solve per amplitude.
 Derivatives of ``omega``, ``xi`` and the coefficients with respect to the system's parameters
 follow from the implicit function theorem at the root (:func:`solve_mode`, as
@@ -31,8 +31,9 @@ from ..._checks import check_int, check_real, named_modules
 from ..._forcing.drives import Harmonic
 from ..._paths import set_parameters
 from ..periodic.flow import full_state
-from .balance import batch_values, default_samples, implicit_root, marched, residual_at, states_at
+from .balance import batch_values, default_samples, implicit_root, residual_at
 from .fourier import n_coefficients
+from .march import marched, states_at
 
 
 def unforced(system):
