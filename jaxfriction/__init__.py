@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._systems import (  # noqa: F401
         AbstractContactSystem, AbstractFrictionSystem, AdaptiveSolve, BlockOnShakingFloor, BurridgeKnopoffChain,
         GriffinSpringBlock, LeineSwitchDisc, Oscillator, PrescribedSlip, Rates, SpringSlider, TwoBlocksOnBelt,
-        coupled_force_balance, disc_on_driving_disc, jointed_oscillator,
+        coupled_force_balance, disc_on_driving_disc, jointed_oscillator, ModalStructure, bar_modes, jointed_bar,
     )
     from ._systems.quasi_static import QuasiStaticSlider  # noqa: F401
     from ._laws.rate_state import TwoStateRateState  # noqa: F401
@@ -163,7 +163,8 @@ _EXPORTS = {
         "AbstractContactSystem", "AbstractFrictionSystem", "AdaptiveSolve", "BlockOnShakingFloor", "BurridgeKnopoffChain",
         "GriffinSpringBlock", "LeineSwitchDisc", "Oscillator", "PrescribedSlip", "Rates", "SpringSlider",
         "TwoBlocksOnBelt",
-        "coupled_force_balance", "disc_on_driving_disc", "jointed_oscillator",
+        "coupled_force_balance", "disc_on_driving_disc", "jointed_oscillator", "ModalStructure", "bar_modes",
+        "jointed_bar",
     ),
     "._systems.quasi_static": ("QuasiStaticSlider",),
     "._forcing.drives": ("Steps",),

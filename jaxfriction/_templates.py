@@ -46,6 +46,7 @@ from ._paths import check_paths, get_parameter, set_parameters
 from ._systems.base import AbstractFrictionSystem
 from ._systems.chain import BurridgeKnopoffChain, TwoBlocksOnBelt
 from ._systems.jointed import jointed_oscillator
+from ._systems.modal import jointed_bar
 from ._systems.oscillator import Oscillator, disc_on_driving_disc
 from ._systems.spring_slider import SpringSlider
 
@@ -352,6 +353,30 @@ def jointed_template(dt=None, law="segalman") -> Template:
                     description=f"jointed oscillator, {law} joint", source="Segalman 2005; Iwan 1966")
 
 
+def jointed_bar_template(dt=None, law="jenkins", n=40) -> Template:
+    """A bar held by a frictional lap joint, reduced to four modes with ``n`` contacts.
+
+    :func:`~jaxfriction.jointed_bar` with modal damping ratio 0.05, forced at ``omega = 2``
+    (between the free bar's first frequency ``pi / 2`` and the stuck joint's 2.38 rad/s):
+    microslip from the loaded end inward as the force grows, then macroslip.
+    Forty forcing cycles, the last measured. Command-line default grid: ``force.amplitude``
+    0.01..0.3 (32).
+
+    Args:
+        dt: RK4 step (> 0; default 1/1000 of the forcing period).
+        law: ``"jenkins"`` (one Jenkins element per contact) or ``"iwan"`` (four per contact).
+        n: contact elements (>= 1).
+    """
+    period = 2 * math.pi / 2.0
+    dt = period / 1000 if dt is None else dt
+    check_real("dt", dt, positive=True)
+    _choose({"jenkins": None, "iwan": None}, law, "jointed-bar")
+    system = jointed_bar(n, 4, law=law, damping_ratio=0.05, force_amplitude=0.1, omega=2.0)
+    return Template(system, dt=dt, cycles=40, frequency="force.omega", grid={"force.amplitude": "0.01:0.3:32"},
+                    name="jointed-bar", description=f"bar with a lap joint, {n} {law} contacts, 4 modes",
+                    source="Menq, Bielak & Griffin 1986; Krack & Gross 2019 Sec. 5.3")
+
+
 def spring_slider_template(dt=1e-2, law="aging") -> Template:
     """A spring-slider pulled at constant speed with rate-and-state friction (Rice & Ruina 1983).
 
@@ -393,6 +418,7 @@ TEMPLATES: dict[str, Callable[..., Template]] = {
     "two-blocks": two_blocks_template,
     "lugre": lugre_template,
     "jointed": jointed_template,
+    "jointed-bar": jointed_bar_template,
     "spring-slider": spring_slider_template,
 }
 

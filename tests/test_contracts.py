@@ -57,6 +57,7 @@ SYSTEMS = {  # system, energy tolerance (switch models and discontinuous springs
     "rate-state-spring-slider": (jf.SpringSlider(law=jf.RateState(a=0.01, b=0.015, D_c=0.01, mu_0=0.05, V_0=1.0,
                                                                    evolution="slip"),
                                                  load=jf.Step(1.0, 2.0, 1.0, 0.05), stiffness=2.0), 1e-6),
+    "jointed-bar": (jf.jointed_bar(n_contacts=3, n_modes=2, force_amplitude=0.3, damping_ratio=0.02), 1e-5),
     "quinn-spring-slider": (jf.SpringSlider(law=jf.Quinn(0.3, 0.02), load=jf.Constant(0.5)), 1e-6),
 }
 

@@ -47,8 +47,12 @@ def test_linear_oscillator_closed_form_and_energy_balance():
     assert abs(hb.damping_dissipation - np.pi * c_damp * w * x**2) < 1e-11
     assert abs(hb.input_work - hb.damping_dissipation) < 1e-11 and abs(hb.dissipation) < 1e-11
     assert hb.relative_error < 1e-12 and hb.flow_residual < 1e-8
-    # Floquet multipliers of a damped linear oscillator: |mu| = exp(-c T / 2)
+    # Floquet multipliers of a damped linear oscillator: |mu| = exp(-c T / 2); Hill's method is
+    # exact here (a linear system's Hill matrix is block diagonal in the harmonics)
     np.testing.assert_allclose(np.abs(hb.multipliers), np.exp(-c_damp * np.pi / w), rtol=1e-7)
+    hill = jf.harmonic_balance(system, harmonics=2, stability="hill")
+    assert hill.stability == "hill" and hill.stable
+    np.testing.assert_allclose(np.abs(hill.multipliers), np.exp(-c_damp * np.pi / w), rtol=1e-12)
 
 
 def _quinn_rhs(mu, eps, amp, w, k=1.0, m=1.0):
@@ -186,6 +190,11 @@ def test_named_errors():
         jf.harmonic_balance_batch(forced, {"law.mu": [0.1, 0.2], "force.omega": [0.8]})
     with pytest.raises(ValueError, match="values"):
         jf.harmonic_balance_batch(forced, {"law.nope": [0.1]})
+    with pytest.raises(ValueError, match="stability"):
+        jf.harmonic_balance(forced, stability="lyapunov")
+    joint = jf.Oscillator(law=jf.Iwan(jnp.array([1.0]), jnp.array([0.1])), force=jf.Harmonic(1.0, 0.8))
+    with pytest.raises(ValueError, match="stability='hill'"):  # marched elements are no Hill states
+        jf.harmonic_balance(joint, stability="hill")
 
 
 class DuffingFriction(jf.AbstractContactSystem):
@@ -247,6 +256,12 @@ def test_frequency_response_through_two_folds_against_scipy():
     assert not branch["stable"].values[upper + 1:lower].any() and branch["stable"].values[:upper - 1].all()
     assert set(branch["bifurcation"].values[[upper, lower]]) == {"fold"}
     assert np.max(branch["residual"].values) < 1e-8
+    # Hill's method on the balance's Jacobian tells the three branches apart as the RK4 flow does
+    for i in (upper // 2, (upper + lower) // 2, (lower + len(omega)) // 2):
+        s = jf.set_parameters(system, {"force.omega": omega[i]})
+        hill = jf.harmonic_balance(s, harmonics=8, guess=branch["coefficients"].values[i], estimate=False,
+                                   stability="hill")
+        assert hill.stable == bool(branch["stable"].values[i])
     # three orbits near omega = 1.3: each branch point, run by scipy from its own state for 40 periods
     for i, stable in ((np.argmin(np.abs(omega[:upper] - 1.3)), True),
                       (upper + np.argmin(np.abs(omega[upper:lower] - 1.3)), False),
@@ -265,6 +280,55 @@ def test_frequency_response_through_two_folds_against_scipy():
         jf.continue_balance(start, "force.omega", bounds=(1.0, 2.0))
     with pytest.raises(ValueError, match="start"):
         jf.continue_balance(object(), "force.omega", bounds=(0.5, 2.0))
+
+
+def _duffing_jenkins_period(y0, z0, w, periods, steps, k=0.5, phi=0.01, amp=0.1, cubic=1.0, viscous=0.05):
+    """The Duffing oscillator with a Jenkins element (``x'' + c x' + x + g x^3 = A sin(w t) - k
+    z``), stepped from ``(x, v, z)`` by the scheme of tests/test_modal_structure.py (Verlet
+    positions, trapezoidal velocities, the element's exact return map): written here, not by
+    jaxfriction. Returns half the peak-to-peak ``x`` over the last period."""
+    dt = 2 * np.pi / w / steps
+    x, v, z = float(y0[0]), float(y0[1]), float(z0)
+
+    def acc(t, x, v, z):
+        return amp * np.sin(w * t) - x - cubic * x**3 - viscous * v - k * z
+
+    a, last = acc(0.0, x, v, z), []
+    for n in range(periods * steps):
+        dx = dt * v + 0.5 * dt * dt * a
+        x += dx
+        z = min(max(z + dx, -phi / k), phi / k)
+        a_next = acc((n + 1) * dt, x, v + dt * a, z)
+        v += 0.5 * dt * (a + a_next)
+        a = a_next
+        if n >= (periods - 1) * steps:
+            last.append(x)
+    return 0.5 * (max(last) - min(last))
+
+
+def test_marched_jenkins_branch_changes_stability_at_its_folds():
+    """A hardening spring with a Jenkins element (marched): the multipliers of the period map
+    that clips the element's state (:func:`marched_period_map`) cross 1 at the two folds, and
+    the independent time stepping above stays on the stable orbits and leaves the unstable one.
+    (The AD monodromy of the RK4 flow with the switched rate, which keeps a perturbation of the
+    element through its slip, had put multipliers up to 1.47 on the stable, damped
+    reduced-order bar of tests/test_modal_structure.py.)"""
+    system = DuffingFriction(law=jf.Iwan(jnp.array([0.5]), jnp.array([0.01])), force=jf.Harmonic(0.1, 1.0))
+    start = jf.harmonic_balance(system, harmonics=8, estimate=False)
+    assert start.internal == "marched" and start.stability == "floquet"
+    branch = jf.continue_balance(start, "force.omega", bounds=(1.0, 1.8), ds=0.05, ds_max=0.2)
+    omega, amp, stable = branch["force.omega"].values, branch["amplitude"].values, branch["stable"].values
+    folds = np.flatnonzero(branch["fold"].values)
+    assert len(folds) == 2
+    upper, lower = folds
+    assert not stable[upper:lower].any() and stable[:upper].all() and stable[lower:].all()
+    for i in (upper - 2, (upper + lower) // 2, lower + 2):
+        y0 = branch["y0"].values[i]
+        simulated = _duffing_jenkins_period(y0[:2], y0[2], omega[i], periods=30, steps=1000)
+        if stable[i]:
+            assert abs(simulated - amp[i]) < 1e-3 * amp[i]
+        else:
+            assert abs(simulated - amp[i]) > 0.1 * amp[i]
 
 
 def test_nonlinear_mode_of_a_linear_oscillator_is_its_linear_mode():

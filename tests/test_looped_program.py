@@ -90,7 +90,9 @@ def test_scalar_laws_in_the_oscillator(law):
                 wrt=("law." + jf.scalar_parameter_paths(law)[0],), y0=jnp.array([0.2, 0.0]), **SHORT)
 
 
-@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n != "two-blocks"], str))
+# the reduced-order bar's dense contact Jacobian reduces values shared by every lane (its row
+# sums): the looped program refuses it and its sweeps run on the XLA path
+@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks", "jointed-bar")], str))
 def test_contract_systems(name):
     system = SYSTEMS[name][0]
     path = jf.scalar_parameter_paths(system)[0]

@@ -160,7 +160,7 @@ class Iwan(AbstractDynamicLaw):
         return 0.5 * jnp.sum(self.stiffness * z**2, axis=-1)
 
     def bound(self, v: ArrayLike, normal: ArrayLike) -> Array:
-        return jnp.sum(self.slip_force) + 0.0 * v
+        return jnp.sum(self.slip_force, axis=-1) + 0.0 * v
 
     def max_state_rate(self, v, z, normal):
         """:func:`switch_rate`, or the state Jacobian's diagonal (the smoothing ramp) if larger."""

@@ -7,6 +7,7 @@ from .contacts import AbstractContactSystem
 from .disc import LeineSwitchDisc
 from .force_balance import coupled_force_balance
 from .jointed import jointed_oscillator
+from .modal import ModalStructure, bar_modes, jointed_bar
 from .oscillator import Oscillator, disc_on_driving_disc
 from .prescribed import PrescribedSlip
 from .spring_slider import SpringSlider
@@ -19,12 +20,15 @@ __all__ = [
     "BurridgeKnopoffChain",
     "GriffinSpringBlock",
     "LeineSwitchDisc",
+    "ModalStructure",
     "Oscillator",
     "PrescribedSlip",
     "Rates",
     "SpringSlider",
     "TwoBlocksOnBelt",
+    "bar_modes",
     "coupled_force_balance",
     "disc_on_driving_disc",
     "jointed_oscillator",
+    "jointed_bar",
 ]

@@ -159,7 +159,9 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ign
         w = self.contact_jacobian()
         return 1.0 / self.masses if w is None else jnp.sum(w * w / self.masses, axis=1)
 
-    def _contact_state(self, t, y):
+    def _contact_state(self, t, y, balance=True):
+        """``(q, v, nonfriction, slip, f_eq, f)``; without ``balance`` a dynamic law's
+        ``f_eq`` (reported only) is not computed (None): its solve stays out of the rates."""
         n = self.n_dof
         q, v = y[:n], y[n : 2 * n]
         nonfriction = self.nonfriction_force(t, q, v)
@@ -167,9 +169,12 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ign
         vs = self.surface_velocity(t)
         if vs is not None:
             slip, free = slip - vs, free - self.surface_acceleration(t)
-        if self.dynamic:  # reported only: the force balance with every contact stuck
-            f_eq = -free / self.delassus_diagonal() if self._diagonal_balance else jnp.linalg.solve(
-                self.delassus(), -free)
+        if self.dynamic:  # reported only: the force balance with every contact stuck (least squares
+            # where the contacts outnumber the bodies and the Delassus operator is singular)
+            f_eq = None
+            if balance:
+                f_eq = -free / self.delassus_diagonal() if self._diagonal_balance else \
+                    jnp.linalg.pinv(self.delassus()) @ -free
             return q, v, nonfriction, slip, f_eq, self.law.force(slip, self._contact_internal(y), self.normal)
         if self._diagonal_balance:
             f_eq = -free / self.delassus_diagonal()
@@ -180,7 +185,7 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ign
         return q, v, nonfriction, slip, f_eq, self.law(slip, f_eq, self.normal)
 
     def rates(self, t: ArrayLike, y: Array) -> Rates:
-        q, v, nonfriction, slip, _, f = self._contact_state(t, y)
+        q, v, nonfriction, slip, _, f = self._contact_state(t, y, balance=False)
         acc = (nonfriction + self.generalized_force(f)) / self.masses
         work = jnp.sum(self.external_force(t) * v)
         vs = self.surface_velocity(t)
@@ -201,10 +206,10 @@ class AbstractContactSystem(LawStateMixin, AbstractFrictionSystem):  # type: ign
         return self.potential_energy(q) if q.ndim == 1 else jax.vmap(self.potential_energy)(q)
 
     def friction_force(self, t: ArrayLike, y: Array) -> Array:
-        return self._contact_state(t, y)[5]
+        return self._contact_state(t, y, balance=False)[5]
 
     def slip_velocity(self, t: ArrayLike, y: Array) -> Array:
-        return self._contact_state(t, y)[3]
+        return self._contact_state(t, y, balance=False)[3]
 
     def f_eq(self, t: ArrayLike, y: Array) -> Array:
         return self._contact_state(t, y)[4]

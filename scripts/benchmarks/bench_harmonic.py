@@ -17,8 +17,12 @@ largest amplitude difference to the reference. Speed is measured here, never in 
 and ``chi`` drawn around Segalman's joint of ``--elements`` elements) of the jointed
 oscillator, 20 amplitudes each (issue 37's target: 1,000 sets of a 100-slider joint in 60 s).
 
+``--structure C`` instead times ``jf.continue_balance`` along a 200-point frequency-response
+curve of the reduced-order jointed bar (``jf.jointed_bar``: 4 modes, ``C`` Jenkins contacts,
+8 harmonics; issue 37's target: 40 contacts in 60 s), first call and repeated.
+
 Run from the repository root: ``python scripts/benchmarks/bench_harmonic.py [--points 64]
-[--harmonics 16 32] [--backbones 1000 --elements 100]``.
+[--harmonics 16 32] [--backbones 1000 --elements 100] [--structure 40]``.
 """
 
 from __future__ import annotations
@@ -42,7 +46,11 @@ def main():
     parser.add_argument("--harmonics", type=int, nargs="+", default=[16, 32])
     parser.add_argument("--backbones", type=int, default=0)
     parser.add_argument("--elements", type=int, default=100)
+    parser.add_argument("--structure", type=int, default=0)
     args = parser.parse_args()
+    if args.structure:
+        structure(args.structure)
+        return
     if args.backbones:
         backbones(args.backbones, args.elements)
         return
@@ -97,6 +105,26 @@ def backbones(n_sets, n_elements):
     print(f"{n_sets} parameter sets x {len(amplitudes)} amplitudes, Segalman joint of {n_elements} elements, "
           f"8 harmonics: {seconds:.1f} s (compilation included), {out['converged'].mean():.3%} converged")
 
+
+def structure(n_contacts, points=200):
+    system = jf.jointed_bar(n_contacts, 4, force_amplitude=0.05, omega=1.2)
+    print(f"jax {jax.__version__}, cores {os.cpu_count()}, load average {os.getloadavg()}")
+    for run in ("first call", "repeated"):
+        began = time.perf_counter()
+        start = jf.harmonic_balance(system, harmonics=8, estimate=False)
+        branch = jf.continue_balance(start, "force.omega", bounds=(1.2, 3.2), max_points=points, ds=0.01, ds_max=0.01)
+        seconds = time.perf_counter() - began
+        amplitude = branch["amplitude"].values[:, 0]
+        peak = int(np.argmax(amplitude))
+        omega = branch["force.omega"].values
+        print(f"{run}: {branch.sizes['point']} points ({branch.attrs['status']}, omega {omega[0]:.3f}..{omega[-1]:.3f}) "
+              f"of a {n_contacts}-contact, 4-mode bar, 8 harmonics: {seconds:.1f} s; peak q_1 = {amplitude[peak]:.5f} "
+              f"at omega = {omega[peak]:.4f}; {int(branch['stable'].sum())} stable, {int(branch['fold'].sum())} folds")
+    # the truncation error at the peak, where the most contacts slide: 8 against 16 harmonics
+    check = jf.harmonic_balance(jf.set_parameters(system, {"force.omega": omega[peak]}), harmonics=8)
+    print(f"at the peak, 8 harmonics against 16: estimated relative error {check.relative_error:.1e}, "
+          f"q_1 {check.amplitude[0]:.5f} (16 harmonics), stick fraction of the time-domain check "
+          f"{branch['stick_fraction'].values[peak]:.2f}")
 
 if __name__ == "__main__":
     main()

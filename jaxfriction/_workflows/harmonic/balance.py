@@ -52,7 +52,8 @@ from ..periodic.flow import full_state, period_map, period_trajectory
 from ..periodic.period import forcing_frequency_path
 from ..periodic.shooting import frozen
 from .fourier import analysis, derivative, extremes, resized, synthesis
-from .march import marched, states_at
+from .hill import hill_multipliers
+from .march import marched, marched_period_map, states_at
 
 #: Samples per period for ``H`` harmonics when none are given: ``max(32, 8 H)``.
 SAMPLES_PER_HARMONIC = 8
@@ -245,10 +246,12 @@ def observables(system, c, frequency: str, t0, fine: int, march: bool) -> dict:
             "input_work": work, "x0": states[0], "mismatch": mismatch}
 
 
-def measure(system, c, frequency: str, t0, fine: int, flow_steps: int, march: bool) -> dict:
+def measure(system, c, frequency: str, t0, fine: int, flow_steps: int, march: bool, monodromy: bool = True) -> dict:
     """:func:`observables`, and the time-domain check at ``x(t0)`` (traceable): one period of
     the RK4 flow at ``flow_steps`` steps (``flow_residual``, ``flow_status``,
-    ``stick_fraction``) and its monodromy, and the ``period``."""
+    ``stick_fraction``), with ``monodromy`` the monodromy of the period map (forward-mode AD:
+    of that RK4 flow, or with ``march`` of :func:`.march.marched_period_map`), and the
+    ``period``."""
     from ..._observables.stick import stick_fraction
 
     d = system.dynamical_size
@@ -256,13 +259,39 @@ def measure(system, c, frequency: str, t0, fine: int, flow_steps: int, march: bo
     period = 2 * jnp.pi / _omega(system, frequency)
     x0 = out["x0"]
     traj = period_trajectory(system, x0, t0, period, flow_steps)
-    out["monodromy"] = jax.jacfwd(lambda z: period_map(system, z, t0, period, flow_steps)[:d])(x0)
+    if monodromy:  # with marched elements, the period map that clips their states (module march)
+        flow = (lambda z: marched_period_map(system, z, t0, period, flow_steps)) if march else \
+            (lambda z: period_map(system, z, t0, period, flow_steps)[:d])
+        out["monodromy"] = jax.jacfwd(flow)(x0)
     out["flow_residual"], out["flow_status"] = jnp.max(jnp.abs(traj.ys[-1, :d] - x0)), traj.status
     out["stick_fraction"], out["period"] = stick_fraction(traj), period
     return out
 
 
 _measure = eqx.filter_jit(measure)
+
+
+def check_stability(stability: str, march: bool) -> str:
+    """``stability`` (``"floquet"`` or ``"hill"``), checked.
+
+    Raises:
+        ValueError: naming ``stability``: another value, or ``"hill"`` where hysteretic
+            elements are marched (their states are a memory of the slip path, not states
+            of the Hill matrix: :mod:`.hill`).
+    """
+    if stability not in ("hill", "floquet"):
+        raise ValueError(f"stability must be 'floquet' or 'hill', got {stability!r}")
+    if stability == "hill" and march:
+        raise ValueError("stability='hill' needs the law's states among the unknowns; this system's hysteretic "
+                         "elements are marched (use stability='floquet')")
+    return stability
+
+
+@eqx.filter_jit
+def _balance_jacobian(system, c, frequency, t0, samples, march):
+    """``dR/dc`` ``(K w, K w)`` of :func:`balance_residual` at ``c`` ``(K, w)``, flattened row by row."""
+    return jax.jacfwd(lambda v: balance_residual(v.reshape(c.shape), system, frequency=frequency, t0=t0,
+                                                 samples=samples, march=march).reshape(-1))(c.reshape(-1))
 
 
 def _difference(fine_c, coarse_c, points: int):
@@ -312,9 +341,13 @@ class HarmonicBalance:
             ``flow_steps`` steps: the agreement of the solution with the time-domain orbit
             (small where both resolve the motion).
         flow_status: the status of that RK4 period (0: a stable step).
-        multipliers: ``(d,)`` complex Floquet multipliers of that period map at ``y0``, by
-            decreasing modulus; ``stable``: all inside the unit circle (and the RK4 period
-            ran with status 0).
+        stability: how ``multipliers`` were found: ``"floquet"``, the monodromy of the period
+            map at ``y0`` (``(d,)``: forward-mode AD of that RK4 flow, or where elements are
+            marched of :func:`.march.marched_period_map`, whose stuck elements give
+            multipliers 1), or ``"hill"``, Hill's method on the residual's Jacobian
+            (:mod:`.hill`; ``(d,)``).
+        multipliers: complex Floquet multipliers, by decreasing modulus; ``stable``: all in
+            the closed unit circle up to 1e-6 (and the RK4 period ran with status 0).
     """
 
     system: Any
@@ -340,6 +373,7 @@ class HarmonicBalance:
     flow_residual: float
     flow_status: int
     flow_steps: int
+    stability: str
     multipliers: np.ndarray
     stable: bool
 
@@ -401,7 +435,8 @@ def batch_values(system, values) -> dict:
 def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | None = None,
                      frequency: str | None = None, t0: float = 0.0, guess=None, accuracy: float | None = None,
                      max_harmonics: int = 512, tol: float = 1e-10, max_steps: int = 50, cycles: int = 20,
-                     dt: float | None = None, estimate: bool = True, warn: bool = True) -> HarmonicBalance:
+                     dt: float | None = None, estimate: bool = True, stability: str = "floquet",
+                     warn: bool = True) -> HarmonicBalance:
     """The periodic steady state of a forced system by harmonic balance (module docstring).
 
     The start is the last period of a ``cycles``-period RK4 transient from ``y0`` (or
@@ -433,6 +468,11 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
             default ``T / 256`` and ``T / max(1000, 8 N)``): give it for a stiff law (LuGre's
             bristles, a fast attraction), whose RK4 transient is unstable at those steps.
         estimate: solve once more at ``2 H``, ``2 N`` for the error estimate.
+        stability: ``"floquet"`` (default: the Floquet multipliers of the period map's
+            monodromy at ``y0``, by forward-mode AD of the RK4 flow, or where hysteretic
+            elements are marched of :func:`.march.marched_period_map`) or ``"hill"`` (Hill's
+            method on the balance's Jacobian, :mod:`.hill`: no time integration; not for
+            marched elements).
         warn: warn (UserWarning) when a solve did not converge or ``accuracy`` was not met.
 
     Returns:
@@ -445,7 +485,8 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
 
     Source: harmonic balance with alternating frequency-time evaluation (Cameron & Griffin
     1989, J. Appl. Mech. 56:149; Krack & Gross 2019, Sec. 3); Floquet multipliers of the
-    time-domain orbit (:mod:`~jaxfriction._workflows.periodic.floquet`).
+    time-domain orbit (:mod:`~jaxfriction._workflows.periodic.floquet`) or by Hill's method
+    (Lazarus & Thomas 2010; :mod:`.hill`).
 
     Example::
 
@@ -465,6 +506,7 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
         check_real("accuracy", accuracy, positive=True)
     d = system.dynamical_size
     march = marched(system)
+    method = check_stability(stability, march)
     width = 2 * system.n_dof if march else d
     harmonics, samples, t0 = int(harmonics), int(samples), float(t0)
     period = float(2 * np.pi / np.asarray(_omega(system, frequency)))
@@ -494,21 +536,27 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
     c = out["coefficients"]
     n_fine = 4 * samples
     flow_steps = max(FLOW_STEPS, 8 * samples, 1 if dt is None else math.ceil(period / dt * (1 - 1e-12)))
-    m = jax.tree.map(np.asarray, _measure(system, jnp.asarray(c), frequency, t0, n_fine, flow_steps, march))
+    m = jax.tree.map(np.asarray, _measure(system, jnp.asarray(c), frequency, t0, n_fine, flow_steps, march,
+                                          method == "floquet"))
     converged = all(bool(o["converged"]) for _, _, o in outs[-2:])
     status = "converged" if converged else ("non-finite" if not np.all(np.isfinite(c)) else "not converged")
-    multipliers = floquet_multipliers(m["monodromy"]) if np.all(np.isfinite(m["monodromy"])) else \
-        np.full(d, np.nan + 0j)
+    omega = float(np.asarray(_omega(system, frequency)))
+    if method == "hill":
+        jacobian = _balance_jacobian(system, jnp.asarray(c), frequency, t0, samples, march)
+        multipliers = hill_multipliers(jacobian, omega, width)
+    else:
+        multipliers = floquet_multipliers(m["monodromy"]) if np.all(np.isfinite(m["monodromy"])) else \
+            np.full(d, np.nan + 0j)
     relative = _relative(error, c, system.n_dof)
     result = HarmonicBalance(
-        system=system, frequency=frequency, omega=float(np.asarray(_omega(system, frequency))), t0=t0,
+        system=system, frequency=frequency, omega=omega, t0=t0,
         harmonics=harmonics, samples=samples, coefficients=c, internal="marched" if march else "unknowns",
         repeat_mismatch=float(m["mismatch"]), residual=float(out["residual"]), converged=converged,
         status=status, iterations=int(out["steps"]), error_estimate=error, relative_error=relative,
         amplitude=m["amplitude"], dissipation=float(m["dissipation"]),
         damping_dissipation=float(m["damping_dissipation"]), input_work=float(m["input_work"]), y0=m["x0"],
         flow_residual=float(m["flow_residual"]), flow_status=int(m["flow_status"]), flow_steps=flow_steps,
-        multipliers=multipliers,
+        stability=method, multipliers=multipliers,
         stable=converged and int(m["flow_status"]) == 0 and is_stable(multipliers, False))
     if warn and not converged:
         warnings.warn(f"harmonic_balance did not converge ({status}): residual {result.residual:.3g} with "

@@ -7,9 +7,11 @@ corrector and step control of :func:`~jaxfriction.continue_orbits` (Keller's pse
 method, Seydel 2010 Sec. 4.4): the unknowns are the Fourier coefficients and ``p``, the
 tangent is the null vector of ``[R_c, R_p]`` (by SVD of JAX's forward-mode Jacobian), and the
 corrector is optimistix's Newton on ``R = 0``, ``t . (u - u_k) = ds``, so folds, where ``p``
-turns back, are passed. At every point the stability comes from the Floquet multipliers of the
-system's RK4 flow over one period from the solution's state at ``t0`` (the monodromy by
-forward-mode AD), as in :func:`~jaxfriction.harmonic_balance`; the branch is the same
+turns back, are passed. At every point the stability is found as the start's was
+(:attr:`~jaxfriction.HarmonicBalance.stability`): the Floquet multipliers of the period map
+from the solution's state at ``t0`` (the system's RK4 flow, or with marched hysteretic
+elements :func:`~jaxfriction._workflows.harmonic.march.marched_period_map`; the monodromy by
+forward-mode AD); the branch is the same
 ``xarray.Dataset`` as :func:`~jaxfriction.continue_orbits`' (so
 :func:`~jaxfriction.plot_branch` draws it), with the coefficients besides.
 """
@@ -27,6 +29,7 @@ from ..._checks import check_real
 from ..._paths import get_parameter, set_parameters
 from ..periodic.continuation import _dataset, _tangent, check_branch, follow
 from .balance import HarmonicBalance, _omega, _scale, balance_residual, measure
+from .hill import hill_multipliers
 
 
 def _residual(u, system, path, frequency, t0, samples, shape, march):
@@ -36,16 +39,17 @@ def _residual(u, system, path, frequency, t0, samples, shape, march):
 
 
 @eqx.filter_jit
-def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march):
-    """The Jacobian ``[R_c, R_p]``, the residual and the observables at a corrected point."""
+def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march, floquet):
+    """The Jacobian ``[R_c, R_p]``, the residual and the observables at a corrected point
+    (with ``floquet``, the RK4 period map's monodromy)."""
     jac = jax.jacfwd(lambda v: _residual(v, system, path, frequency, t0, samples, shape, march))(u)
     residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape, march)))
     s = set_parameters(system, {path: u[-1]})
     c = u[:-1].reshape(shape)
-    out = measure(s, c, frequency, t0, 4 * samples, flow_steps, march)
+    out = measure(s, c, frequency, t0, 4 * samples, flow_steps, march, monodromy=floquet)
     amplitude = out["amplitude"]
-    return {**{k: out[k] for k in ("monodromy", "period", "dissipation", "input_work", "stick_fraction", "x0")},
-            "jac": jac, "residual": residual, "scale": _scale(c, _omega(s, frequency)),
+    keys = ("monodromy",) * floquet + ("period", "dissipation", "input_work", "stick_fraction", "x0")
+    return {**{k: out[k] for k in keys}, "omega": _omega(s, frequency), "jac": jac, "residual": residual, "scale": _scale(c, _omega(s, frequency)),
             "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "status": out["flow_status"]}
 
 
@@ -92,7 +96,8 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
             ``coefficients`` (``point, coefficient, component``: the unknowns, as in
             :attr:`~jaxfriction.HarmonicBalance.coefficients`). Attributes: ``path``,
             ``status``, ``harmonics``, ``samples``, ``n_steps`` (the RK4 steps per period of
-            the stability check), ``t0``, ``autonomous`` (0).
+            the stability check), ``t0``, ``autonomous`` (0), ``stability`` (the start's
+            :attr:`~jaxfriction.HarmonicBalance.stability`: ``"hill"`` or ``"floquet"``).
 
     Raises:
         ValueError: naming the argument: a start that is not a converged
@@ -118,15 +123,21 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
     if path == frequency and lo > 0:  # the longest period of the branch keeps the start's step
         flow_steps = max(flow_steps, math.ceil(flow_steps * start.omega / lo))
     u = jnp.asarray(np.concatenate([np.ravel(start.coefficients), [p0]]))
-    info = _point(system, u, path, frequency, t0, samples, shape, flow_steps, march)
+    floquet = start.stability == "floquet"
+
+    def point(u):
+        info = _point(system, u, path, frequency, t0, samples, shape, flow_steps, march, floquet)
+        if floquet:
+            return info
+        jac = np.asarray(info["jac"])[:, :-1]
+        return {**info, "multipliers": hill_multipliers(jac, float(info["omega"]), shape[1])}
+
+    info = point(u)
     tangent = _tangent(info["jac"], direction=float(direction))
 
     def correct(u_pred, u_prev, tangent, step):
         return _correct(system, u_pred, u_prev, tangent, step, path, frequency, t0, samples, shape, march, tol,
                         max_newton)
-
-    def point(u):
-        return _point(system, u, path, frequency, t0, samples, shape, flow_steps, march)
 
     def accept(u, info):
         return float(info["residual"]) <= tol * float(info["scale"])
@@ -139,5 +150,5 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
     branch = _dataset(rows, path, status, flow_steps, t0, False, xr)
     coefficients = np.stack([np.asarray(u[:-1]).reshape(shape) for u, *_ in points])
     branch["coefficients"] = (("point", "coefficient", "component"), coefficients)
-    branch.attrs.update(harmonics=(shape[0] - 1) // 2, samples=samples)
+    branch.attrs.update(harmonics=(shape[0] - 1) // 2, samples=samples, stability=start.stability)
     return branch

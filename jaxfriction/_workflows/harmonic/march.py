@@ -85,3 +85,50 @@ def _slip_increments(slip, omega):
     displacement = mean * step * jnp.arange(n)[:, None] + periodic - periodic[:1]
     increments = mean * step + jnp.roll(periodic, -1, axis=0) - periodic
     return increments, displacement
+
+
+def marched_period_map(system, x, t0, period, n_steps: int):
+    """The dynamical state after one period from ``x`` at ``t0``, with the hysteretic elements
+    updated by their return map (traceable; its forward-mode derivative is the monodromy).
+
+    RK4 steps the positions and velocities and, beside them, the slip displacement ``s``
+    since the step's start (``s' = `` the slip velocity); at every stage the elements' states
+    are the return map from the step's start along ``s`` (``law.slip_update(z_n, s)``), and so
+    are the states that end the step. The map is a continuous, piecewise smooth function of
+    ``x`` (the return map clips, it does not switch a rate), so its forward-mode derivative
+    holds what the AD derivative of an integration with a switched rate ``z' = v`` or ``0``
+    misses: an element reaching its slip limit forgets a perturbation of its elongation (the
+    saltation of the switch; with a switched rate the perturbation stays for the whole slip).
+    An element stuck over the whole period keeps one (a multiplier 1: its offset is free).
+
+    Args:
+        system: a system whose law has a return map (:func:`marched`).
+        x: ``(dynamical_size,)``: positions, velocities and the law's states.
+        t0, period: start and length (time units); n_steps: RK4 steps (Python int).
+
+    Returns:
+        ``(dynamical_size,)``.
+    """
+    law = system.law
+    n, d = system.n_dof, system.dynamical_size
+    h = period / n_steps
+    z0 = x[2 * n:].reshape(-1, law.n_state)
+    normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, x.dtype), (-1,)), z0.shape[:1])
+
+    def rates(t, qv, s, z):
+        state = full_state(system, jnp.concatenate([qv, law.slip_update(z, s, normal).reshape(-1)]))
+        return system.vector_field(t, state)[:2 * n], jnp.reshape(system.slip_velocity(t, state), (-1,))
+
+    def step(carry, i):
+        qv, z = carry
+        t = t0 + i * h
+        s = jnp.zeros(z.shape[:1], x.dtype)
+        k1, l1 = rates(t, qv, s, z)
+        k2, l2 = rates(t + h / 2, qv + h / 2 * k1, h / 2 * l1, z)
+        k3, l3 = rates(t + h / 2, qv + h / 2 * k2, h / 2 * l2, z)
+        k4, l4 = rates(t + h, qv + h * k3, h * l3, z)
+        slip = h / 6 * (l1 + 2 * l2 + 2 * l3 + l4)
+        return (qv + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), law.slip_update(z, slip, normal)), None
+
+    (qv, z), _ = jax.lax.scan(step, (x[:2 * n], z0), jnp.arange(n_steps, dtype=x.dtype))
+    return jnp.concatenate([qv, z.reshape(-1)])[:d]

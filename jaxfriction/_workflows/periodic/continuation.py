@@ -274,14 +274,14 @@ def follow(u, info, tangent, *, correct, point, accept, ds, ds_min, ds_max, max_
 def _dataset(points, path, status, n_steps, t0, autonomous, xr):
     us = np.stack([np.asarray(u) for u, *_ in points])
     infos = [jax.tree.map(np.asarray, info) for _, info, *_ in points]
-    mults = [floquet_multipliers(i["monodromy"]) for i in infos]
+    mults = [i["multipliers"] if "multipliers" in i else floquet_multipliers(i["monodromy"]) for i in infos]
     stable = np.array([is_stable(m, autonomous) for m in mults])
     largest = np.array([float(np.max(np.abs(nontrivial(m, autonomous)))) if len(nontrivial(m, autonomous)) else
                         np.nan for m in mults])
     tp = np.array([t[-1] for _, _, t, _ in points])
     fold = np.concatenate([[False], np.sign(tp[1:]) != np.sign(tp[:-1])])
     kinds = [""] + [crossing_kind(a, b, autonomous) or "" for a, b in zip(mults[:-1], mults[1:])]
-    d = infos[0]["monodromy"].shape[0]
+    d = infos[0]["monodromy"].shape[0] if "monodromy" in infos[0] else len(infos[0]["x0"])
     amp = np.stack([i["amplitude"] for i in infos])
     amp_dims = ("point",) if amp.ndim == 1 else ("point", "dof")
     ds = xr.Dataset(

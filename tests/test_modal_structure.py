@@ -1,0 +1,130 @@
+"""The reduced-order jointed structure (issue 37, item 6): closed forms and an independent
+time stepping written here, not by jaxfriction."""
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import jaxfriction as jf  # noqa: E402
+
+
+def march_numpy(system, periods, steps_per_period):
+    """The bar's modal equations with Jenkins contacts, stepped from rest by an independent
+    second-order scheme (Verlet positions, trapezoidal velocities with a predicted velocity in
+    the damper) and each contact's exact return map along the step's slip ``Phi dq``; returns
+    the modal coordinates over the last period ``(steps_per_period, m)`` and which elements
+    reached their slip limit in it."""
+    w, zeta = np.asarray(system.frequencies), np.asarray(system.damping_ratios)
+    phi, b = np.asarray(system.contact_modes), np.asarray(system.force_modes)
+    k, limit = np.asarray(system.law.stiffness), np.asarray(system.law.slip_force / system.law.stiffness)
+    amplitude, omega = float(system.force.amplitude), float(system.force.omega)
+    dt = 2 * np.pi / omega / steps_per_period
+
+    def acceleration(t, q, v, z):
+        return -w**2 * q - 2 * zeta * w * v + b * amplitude * np.sin(omega * t) - phi.T @ np.sum(k * z, axis=1)
+
+    q, v, z = np.zeros_like(w), np.zeros_like(w), np.zeros_like(k)
+    a = acceleration(0.0, q, v, z)
+    last, slid = np.empty((steps_per_period, len(w))), np.zeros(k.shape, bool)
+    start = (periods - 1) * steps_per_period
+    for n in range(periods * steps_per_period):
+        dq = dt * v + 0.5 * dt * dt * a
+        q = q + dq
+        z = np.clip(z + (phi @ dq)[:, None], -limit, limit)
+        t = (n + 1) * dt
+        a_next = acceleration(t, q, v + dt * a, z)
+        v = v + 0.5 * dt * (a + a_next)
+        a = a_next
+        if n >= start:
+            last[n - start] = q
+            slid |= np.abs(z) >= limit * (1 - 1e-12)
+    return last, slid
+
+
+def test_bar_modes_are_the_clamped_free_bar():
+    """``omega_k = (2k - 1) pi / 2``, unit modal mass (``int_0^1 phi^2 dx = 1``), zero at the
+    clamp and extremal at the free end."""
+    omega, phi = jf.bar_modes(3, np.linspace(0.0, 1.0, 20001))
+    np.testing.assert_allclose(omega, [np.pi / 2, 3 * np.pi / 2, 5 * np.pi / 2])
+    np.testing.assert_allclose(np.trapezoid(phi**2, dx=1 / 20000, axis=0), 1.0, rtol=1e-8)
+    np.testing.assert_allclose(phi[0], 0.0, atol=1e-15)
+    np.testing.assert_allclose(np.abs(phi[-1]), np.sqrt(2.0))
+
+
+def test_stuck_joint_is_the_linear_closed_form():
+    """Below the first contact's slip limit the joint is a set of springs: the steady state
+    is the linear response ``(K + Phi^T K_t Phi - omega^2 + i omega C)^-1 b F``, and the
+    natural frequencies are :meth:`~jaxfriction.ModalStructure.stuck_frequencies`."""
+    system = jf.jointed_bar(n_contacts=8, n_modes=3, force_amplitude=1e-3, omega=2.0)
+    hb = jf.harmonic_balance(system, harmonics=4, estimate=False)
+    w, phi = np.asarray(system.frequencies), np.asarray(system.contact_modes)
+    k_t = np.sum(np.asarray(system.law.stiffness), axis=1)
+    stiffness = np.diag(w**2) + phi.T @ (k_t[:, None] * phi)
+    dynamic = stiffness - 2.0**2 * np.eye(3) + 2.0j * np.diag(2 * np.asarray(system.damping_ratios) * w)
+    response = np.linalg.solve(dynamic, np.asarray(system.force_modes) * 1e-3)
+    assert hb.internal == "marched" and hb.converged
+    np.testing.assert_allclose(hb.amplitude, np.abs(response), rtol=1e-9)
+    np.testing.assert_allclose(system.stuck_frequencies(), np.sqrt(np.linalg.eigvalsh(stiffness)), rtol=1e-12)
+    assert hb.dissipation == pytest.approx(0.0, abs=1e-12)  # no element slides
+    # the period map that clips the elements' states: the linear system's multipliers exp(lambda T)
+    # and one multiplier 1 per element (a stuck element's offset is free)
+    state = np.block([[np.zeros((3, 3)), np.eye(3)], [-stiffness, -np.diag(2 * np.asarray(system.damping_ratios) * w)]])
+    exact = np.exp(np.linalg.eigvals(state) * 2 * np.pi / 2.0)
+    mu = hb.multipliers[np.argsort(np.abs(hb.multipliers - 1.0))]
+    np.testing.assert_allclose(np.abs(mu[:8]), 1.0, atol=1e-9)
+    np.testing.assert_allclose(np.sort(np.abs(mu[8:])), np.sort(np.abs(exact)), rtol=1e-8)
+    assert hb.stable
+
+
+def test_microslip_curve_against_independent_time_stepping():
+    """Seven of ten contacts slide every cycle (the slip front halfway into the lap):
+    harmonic balance converges to the steady state of the independent time stepping above
+    as the harmonics grow, to 1e-5 of the response at 32 harmonics."""
+    system = jf.jointed_bar(n_contacts=10, n_modes=3, damping_ratio=0.05, force_amplitude=0.1, omega=2.0)
+    last, slid = march_numpy(system, periods=40, steps_per_period=2000)
+    reference = 0.5 * (last.max(axis=0) - last.min(axis=0))
+    assert 3 <= np.sum(slid) <= 8  # microslip: some contacts slide, not all
+    errors = []
+    for harmonics in (8, 32):
+        hb = jf.harmonic_balance(system, harmonics=harmonics, estimate=False)
+        assert hb.converged
+        errors.append(np.max(np.abs(hb.amplitude - reference)) / reference[0])
+    assert errors[1] < 1e-5 < errors[0]
+
+
+def test_backbone_leaves_the_stuck_frequency_towards_the_free_bar():
+    """The first nonlinear mode (EPMC): at small amplitude the stuck joint's frequency
+    (closed form) and the bar's modal damping; as the slip front enters the lap the frequency
+    falls towards the free bar's ``pi / 2`` and the friction damping rises (it falls again in
+    macroslip, where the dissipation grows like the amplitude and the energy like its square)."""
+    system = jf.jointed_bar(n_contacts=10, n_modes=3, damping_ratio=0.0)
+    amplitudes = np.array([1e-3, 0.05, 0.1, 0.2])
+    backbone = jf.nonlinear_mode(system, amplitudes, harmonics=8)
+    frequency, damping = backbone["frequency"].values, backbone["damping_ratio"].values
+    assert frequency[0] == pytest.approx(system.stuck_frequencies()[0], rel=1e-9)
+    assert damping[0] == pytest.approx(0.0, abs=1e-9)
+    assert np.all(np.diff(frequency) < 0) and 0 < damping[1] < damping[2]
+    assert np.pi / 2 < frequency[-1] < frequency[0]
+
+
+@pytest.mark.parametrize("changes, name", [
+    ({"lap": 1.5}, "lap"), ({"n_contacts": 0}, "n_contacts"), ({"law": "coulomb"}, "law"),
+    ({"stiffness": -1.0}, "stiffness"), ({"damping_ratio": float("nan")}, "damping_ratio"),
+])
+def test_jointed_bar_refuses_bad_input(changes, name):
+    with pytest.raises(ValueError, match=name):
+        jf.jointed_bar(**changes)
+
+
+def test_modal_structure_refuses_mismatched_shapes():
+    system = jf.jointed_bar(n_contacts=4, n_modes=2)
+    with pytest.raises(ValueError, match="contact_modes"):
+        jf.ModalStructure(law=system.law, frequencies=system.frequencies, damping_ratios=system.damping_ratios,
+                          contact_modes=system.contact_modes[:, :1], force_modes=system.force_modes,
+                          normal=system.normal)
+    with pytest.raises(ValueError, match="frequencies"):
+        jf.ModalStructure(law=system.law, frequencies=-system.frequencies, damping_ratios=system.damping_ratios,
+                          contact_modes=system.contact_modes, force_modes=system.force_modes, normal=system.normal)
