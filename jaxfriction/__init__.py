@@ -116,6 +116,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     )
     from ._workflows.harmonic.continuation import continue_balance  # noqa: F401
     from ._workflows.harmonic.modes import nonlinear_mode, nonlinear_mode_batch, solve_mode  # noqa: F401
+    from ._workflows.harmonic.backbone_fit import BackboneFit, fit_backbone  # noqa: F401
     from ._applications.quake import default_eps, find_record, fragility_sweep, quake_response  # noqa: F401
     from ._applications.emps import (  # noqa: F401
         EMPSRecord, emps_controller_force, emps_errors, emps_model, load_emps,
@@ -200,6 +201,7 @@ _EXPORTS = {
                                      "solve_balance"),
     "._workflows.harmonic.continuation": ("continue_balance",),
     "._workflows.harmonic.modes": ("nonlinear_mode", "nonlinear_mode_batch", "solve_mode"),
+    "._workflows.harmonic.backbone_fit": ("BackboneFit", "fit_backbone"),
     "._applications.quake": ("default_eps", "find_record", "fragility_sweep", "quake_response"),
     "._applications.emps": ("EMPSRecord", "emps_controller_force", "emps_errors", "emps_model", "load_emps"),
 }

@@ -48,6 +48,10 @@ BASE = {
     "LoadDependent": {"law": jf.Quinn(0.5, 0.02)},
     "Iwan": {"stiffness": jnp.array([1e3, 1e2]), "slip_force": jnp.array([0.3, 0.5])},
     "MaxwellSlip": {"stiffness": jnp.array([1e3, 1e2]), "alpha": jnp.array([0.5, 0.5])},
+    "ModalStructure": {"law": jf.Iwan(jnp.full((3, 1), 0.5), jnp.full((3, 1), 0.1)),
+                       "frequencies": jnp.array([1.0, 3.0]), "damping_ratios": jnp.array([0.01, 0.01]),
+                       "contact_modes": jnp.array([[1.0, 0.5], [0.8, -0.2], [0.3, 1.0]]),
+                       "force_modes": jnp.array([1.0, -1.0]), "normal": jnp.ones(3)},
 }
 #: Classes left out, and why.
 SKIP = {"QuasiStaticSlider": "adaptive stiff solve per draw (its errors are in tests/test_corner_errors.py)"}

@@ -128,3 +128,50 @@ def test_modal_structure_refuses_mismatched_shapes():
     with pytest.raises(ValueError, match="frequencies"):
         jf.ModalStructure(law=system.law, frequencies=-system.frequencies, damping_ratios=system.damping_ratios,
                           contact_modes=system.contact_modes, force_modes=system.force_modes, normal=system.normal)
+
+
+def _jenkins_describing_function(k0, k, phi, a):
+    """The first-harmonic (describing-function) backbone of ``x'' + k0 x + f_J = 0`` with a
+    Jenkins element (stiffness ``k``, slip force ``phi``), written here from Caughey 1960:
+    ``omega^2 = k0 + k_eq(a)``, ``k_eq = (k / pi)(beta - sin(2 beta) / 2)``, ``cos(beta) = 1 -
+    2 phi / (k a)``, and the damping ratio from the dissipation ``D = 4 phi (a - phi / k)`` per
+    cycle balanced by the extended periodic motion concept's ``xi pi omega a^2``."""
+    beta = np.arccos(1 - 2 * phi / (k * a))
+    omega = np.sqrt(k0 + k / np.pi * (beta - np.sin(2 * beta) / 2))
+    dissipation = 4 * phi * (a - phi / k)
+    return omega, dissipation / (2 * np.pi * omega**2 * a**2)
+
+
+def test_fit_backbone_recovers_jenkins_parameters_from_the_describing_function():
+    """A measured backbone made by the closed form above (not by jaxfriction), fitted from a
+    guess 30 % off: with one harmonic the model is the describing function, so the truth comes
+    back to the AFT sampling's aliasing; the standard errors are finite and small, and a box
+    that excludes the truth puts the estimate at its edge with a FitWarning."""
+    a = np.geomspace(0.15, 2.0, 6)
+    f_data, z_data = _jenkins_describing_function(1.0, 1.0, 0.1, a)
+    system = jf.Oscillator(law=jf.Iwan(np.array([0.7]), np.array([0.13])), stiffness=1.0)
+    guess = {"law.stiffness[0]": 0.7, "law.slip_force[0]": 0.13}
+    fit = jf.fit_backbone(system, guess, a, frequency=f_data, damping_ratio=z_data, harmonics=1, samples=128)
+    assert fit.converged, fit.summary()
+    assert fit.params["law.stiffness[0]"] == pytest.approx(1.0, rel=1e-3)
+    assert fit.params["law.slip_force[0]"] == pytest.approx(0.1, rel=1e-3)
+    assert all(0 < e < 1e-2 for e in fit.stderr.values())
+    np.testing.assert_allclose(fit.frequency, f_data, rtol=1e-4)
+    assert "converged" in fit.summary()
+    with pytest.warns(jf.FitWarning, match="bound"):
+        boxed = jf.fit_backbone(system, guess, a, frequency=f_data, damping_ratio=z_data, harmonics=1, samples=128,
+                                bounds={"law.slip_force[0]": (0.11, 0.2)})  # the same program: no compilation
+    assert boxed.bound_edges == {"law.slip_force[0]": "lower"} and "AT LOWER BOUND" in boxed.summary()
+    assert not boxed.converged
+
+
+def test_fit_backbone_refuses_bad_input():
+    system = jf.Oscillator(law=jf.Iwan(np.array([1.0]), np.array([0.1])), stiffness=1.0)
+    a = np.array([0.2, 0.4])
+    for kwargs, name in (({"guess": {}}, "guess"), ({"guess": {"law.nope": 1.0}}, "guess"),
+                         ({"frequency": None}, "frequency"), ({"frequency": [1.0]}, "frequency"),
+                         ({"amplitudes": [0.4, 0.2]}, "amplitudes"), ({"noise": (1.0,)}, "noise"),
+                         ({"bounds": {"law.stiffness[0]": (2.0, 3.0)}}, "bounds")):
+        args = {"guess": {"law.stiffness[0]": 1.0}, "amplitudes": a, "frequency": [1.2, 1.1]} | kwargs
+        with pytest.raises(ValueError, match=name):
+            jf.fit_backbone(system, args.pop("guess"), args.pop("amplitudes"), **args)

@@ -167,6 +167,25 @@ def _start(system, harmonics, dof, mode):
     return free_system, march, shape, np.concatenate([c.reshape(-1)[free], [omega0, xi0]]), omega0, xi0
 
 
+def backbone_rows(free_system, unit, a, dof, shape, samples, march, tol, max_steps, warn) -> list:
+    """The solutions (host arrays, :func:`solve_mode`'s dict with ``dissipation``) at the
+    increasing amplitudes ``a``, each from the last converged one scaled to its amplitude
+    (the first from ``unit``, the unknowns at unit amplitude)."""
+    u = np.concatenate([unit[:-2] * a[0], unit[-2:]])
+    rows, previous = [], a[0]
+    for amplitude in a:
+        u = np.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
+        out = jax.tree.map(np.asarray, _solve(free_system, jnp.asarray(u), float(amplitude), int(dof), shape,
+                                              int(samples), march, float(tol), int(max_steps)))
+        if bool(out["converged"]):
+            u, previous = out["u"], amplitude
+        rows.append(out)
+        if warn and not bool(out["converged"]):
+            warnings.warn(f"nonlinear_mode: amplitude {amplitude:g} did not converge (residual {float(out['residual']):.3g})",
+                          UserWarning, stacklevel=2)
+    return rows
+
+
 def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | None = None, dof: int = 0,
                    mode: int = 0, tol: float = 1e-10, max_steps: int = 50, warn: bool = True):
     """The backbone of a nonlinear mode by the extended periodic motion concept (module docstring).
@@ -202,18 +221,7 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
 
     a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
     free_system, march, shape, unit, omega0, xi0 = _start(system, harmonics, dof, mode)
-    u = np.concatenate([unit[:-2] * a[0], unit[-2:]])
-    rows, previous = [], a[0]
-    for amplitude in a:
-        u = np.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
-        out = jax.tree.map(np.asarray, _solve(free_system, jnp.asarray(u), float(amplitude), int(dof), shape,
-                                              int(samples), march, float(tol), int(max_steps)))
-        if bool(out["converged"]):
-            u, previous = out["u"], amplitude
-        rows.append(out)
-        if warn and not bool(out["converged"]):
-            warnings.warn(f"nonlinear_mode: amplitude {amplitude:g} did not converge (residual {float(out['residual']):.3g})",
-                          UserWarning, stacklevel=2)
+    rows = backbone_rows(free_system, unit, a, dof, shape, samples, march, tol, max_steps, warn)
     omega = np.array([float(r["omega"]) for r in rows])
     xi = np.array([float(r["xi"]) for r in rows])
     return xr.Dataset(
