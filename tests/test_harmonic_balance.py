@@ -331,6 +331,24 @@ def test_marched_jenkins_branch_changes_stability_at_its_folds():
             assert abs(simulated - amp[i]) > 0.1 * amp[i]
 
 
+def test_backbone_batch_saved_by_chunk_resumes_to_the_same_result(tmp_path):
+    """With ``out_dir`` the batch runs on the sweep engine: a chunk file lost (an interrupted
+    run) is computed again and the others loaded, bitwise the same result; a folder holding a
+    batch of other amplitudes is refused."""
+    system = jf.Oscillator(law=jf.Iwan(jnp.array([2.0, 1.0]), jnp.array([0.2, 0.3])), force=jf.Harmonic(1.0, 0.8))
+    values, amplitudes = {"stiffness": np.array([0.9, 1.0, 1.2, 1.1])}, [0.15, 0.5]
+    first = jf.nonlinear_mode_batch(system, values, amplitudes, chunk_size=2, out_dir=tmp_path)
+    assert (first["chunks_computed"], first["chunks_loaded"]) == (2, 0)
+    chunks = sorted(p for p in tmp_path.iterdir() if p.name.startswith("chunk"))
+    chunks[1].unlink()
+    again = jf.nonlinear_mode_batch(system, values, amplitudes, chunk_size=2, out_dir=tmp_path)
+    assert (again["chunks_computed"], again["chunks_loaded"]) == (1, 1)
+    for key in ("frequency", "damping_ratio", "dissipation", "converged"):
+        np.testing.assert_array_equal(again[key], first[key])
+    with pytest.raises(ValueError, match="out_dir|folder|other"):
+        jf.nonlinear_mode_batch(system, values, [0.2, 0.5], chunk_size=2, out_dir=tmp_path)
+
+
 def test_nonlinear_mode_of_a_linear_oscillator_is_its_linear_mode():
     # EPMC: the self-excitation xi cancels viscous damping c / m exactly at the undamped frequency
     system = jf.Oscillator(law=jf.Quinn(mu=0.0, eps=0.05), force=jf.Harmonic(1.0, 0.8), damping=0.1, stiffness=4.0)
@@ -418,6 +436,7 @@ def test_backbone_batch_equals_one_by_one():
         np.testing.assert_allclose(out["frequency"][i], one["frequency"].values, rtol=1e-10)
         np.testing.assert_allclose(out["damping_ratio"][i], one["damping_ratio"].values, rtol=1e-8)
         np.testing.assert_allclose(out["dissipation"][i], one["dissipation"].values, rtol=1e-8)
+    assert (out["status"] == 0).all() and out["chunks_computed"] == 2
     with pytest.raises(ValueError, match="amplitudes"):
         jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, [0.5, 0.1])
     with pytest.raises(ValueError, match="chunk_size"):

@@ -21,6 +21,7 @@ follow from the implicit function theorem at the root (:func:`solve_mode`, as
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -240,10 +241,13 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
 
 def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8, samples: int | None = None,
                          dof: int = 0, mode: int = 0, tol: float = 1e-10, max_steps: int = 50,
-                         chunk_size: int = 256) -> dict:
+                         chunk_size: int = 256, out_dir=None, devices=None, progress: bool = False) -> dict:
     """Backbones of one nonlinear mode for a batch of parameter sets: ``jax.vmap`` over the sets
     of a ``lax.scan`` over the amplitudes (each solve starts from the last, scaled), in chunks
-    of ``chunk_size`` sets (one compiled program; the last chunk padded).
+    of ``chunk_size`` sets sharded over ``devices``, and with ``out_dir`` saved chunk by
+    chunk and resumable: the sweep engine of :func:`~jaxfriction.sweep` (a run interrupted
+    and started again with the same arguments loads the finished chunks and computes the
+    rest, with the same result).
 
     Every set starts from the linearization of ``system`` itself (:func:`linear_mode`) at the
     smallest amplitude, so the sets should be a spread around it (an uncertainty study, a
@@ -255,53 +259,77 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
         amplitudes: ``(k,)`` positive, increasing.
         harmonics, samples, dof, mode, tol, max_steps: as :func:`nonlinear_mode`.
         chunk_size: sets per vectorized call (>= 1).
+        out_dir: folder for the chunk files (None: in memory, not resumable); a folder
+            holding a batch of other arguments is refused.
+        devices: devices to shard each chunk over (default ``jax.local_devices()``).
+        progress: a progress bar over the chunks.
 
     Returns:
         Dict of NumPy arrays: ``frequency``, ``damping_ratio``, ``dissipation``, ``residual``,
-            ``converged`` ``(B, k)``, and ``amplitude`` ``(k,)``.
+            ``converged`` ``(B, k)``, ``status`` ``(B,)`` (0, or ``STATUS_NOT_PERIODIC``
+            where an amplitude did not converge), ``amplitude`` ``(k,)``, and the ints
+            ``chunks_computed`` and ``chunks_loaded`` (from ``out_dir``).
 
     Raises:
         ValueError: as :func:`nonlinear_mode`, or naming ``values`` (no paths, unknown
-            paths, lengths that differ) or ``chunk_size``.
+            paths, lengths that differ), ``chunk_size``, or ``out_dir`` (a file, a batch of
+            other arguments).
     """
+    import hashlib
+
+    from ..sweep.engine import run_sweep
+
     a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
     arrays = batch_values(system, values)
     check_int("chunk_size", chunk_size, minimum=1)
     free_system, march, shape, unit, _, _ = _start(system, harmonics, dof, mode)
-    u0 = jnp.asarray(unit)
-    n = len(next(iter(arrays.values())))
-    size = min(int(chunk_size), n)
-    outs = []
-    for start in range(0, n, size):
-        chunk = {p: v[start:start + size] for p, v in arrays.items()}
-        real = len(next(iter(chunk.values())))
-        chunk = {p: np.concatenate([v, np.repeat(v[-1:], size - real)]) for p, v in chunk.items()}
-        out = _backbones(free_system, {p: jnp.asarray(v) for p, v in chunk.items()}, u0, jnp.asarray(a), int(dof),
-                         shape, int(samples), march, float(tol), int(max_steps))
-        outs.append(jax.tree.map(lambda x, real=real: np.asarray(x)[:real], out))
-    result = {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
-    result["damping_ratio"] = result.pop("xi") / (2 * result["frequency"])
+    lane = _BackboneLane(free_system, jnp.asarray(unit), jnp.asarray(a), int(dof), shape, int(samples), march,
+                         float(tol), int(max_steps))
+    digest = hashlib.sha256(repr((shape, int(samples), int(dof), int(mode), float(tol), int(max_steps))).encode())
+    for leaf in jax.tree.leaves(eqx.filter(lane, eqx.is_array)):
+        digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
+    ds = run_sweep(lane, arrays, samples=True, out_dir=out_dir, chunk_size=int(chunk_size), devices=devices,
+                   progress=progress, tag=f"nonlinear_mode_batch {digest.hexdigest()}")
+    result: dict[str, Any] = {k: np.asarray(ds[k].values) for k in ("frequency", "dissipation", "residual", "status")}
+    result["converged"] = np.asarray(ds["converged"].values) > 0
+    result["damping_ratio"] = np.asarray(ds["xi"].values) / (2 * result["frequency"])
     result["amplitude"] = a
+    result["chunks_computed"], result["chunks_loaded"] = int(ds.attrs["chunks_computed"]), int(ds.attrs["chunks_loaded"])
     return result
 
 
-@eqx.filter_jit
-def _backbones(system, arrays, u0, amplitudes, dof, shape, samples, march, tol, max_steps):
-    def lane(point):
-        s = set_parameters(system, point)
+class _BackboneLane(eqx.Module):
+    """One parameter set's backbone (a lane of :func:`nonlinear_mode_batch`'s sweep): a
+    ``lax.scan`` over the amplitudes, each solve from the last converged one, scaled."""
+
+    system: Any
+    unit: jax.Array
+    amplitudes: jax.Array
+    dof: int = eqx.field(static=True)
+    shape: tuple = eqx.field(static=True)
+    samples: int = eqx.field(static=True)
+    march: bool = eqx.field(static=True)
+    tol: float = eqx.field(static=True)
+    max_steps: int = eqx.field(static=True)
+
+    def __call__(self, **point):
+        from ..._integrate.status import STATUS_NOT_PERIODIC, STATUS_OK
+
+        s = set_parameters(self.system, point)
+        amplitudes, u0 = self.amplitudes, self.unit
 
         def one(carry, amplitude):
             u, previous = carry
             guess = jnp.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
-            out = solve_mode(s, guess, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march,
-                             tol=tol, max_steps=max_steps, refine=False)  # values only
+            out = solve_mode(s, guess, amplitude=amplitude, dof=self.dof, shape=self.shape, samples=self.samples,
+                             march=self.march, tol=self.tol, max_steps=self.max_steps, refine=False)  # values only
             ok = out["converged"]
             carry = (jnp.where(ok, out["u"], u), jnp.where(ok, amplitude, previous))
-            return carry, {"frequency": out["omega"], "xi": out["xi"], "dissipation": _dissipation(s, out, samples, march),
-                           "residual": out["residual"], "converged": ok}
+            return carry, {"frequency": out["omega"], "xi": out["xi"],
+                           "dissipation": _dissipation(s, out, self.samples, self.march),
+                           "residual": out["residual"], "converged": ok.astype(jnp.int32)}
 
-        _, rows = jax.lax.scan(one, (u0 * jnp.concatenate([jnp.full(u0.shape[0] - 2, amplitudes[0]), jnp.ones(2)]),
-                                     amplitudes[0]), amplitudes)
-        return rows
-
-    return jax.vmap(lane)(arrays)
+        start = u0 * jnp.concatenate([jnp.full(u0.shape[0] - 2, amplitudes[0]), jnp.ones(2)])
+        _, rows = jax.lax.scan(one, (start, amplitudes[0]), amplitudes)
+        status = jnp.where(jnp.all(rows["converged"] > 0), STATUS_OK, STATUS_NOT_PERIODIC)
+        return {**rows, "status": status}
