@@ -125,6 +125,10 @@ def test_modal_structure_refuses_mismatched_shapes():
         jf.ModalStructure(law=system.law, frequencies=system.frequencies, damping_ratios=system.damping_ratios,
                           contact_modes=system.contact_modes[:, :1], force_modes=system.force_modes,
                           normal=system.normal)
+    with pytest.raises(ValueError, match="law: a static law"):  # 4 Coulomb contacts on 2 modes
+        jf.ModalStructure(law=jf.Quinn(0.3, 0.01), frequencies=system.frequencies,
+                          damping_ratios=system.damping_ratios, contact_modes=system.contact_modes,
+                          force_modes=system.force_modes, normal=system.normal)
     with pytest.raises(ValueError, match="frequencies"):
         jf.ModalStructure(law=system.law, frequencies=-system.frequencies, damping_ratios=system.damping_ratios,
                           contact_modes=system.contact_modes, force_modes=system.force_modes, normal=system.normal)

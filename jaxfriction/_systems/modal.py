@@ -65,19 +65,20 @@ class ModalStructure(AbstractContactSystem):
     force: AbstractDrive = Harmonic(1.0, 1.0)
 
     def __check_init__(self):
-        m = jnp.shape(self.frequencies)
-        if len(m) != 1 or m[0] < 1:
-            raise ValueError(f"frequencies must be a 1-D array of the modes' frequencies, got shape {m}")
-        for name, shape in (("damping_ratios", m), ("force_modes", m),
-                            ("contact_modes", (jnp.shape(self.normal)[0] if jnp.ndim(self.normal) == 1 else -1,
-                                               m[0]))):
+        if jnp.ndim(self.frequencies) != 1 or jnp.size(self.frequencies) < 1:
+            raise ValueError(f"frequencies must be a 1-D array of the modes' frequencies, got shape "
+                             f"{jnp.shape(self.frequencies)}")
+        if jnp.ndim(self.normal) != 1 or jnp.size(self.normal) < 1:
+            raise ValueError(f"normal must be a 1-D array with one entry per contact, got {jnp.shape(self.normal)}")
+        m, c = jnp.size(self.frequencies), jnp.size(self.normal)
+        for name, shape in (("damping_ratios", (m,)), ("force_modes", (m,)), ("contact_modes", (c, m))):
             if jnp.shape(getattr(self, name)) != shape:
-                raise ValueError(f"{name} must have shape {shape} (normal has {jnp.shape(self.normal)} contacts, "
-                                 f"frequencies {m[0]} modes), got {jnp.shape(getattr(self, name))}")
-        if not isinstance(self.law, AbstractDynamicLaw) and jnp.shape(self.normal)[0] > m[0]:
+                raise ValueError(f"{name} must have shape {shape} ({c} contacts in normal, {m} modes in "
+                                 f"frequencies), got {jnp.shape(getattr(self, name))}")
+        if not isinstance(self.law, AbstractDynamicLaw) and c > m:
             raise ValueError(f"law: a static law's force balance needs independent contacts (at most one per mode), "
-                             f"got {jnp.shape(self.normal)[0]} contacts on {m[0]} modes; give the contacts an "
-                             "elastic joint law (Iwan) or keep more modes")
+                             f"got {c} contacts on {m} modes; give the contacts an elastic joint law (Iwan) or keep "
+                             "more modes")
         if not isinstance(self.force, AbstractDrive):
             raise ValueError(f"force must be a jaxfriction drive (Harmonic, ...), got {self.force!r}")
         super().__check_init__()
