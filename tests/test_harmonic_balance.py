@@ -347,6 +347,15 @@ def test_backbone_batch_saved_by_chunk_resumes_to_the_same_result(tmp_path):
         np.testing.assert_array_equal(again[key], first[key])
     with pytest.raises(ValueError, match="out_dir|folder|other"):
         jf.nonlinear_mode_batch(system, values, [0.2, 0.5], chunk_size=2, out_dir=tmp_path)
+    # the forced solutions' batch on the same engine
+    forced = tmp_path / "forced"
+    batch = {"force.omega": np.array([0.6, 0.7, 0.8])}
+    first = jf.harmonic_balance_batch(system, batch, harmonics=8, chunk_size=2, out_dir=forced)
+    next(p for p in sorted(forced.iterdir()) if p.name.startswith("chunk")).unlink()
+    again = jf.harmonic_balance_batch(system, batch, harmonics=8, chunk_size=2, out_dir=forced)
+    assert (first["chunks_computed"], again["chunks_computed"], again["chunks_loaded"]) == (2, 1, 1)
+    assert (first["status"] == 0).all() and first["converged"].all()
+    np.testing.assert_array_equal(again["coefficients"], first["coefficients"])
 
 
 def test_nonlinear_mode_of_a_linear_oscillator_is_its_linear_mode():

@@ -578,9 +578,12 @@ def _relative(error, c, n_dof: int) -> float:
 
 def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16, samples: int | None = None,
                            frequency: str | None = None, t0: float = 0.0, tol: float = 1e-10, max_steps: int = 50,
-                           cycles: int = 20, dt: float | None = None) -> dict:
-    """Harmonic balance for a batch of parameter sets in one vectorized program (``jax.vmap``
-    over the sets: the transient guesses, the residuals, their Jacobians and Newton).
+                           cycles: int = 20, dt: float | None = None, chunk_size: int = 1024, out_dir=None,
+                           devices=None, progress: bool = False) -> dict:
+    """Harmonic balance for a batch of parameter sets, vectorized (``jax.vmap`` over the sets:
+    the transient guesses, the residuals, their Jacobians and Newton) in chunks of
+    ``chunk_size`` sets sharded over ``devices``, and with ``out_dir`` saved chunk by chunk and
+    resumable: the sweep engine of :func:`~jaxfriction.sweep`.
 
     Args:
         system: as :func:`harmonic_balance`.
@@ -589,40 +592,78 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
         y0, harmonics, samples, frequency, t0, tol, max_steps, cycles, dt: as
             :func:`harmonic_balance` (one ``H`` and ``N`` for the batch; no error estimate:
             check a few sets with :func:`harmonic_balance`).
+        chunk_size: sets per vectorized call (>= 1).
+        out_dir: folder for the chunk files (None: in memory, not resumable); a folder
+            holding a batch of other arguments is refused.
+        devices: devices to shard each chunk over (default ``jax.local_devices()``).
+        progress: a progress bar over the chunks.
 
     Returns:
         Dict of NumPy arrays: ``coefficients`` ``(B, 2 H + 1, w)`` (``w`` as in
             :attr:`HarmonicBalance.coefficients`), ``residual`` ``(B,)``,
-            ``converged`` ``(B,)``, ``amplitude`` ``(B, n_dof)``, ``dissipation`` ``(B,)`` (as
-            :attr:`HarmonicBalance.dissipation`).
+            ``converged`` ``(B,)``, ``status`` ``(B,)`` (0, or ``STATUS_NOT_PERIODIC`` where
+            Newton did not converge), ``amplitude`` ``(B, n_dof)``, ``dissipation`` ``(B,)``
+            (as :attr:`HarmonicBalance.dissipation`), and the ints ``chunks_computed`` and
+            ``chunks_loaded`` (from ``out_dir``).
 
     Raises:
         ValueError: as :func:`harmonic_balance`, or naming ``values`` (unknown paths,
-            lengths that differ, none given).
+            lengths that differ, none given), ``chunk_size`` or ``out_dir`` (a file, a batch
+            of other arguments).
     """
-    arrays = {p: jnp.asarray(v) for p, v in batch_values(system, values).items()}
+    import hashlib
+
+    from ..sweep.engine import run_sweep
+
+    arrays = batch_values(system, values)
     samples, frequency = _checked(system, harmonics, samples, tol, max_steps, cycles, t0, dt, frequency)
+    check_int("chunk_size", chunk_size, minimum=1)
     omegas = np.abs(np.asarray(arrays[frequency] if frequency in arrays else _omega(system, frequency)))
     per_sample = steps_between_samples(float(2 * np.pi / np.min(omegas)), int(samples), dt)
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
-    out = _batch(system, arrays, y, frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
-                 int(cycles), per_sample, marched(system))
-    return jax.tree.map(np.asarray, out)
+    lane = _BalanceLane(system, y, frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
+                        int(cycles), per_sample, marched(system))
+    digest = hashlib.sha256(repr((frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
+                                  int(cycles), per_sample)).encode())
+    for leaf in jax.tree.leaves(eqx.filter(lane, eqx.is_array)):
+        digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
+    ds = run_sweep(lane, arrays, samples=True, out_dir=out_dir, chunk_size=int(chunk_size), devices=devices,
+                   progress=progress, tag=f"harmonic_balance_batch {digest.hexdigest()}")
+    result: dict[str, Any] = {k: np.asarray(ds[k].values) for k in
+                              ("coefficients", "residual", "status", "amplitude", "dissipation")}
+    result["converged"] = np.asarray(ds["converged"].values) > 0
+    result["chunks_computed"], result["chunks_loaded"] = int(ds.attrs["chunks_computed"]), int(ds.attrs["chunks_loaded"])
+    return result
 
 
-@eqx.filter_jit
-def _batch(system, arrays, y, frequency, t0, harmonics, samples, tol, max_steps, cycles, per_sample, march):
-    from ..._paths import set_parameters
+class _BalanceLane(eqx.Module):
+    """One parameter set of :func:`harmonic_balance_batch`'s sweep: the transient guess, Newton
+    (values only) and the observables."""
 
-    def lane(point):
-        s = set_parameters(system, point)
-        c = transient_guess(s, y, frequency=frequency, t0=t0, harmonics=harmonics, samples=samples, cycles=cycles,
-                            per_sample=per_sample)
-        c = c[:, :2 * s.n_dof] if march else c
-        out = solve_balance(s, c, frequency=frequency, t0=t0, samples=samples, tol=tol, max_steps=max_steps,
-                            march=march, refine=False)  # values only
-        measured = observables(s, out["coefficients"], frequency, t0, 4 * samples, march)
-        return {**{k: out[k] for k in ("coefficients", "residual", "converged")},
+    system: Any
+    y: jax.Array
+    frequency: str = eqx.field(static=True)
+    t0: float = eqx.field(static=True)
+    harmonics: int = eqx.field(static=True)
+    samples: int = eqx.field(static=True)
+    tol: float = eqx.field(static=True)
+    max_steps: int = eqx.field(static=True)
+    cycles: int = eqx.field(static=True)
+    per_sample: int = eqx.field(static=True)
+    march: bool = eqx.field(static=True)
+
+    def __call__(self, **point):
+        from ..._integrate.status import STATUS_NOT_PERIODIC, STATUS_OK
+        from ..._paths import set_parameters
+
+        s = set_parameters(self.system, point)
+        c = transient_guess(s, self.y, frequency=self.frequency, t0=self.t0, harmonics=self.harmonics,
+                            samples=self.samples, cycles=self.cycles, per_sample=self.per_sample)
+        c = c[:, :2 * s.n_dof] if self.march else c
+        out = solve_balance(s, c, frequency=self.frequency, t0=self.t0, samples=self.samples, tol=self.tol,
+                            max_steps=self.max_steps, march=self.march, refine=False)  # values only
+        measured = observables(s, out["coefficients"], self.frequency, self.t0, 4 * self.samples, self.march)
+        return {"coefficients": out["coefficients"], "residual": out["residual"],
+                "converged": out["converged"].astype(jnp.int32),
+                "status": jnp.where(out["converged"], STATUS_OK, STATUS_NOT_PERIODIC),
                 "amplitude": measured["amplitude"], "dissipation": measured["dissipation"]}
-
-    return jax.vmap(lane)(arrays)
