@@ -53,6 +53,12 @@ def test_linear_oscillator_closed_form_and_energy_balance():
     hill = jf.harmonic_balance(system, harmonics=2, stability="hill")
     assert hill.stability == "hill" and hill.stable
     np.testing.assert_allclose(np.abs(hill.multipliers), np.exp(-c_damp * np.pi / w), rtol=1e-12)
+    # a branch continued from it keeps Hill's method: |mu| = exp(-c T / 2) at every frequency
+    branch = jf.continue_balance(hill, "force.omega", bounds=(0.8, 1.2), ds=0.2, ds_max=0.5, max_points=6)
+    mu = np.abs(branch["multipliers_real"].values + 1j * branch["multipliers_imag"].values)
+    expected = np.exp(-c_damp * np.pi / branch["force.omega"].values)
+    assert branch.attrs["stability"] == "hill" and branch["stable"].all()
+    np.testing.assert_allclose(mu, np.repeat(expected[:, None], 2, axis=1), rtol=1e-10)
 
 
 def _quinn_rhs(mu, eps, amp, w, k=1.0, m=1.0):

@@ -41,7 +41,7 @@ def _residual(u, system, path, frequency, t0, samples, shape, march):
 @eqx.filter_jit
 def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march, floquet):
     """The Jacobian ``[R_c, R_p]``, the residual and the observables at a corrected point
-    (with ``floquet``, the RK4 period map's monodromy)."""
+    (with ``floquet``, the period map's monodromy: :func:`.balance.measure`)."""
     jac = jax.jacfwd(lambda v: _residual(v, system, path, frequency, t0, samples, shape, march))(u)
     residual = jnp.max(jnp.abs(_residual(u, system, path, frequency, t0, samples, shape, march)))
     s = set_parameters(system, {path: u[-1]})
@@ -49,7 +49,8 @@ def _point(system, u, path, frequency, t0, samples, shape, flow_steps, march, fl
     out = measure(s, c, frequency, t0, 4 * samples, flow_steps, march, monodromy=floquet)
     amplitude = out["amplitude"]
     keys = ("monodromy",) * floquet + ("period", "dissipation", "input_work", "stick_fraction", "x0")
-    return {**{k: out[k] for k in keys}, "omega": _omega(s, frequency), "jac": jac, "residual": residual, "scale": _scale(c, _omega(s, frequency)),
+    omega = _omega(s, frequency)
+    return {**{k: out[k] for k in keys}, "omega": omega, "jac": jac, "residual": residual, "scale": _scale(c, omega),
             "amplitude": amplitude[0] if s.n_dof == 1 else amplitude, "status": out["flow_status"]}
 
 
