@@ -353,6 +353,9 @@ def test_backbone_batch_saved_by_chunk_resumes_to_the_same_result(tmp_path):
         np.testing.assert_array_equal(again[key], first[key])
     with pytest.raises(ValueError, match="out_dir|folder|other"):
         jf.nonlinear_mode_batch(system, values, [0.2, 0.5], chunk_size=2, out_dir=tmp_path)
+    with pytest.raises(ValueError, match="out_dir|folder|other"):  # another nominal system
+        jf.nonlinear_mode_batch(jf.set_parameters(system, {"mass": 2.0}), values, amplitudes, chunk_size=2,
+                                out_dir=tmp_path)
     # the forced solutions' batch on the same engine
     forced = tmp_path / "forced"
     batch = {"force.omega": np.array([0.6, 0.7, 0.8])}

@@ -611,10 +611,6 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
             lengths that differ, none given), ``chunk_size`` or ``out_dir`` (a file, a batch
             of other arguments).
     """
-    import hashlib
-
-    from ..sweep.engine import run_sweep
-
     arrays = batch_values(system, values)
     samples, frequency = _checked(system, harmonics, samples, tol, max_steps, cycles, t0, dt, frequency)
     check_int("chunk_size", chunk_size, minimum=1)
@@ -623,14 +619,28 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
     lane = _BalanceLane(system, y, frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
                         int(cycles), per_sample, marched(system))
-    digest = hashlib.sha256(repr((frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
-                                  int(cycles), per_sample)).encode())
-    for leaf in jax.tree.leaves(eqx.filter(lane, eqx.is_array)):
+    return run_batch(lane, arrays, "harmonic_balance_batch", ("coefficients", "residual", "amplitude", "dissipation"),
+                     chunk_size=chunk_size, out_dir=out_dir, devices=devices, progress=progress)
+
+
+def run_batch(lane, arrays: dict, name: str, keys: tuple, *, chunk_size: int, out_dir, devices, progress) -> dict:
+    """The sets ``arrays`` (path -> ``(B,)``) of a batch through ``lane`` (an equinox module,
+    ``lane(**point) -> dict`` with ``converged`` and ``status``) on the sweep engine: chunked,
+    sharded, saved and resumable with ``out_dir``, whose manifest is tagged with ``name`` and a
+    digest of the lane (its static settings and its arrays, the system's parameters among
+    them). Returns the outputs ``keys``, ``status``, ``converged`` (bool) and the ints
+    ``chunks_computed``, ``chunks_loaded``, as NumPy."""
+    import hashlib
+
+    from ..sweep.engine import run_sweep
+
+    dynamic, static = eqx.partition(lane, eqx.is_array)
+    digest = hashlib.sha256(repr((jax.tree.structure(static), jax.tree.leaves(static))).encode())
+    for leaf in jax.tree.leaves(dynamic):
         digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
     ds = run_sweep(lane, arrays, samples=True, out_dir=out_dir, chunk_size=int(chunk_size), devices=devices,
-                   progress=progress, tag=f"harmonic_balance_batch {digest.hexdigest()}")
-    result: dict[str, Any] = {k: np.asarray(ds[k].values) for k in
-                              ("coefficients", "residual", "status", "amplitude", "dissipation")}
+                   progress=progress, tag=f"{name} {digest.hexdigest()}")
+    result: dict[str, Any] = {k: np.asarray(ds[k].values) for k in (*keys, "status")}
     result["converged"] = np.asarray(ds["converged"].values) > 0
     result["chunks_computed"], result["chunks_loaded"] = int(ds.attrs["chunks_computed"]), int(ds.attrs["chunks_loaded"])
     return result

@@ -32,7 +32,7 @@ from ..._checks import check_int, check_real, named_modules
 from ..._forcing.drives import Harmonic
 from ..._paths import set_parameters
 from ..periodic.flow import full_state
-from .balance import batch_values, default_samples, implicit_root, residual_at
+from .balance import batch_values, default_samples, implicit_root, residual_at, run_batch
 from .fourier import n_coefficients
 from .march import marched, states_at
 
@@ -275,26 +275,16 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
             paths, lengths that differ), ``chunk_size``, or ``out_dir`` (a file, a batch of
             other arguments).
     """
-    import hashlib
-
-    from ..sweep.engine import run_sweep
-
     a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
     arrays = batch_values(system, values)
     check_int("chunk_size", chunk_size, minimum=1)
     free_system, march, shape, unit, _, _ = _start(system, harmonics, dof, mode)
     lane = _BackboneLane(free_system, jnp.asarray(unit), jnp.asarray(a), int(dof), shape, int(samples), march,
                          float(tol), int(max_steps))
-    digest = hashlib.sha256(repr((shape, int(samples), int(dof), int(mode), float(tol), int(max_steps))).encode())
-    for leaf in jax.tree.leaves(eqx.filter(lane, eqx.is_array)):
-        digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
-    ds = run_sweep(lane, arrays, samples=True, out_dir=out_dir, chunk_size=int(chunk_size), devices=devices,
-                   progress=progress, tag=f"nonlinear_mode_batch {digest.hexdigest()}")
-    result: dict[str, Any] = {k: np.asarray(ds[k].values) for k in ("frequency", "dissipation", "residual", "status")}
-    result["converged"] = np.asarray(ds["converged"].values) > 0
-    result["damping_ratio"] = np.asarray(ds["xi"].values) / (2 * result["frequency"])
+    result = run_batch(lane, arrays, "nonlinear_mode_batch", ("frequency", "xi", "dissipation", "residual"),
+                       chunk_size=chunk_size, out_dir=out_dir, devices=devices, progress=progress)
+    result["damping_ratio"] = result.pop("xi") / (2 * result["frequency"])
     result["amplitude"] = a
-    result["chunks_computed"], result["chunks_loaded"] = int(ds.attrs["chunks_computed"]), int(ds.attrs["chunks_loaded"])
     return result
 
 
