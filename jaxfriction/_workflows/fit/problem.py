@@ -86,21 +86,29 @@ class Problem(eqx.Module):
         return len(self.names)
 
 
+def natural_parameters(u, kinds: tuple, lo, hi, p0):
+    """Parameters ``(p,)`` from unconstrained ``u`` (its first ``p`` entries; ``u = 0`` is the
+    guess ``p0``), per ``kinds``: ``"lower"`` ``lo + (p0 - lo) e^u``, ``"upper"`` ``hi - (hi -
+    p0) e^u``, ``"interval"`` a logistic map into ``(lo, hi)``, ``"free"`` ``p0 + |p0| u``."""
+    out = []
+    for i, kind in enumerate(kinds):
+        low, high, start, x = lo[i], hi[i], p0[i], u[i]
+        if kind == "lower":
+            out.append(low + (start - low) * jnp.exp(x))
+        elif kind == "upper":
+            out.append(high - (high - start) * jnp.exp(x))
+        elif kind == "interval":
+            out.append(low + (high - low) * jax.nn.sigmoid(x + jnp.log((start - low) / (high - start))))
+        else:
+            out.append(start + jnp.where(start != 0, jnp.abs(start), 1.0) * x)
+    return jnp.stack(out)
+
+
 def _to_natural(u, problem):
     """Natural variables ``theta`` (parameters, then segment states) from unconstrained ``u``."""
-    out = []
-    for i, kind in enumerate(problem.kinds):
-        lo, hi, p0, x = problem.lo[i], problem.hi[i], problem.p0[i], u[i]
-        if kind == "lower":
-            out.append(lo + (p0 - lo) * jnp.exp(x))
-        elif kind == "upper":
-            out.append(hi - (hi - p0) * jnp.exp(x))
-        elif kind == "interval":
-            out.append(lo + (hi - lo) * jax.nn.sigmoid(x + jnp.log((p0 - lo) / (hi - p0))))
-        else:
-            out.append(p0 + jnp.where(p0 != 0, jnp.abs(p0), 1.0) * x)
+    params = natural_parameters(u, problem.kinds, problem.lo, problem.hi, problem.p0)
     states = problem.state0 + problem.state_scale * u[problem.n_params :]
-    return jnp.concatenate([jnp.stack(out), states])
+    return jnp.concatenate([params, states])
 
 
 def to_unconstrained(params, problem: Problem) -> Array:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..._checks import check_real
 from ..._paths import check_paths, set_parameters
+from ..fit.problem import natural_parameters
 from ..fit.result import FitWarning
 from .modes import _checked, _start, backbone_rows, solve_mode
 
@@ -110,15 +111,6 @@ def _series(name, values, k):
     return v
 
 
-def _natural(x, p0, lo, hi, bounded):
-    """Parameters from the unconstrained ``x``: a logistic map into ``(lo, hi)`` for bounded
-    ones, ``p0 + |p0| x`` for the others (``x = 0`` is the guess)."""
-    logit = jnp.log((p0 - lo) / (hi - p0))
-    inside = lo + (hi - lo) * jax.nn.sigmoid(x + jnp.where(bounded, logit, 0.0))
-    free = p0 + jnp.where(p0 != 0, jnp.abs(p0), 1.0) * x
-    return jnp.where(bounded, inside, free)
-
-
 def fit_backbone(system, guess: dict, amplitudes, *, frequency=None, damping_ratio=None, bounds: dict | None = None,
                  noise: tuple | None = None, harmonics: int = 8, samples: int | None = None, dof: int = 0,
                  mode: int = 0, max_steps: int = 100, tol: float = 1e-10, warn: bool = True) -> BackboneFit:
@@ -191,11 +183,12 @@ def fit_backbone(system, guess: dict, amplitudes, *, frequency=None, damping_rat
     if z_data is not None:
         scale_z = np.full(a.size, float(noise[1])) if noise is not None else \
             np.maximum(np.abs(z_data), 1e-3 * np.max(np.abs(z_data)))
+    kinds = tuple("interval" if b else "free" for b in bounded)
     data = {"a": jnp.asarray(a), "starts": starts, "p0": jnp.asarray(p0), "lo": jnp.asarray(np.where(bounded, lo, 0.0)),
-            "hi": jnp.asarray(np.where(bounded, hi, 1.0)), "bounded": jnp.asarray(bounded)}
+            "hi": jnp.asarray(np.where(bounded, hi, 1.0))}
     series = tuple((jnp.asarray(d), jnp.asarray(s), kind) for d, s, kind in
                    ((f_data, scale_f, "frequency"), (z_data, scale_z, "damping")) if d is not None)
-    static = (names, dof, shape, samples, march, float(tol), int(max_steps), series)
+    static = (names, kinds, dof, shape, samples, march, float(tol), int(max_steps), series)
     out = jax.tree.map(np.asarray, _fit(free_system, data, static, int(max_steps)))
     theta = out["theta"]
     jac, resid = out["jacobian"], out["residuals"]
@@ -239,7 +232,7 @@ def fit_backbone(system, guess: dict, amplitudes, *, frequency=None, damping_rat
 def _fit(free_system, data, static, max_steps):
     import optimistix as optx
 
-    names, dof, shape, samples, march, tol, newton_steps, series = static
+    names, kinds, dof, shape, samples, march, tol, newton_steps, series = static
 
     def backbone(theta):
         s = set_parameters(free_system, {n: theta[i] for i, n in enumerate(names)})
@@ -253,12 +246,15 @@ def _fit(free_system, data, static, max_steps):
         model = {"frequency": omega, "damping": zeta}
         return jnp.concatenate([(model[kind] - d) / scale for d, scale, kind in series])
 
+    def natural(x):  # the transforms of jf.fit: a logistic map into a box, p0 + |p0| x without one
+        return natural_parameters(x, kinds, data["lo"], data["hi"], data["p0"])
+
     def unconstrained(x, _):
-        return residuals(_natural(x, data["p0"], data["lo"], data["hi"], data["bounded"]))
+        return residuals(natural(x))
 
     solver = optx.LevenbergMarquardt(rtol=1e-10, atol=1e-12)
     sol = optx.least_squares(unconstrained, solver, jnp.zeros_like(data["p0"]), max_steps=max_steps, throw=False)
-    theta = _natural(sol.value, data["p0"], data["lo"], data["hi"], data["bounded"])
+    theta = natural(sol.value)
     omega, zeta, converged = backbone(theta)
     return {"theta": theta, "jacobian": jax.jacfwd(residuals)(theta), "residuals": residuals(theta), "omega": omega,
             "zeta": zeta, "converged": converged, "successful": sol.result == optx.RESULTS.successful,
