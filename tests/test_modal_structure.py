@@ -179,3 +179,16 @@ def test_fit_backbone_refuses_bad_input():
         args = {"guess": {"law.stiffness[0]": 1.0}, "amplitudes": a, "frequency": [1.2, 1.1]} | kwargs
         with pytest.raises(ValueError, match=name):
             jf.fit_backbone(system, args.pop("guess"), args.pop("amplitudes"), **args)
+
+
+def test_stuck_frequencies_of_any_joint_law_with_a_return_map():
+    """A Segalman joint on every contact stiffens the modes by its ``K_T`` (closed form); a law
+    whose stuck stiffness depends on the rate (LuGre) is refused, naming ``law``."""
+    shapes = np.array([[1.0, 0.5], [0.8, -0.2], [0.3, 1.0]])
+    kwargs = {"frequencies": [1.0, 3.0], "damping_ratios": [0.0, 0.0], "contact_modes": shapes,
+              "force_modes": [1.0, 1.0], "normal": np.ones(3)}
+    joint = jf.ModalStructure(law=jf.SegalmanIwan(F_S=0.1, K_T=2.0, n_elements=8), **kwargs)
+    exact = np.sqrt(np.linalg.eigvalsh(np.diag([1.0, 9.0]) + 2.0 * shapes.T @ shapes))
+    np.testing.assert_allclose(joint.stuck_frequencies(), exact, rtol=1e-12)
+    with pytest.raises(ValueError, match="law"):
+        jf.ModalStructure(law=jf.LuGre(), **kwargs).stuck_frequencies()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -114,16 +115,28 @@ class ModalStructure(AbstractContactSystem):
     def stuck_frequencies(self) -> np.ndarray:
         """Natural frequencies (rad/s) ``(m,)`` with every contact stuck: the square roots of
         the eigenvalues of ``diag(omega^2) + Phi^T diag(k_j) Phi``, ``k_j`` the contacts'
-        tangential stiffness (the sum of an Iwan law's element stiffnesses; a static law
-        adds none). The small-amplitude limit of the backbones; ``frequencies`` is the limit
-        when every contact slides freely.
+        tangential stiffness: ``-d f / d s`` of the law's force along its return map
+        (:meth:`~jaxfriction.AbstractDynamicLaw.slip_update`) from the relaxed state (an Iwan
+        or Segalman joint: the sum of its element stiffnesses); a static law adds none. The
+        small-amplitude limit of the backbones; ``frequencies`` is the limit when every
+        contact slides freely.
 
         Raises:
-            ValueError: traced parameters (a concrete system is needed).
+            ValueError: naming ``law``: a dynamic law without a return map (its stuck
+                stiffness depends on the rate).
         """
-        k = np.zeros(jnp.shape(self.normal))
-        if isinstance(self.law, Iwan):
-            k = np.broadcast_to(np.sum(np.asarray(self.law.stiffness), axis=-1), k.shape)
+        c = jnp.size(self.normal)
+        k = np.zeros(c)
+        law = self.law
+        if isinstance(law, AbstractDynamicLaw):
+            z0 = jnp.broadcast_to(law.init_state(), (c, law.n_state))
+            if law.slip_update(z0, jnp.zeros(c), self.normal) is None:
+                raise ValueError(f"law: {type(law).__name__} has no return map (slip_update), so no stuck stiffness")
+
+            def force(s):
+                return law.force(jnp.zeros(c), law.slip_update(z0, s, self.normal), self.normal)
+
+            k = -np.asarray(jax.jvp(force, (jnp.zeros(c),), (jnp.ones(c),))[1])
         phi = np.asarray(self.contact_modes)
         stiffness = np.diag(np.asarray(self.frequencies) ** 2) + phi.T @ (k[:, None] * phi)
         return np.sqrt(np.linalg.eigvalsh(stiffness))
