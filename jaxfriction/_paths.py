@@ -64,6 +64,35 @@ def _is_param_leaf(leaf) -> bool:
     return (eqx.is_array(leaf) or isinstance(leaf, np.ndarray)) and jnp.issubdtype(leaf.dtype, jnp.floating)
 
 
+def traced_parameters(tree, dtype=None, keep_zeros: bool = False) -> Any:
+    """``tree`` with its Python float leaves as 0-d arrays of ``dtype`` (default: JAX's
+    default float type).
+
+    ``eqx.filter_jit`` compiles once per value of a Python float leaf (it is static there)
+    and once per structure for an array leaf: a workflow passes its system through this
+    before its compiled inner functions, so that the same system at another forcing
+    frequency or friction coefficient reuses the compiled program. Integers, booleans and
+    static fields are left alone.
+
+    Args:
+        tree: a system, law or any pytree.
+        dtype: the arrays' dtype.
+        keep_zeros: literal zeros stay floats (a zero damping or drive amplitude is left out
+            of the RK4 arithmetic by its type, as in a run without the workflow).
+
+    Returns:
+        The converted copy.
+    """
+    dtype = jnp.result_type(float) if dtype is None else dtype
+
+    def traced(x):
+        if isinstance(x, float) and not (keep_zeros and x == 0.0):
+            return jnp.asarray(x, dtype)
+        return x
+
+    return jax.tree.map(traced, tree)
+
+
 def parameter_paths(tree) -> list[str]:
     """Paths of the floating-point leaves of ``tree`` (``["law.mu", "law.eps", "force.amplitude", ...]``).
 

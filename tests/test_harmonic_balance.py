@@ -461,3 +461,28 @@ def test_backbone_batch_equals_one_by_one():
         jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, amplitudes, chunk_size=0)
     with pytest.raises(ValueError, match="dof"):
         jf.nonlinear_mode(system, amplitudes, dof=1)
+
+
+def test_other_values_and_step_lengths_compile_nothing():
+    """The compiled programs serve another forcing frequency, friction coefficient, modal
+    amplitude and arclength step: a system's Python floats enter them as arrays (a float is
+    static in ``eqx.filter_jit``: one compilation per value, ~1 s each)."""
+    from jaxfriction._workflows.harmonic import balance, continuation, modes
+
+    system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=0.05), force=jf.Harmonic(1.0, 0.8), damping=0.05)
+    jf.harmonic_balance(system, harmonics=4, estimate=False)
+    sizes = [f._cached._cache_size() for f in (balance._guess, balance._solve, balance._measure)]
+    again = jf.harmonic_balance(jf.set_parameters(system, {"force.omega": 0.9, "law.mu": 0.35}), harmonics=4,
+                                estimate=False)
+    assert again.converged and again.omega == 0.9
+    assert [f._cached._cache_size() for f in (balance._guess, balance._solve, balance._measure)] == sizes
+    # a branch whose step length grows (ds 0.05, 0.075, ...): one corrector program
+    before = continuation._correct._cached._cache_size()
+    branch = jf.continue_balance(again, "force.omega", bounds=(0.85, 1.5), ds=0.05, max_points=5)
+    assert len(set(np.round(np.diff(branch["force.omega"].values), 6))) > 1  # the steps differ
+    assert continuation._correct._cached._cache_size() == before + 1
+    # a backbone of three amplitudes: one program
+    joint = jf.Oscillator(law=jf.Iwan(jnp.array([2.0, 1.0]), jnp.array([0.2, 0.3])), force=jf.Harmonic(1.0, 0.8))
+    before = modes._solve._cached._cache_size()
+    backbone = jf.nonlinear_mode(joint, [0.05, 0.5, 2.0], harmonics=4)
+    assert backbone["converged"].all() and modes._solve._cached._cache_size() == before + 1

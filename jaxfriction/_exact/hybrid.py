@@ -51,6 +51,7 @@ from jax.typing import ArrayLike
 
 from .._checks import check_int, check_real, check_time_span, is_concrete
 from .._integrate.status import STATUS_EVENT_BUDGET, STATUS_NONFINITE, STATUS_OK, STATUS_SOLVER_FAILED
+from .._paths import traced_parameters
 
 
 class AbstractHybridField(eqx.Module):
@@ -254,7 +255,7 @@ def simulate_hybrid(field: AbstractHybridField, y0: ArrayLike, t0: float, t1: fl
         raise ValueError(f"y0 must be a 1-D floating-point state, got shape {y0.shape} and dtype {y0.dtype}")
     ts = check_output_times(ts, t0, t1, n_save, y0.dtype)
     # floats become arrays, so that another value of a parameter reuses the compiled solver
-    field = jax.tree.map(lambda x: jnp.asarray(x, y0.dtype) if isinstance(x, float) else x, field)
+    field = traced_parameters(field, y0.dtype)
     opts = {"rtol": rtol, "atol": atol, "dtmax": dtmax, "max_steps": max_steps,
             "adjoint": diffrax.RecursiveCheckpointAdjoint() if adjoint is None else adjoint,
             "norm": optx.rms_norm if norm is None else norm}

@@ -46,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_int, check_real
-from ..._paths import get_parameter
+from ..._paths import get_parameter, traced_parameters
 from ..periodic.floquet import floquet_multipliers, is_stable
 from ..periodic.flow import full_state, period_map, period_trajectory
 from ..periodic.period import forcing_frequency_path
@@ -510,20 +510,21 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
     width = 2 * system.n_dof if march else d
     harmonics, samples, t0 = int(harmonics), int(samples), float(t0)
     period = float(2 * np.pi / np.asarray(_omega(system, frequency)))
+    traced = traced_parameters(system, keep_zeros=True)  # another forcing frequency or mu reuses the compiled programs
     if guess is None:
         y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
-        c = _guess(system, y, frequency, t0, harmonics, samples, int(cycles),
+        c = _guess(traced, y, frequency, t0, harmonics, samples, int(cycles),
                    steps_between_samples(period, samples, dt))[:, :width]
     else:
         c = resized(jnp.asarray(_check_guess(guess, width), jnp.result_type(float)), harmonics)
-    out = jax.tree.map(np.asarray, _solve(system, c, frequency, t0, samples, float(tol), int(max_steps), march))
+    out = jax.tree.map(np.asarray, _solve(traced, c, frequency, t0, samples, float(tol), int(max_steps), march))
     outs = [(harmonics, samples, out)]
     error = np.full(width, np.nan)
     while estimate or accuracy is not None:
         h, n, coarse = outs[-1]
         if 2 * h > max_harmonics:
             break
-        fine = jax.tree.map(np.asarray, _solve(system, resized(coarse["coefficients"], 2 * h), frequency, t0, 2 * n,
+        fine = jax.tree.map(np.asarray, _solve(traced, resized(coarse["coefficients"], 2 * h), frequency, t0, 2 * n,
                                                float(tol), int(max_steps), march))
         outs.append((2 * h, 2 * n, fine))
         error = _difference(fine["coefficients"], coarse["coefficients"], 8 * n)
@@ -536,13 +537,13 @@ def harmonic_balance(system, y0=None, *, harmonics: int = 16, samples: int | Non
     c = out["coefficients"]
     n_fine = 4 * samples
     flow_steps = max(FLOW_STEPS, 8 * samples, 1 if dt is None else math.ceil(period / dt * (1 - 1e-12)))
-    m = jax.tree.map(np.asarray, _measure(system, jnp.asarray(c), frequency, t0, n_fine, flow_steps, march,
+    m = jax.tree.map(np.asarray, _measure(traced, jnp.asarray(c), frequency, t0, n_fine, flow_steps, march,
                                           method == "floquet"))
     converged = all(bool(o["converged"]) for _, _, o in outs[-2:])
     status = "converged" if converged else ("non-finite" if not np.all(np.isfinite(c)) else "not converged")
     omega = float(np.asarray(_omega(system, frequency)))
     if method == "hill":
-        jacobian = _balance_jacobian(system, jnp.asarray(c), frequency, t0, samples, march)
+        jacobian = _balance_jacobian(traced, jnp.asarray(c), frequency, t0, samples, march)
         multipliers = hill_multipliers(jacobian, omega, width)
     else:
         multipliers = floquet_multipliers(m["monodromy"]) if np.all(np.isfinite(m["monodromy"])) else \

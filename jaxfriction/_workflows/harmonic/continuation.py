@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real
-from ..._paths import get_parameter, set_parameters
+from ..._paths import get_parameter, set_parameters, traced_parameters
 from ..periodic.continuation import _dataset, _tangent, check_branch, follow
 from .balance import HarmonicBalance, _omega, _scale, balance_residual, measure
 from .hill import hill_multipliers
@@ -114,8 +114,8 @@ def continue_balance(start: HarmonicBalance, path: str, *, bounds: tuple[float, 
         raise ValueError(f"start must be a HarmonicBalance (from jf.harmonic_balance), got {type(start).__name__}")
     if not start.converged:
         raise ValueError(f"start did not converge ({start.status}, residual {start.residual:.3g})")
-    system = start.system
-    p0, lo, hi = check_branch(system, path, bounds, ds, ds_min, ds_max, max_points, max_newton, direction)
+    p0, lo, hi = check_branch(start.system, path, bounds, ds, ds_min, ds_max, max_points, max_newton, direction)
+    system = traced_parameters(start.system, keep_zeros=True)  # compiled once for the branch, whatever its values
     check_real("tol", tol, positive=True)
     frequency, t0, samples = start.frequency, start.t0, start.samples
     shape = tuple(start.coefficients.shape)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..._checks import check_int, check_real, named_modules
 from ..._forcing.drives import Harmonic
-from ..._paths import set_parameters
+from ..._paths import set_parameters, traced_parameters
 from ..periodic.flow import full_state
 from .balance import batch_values, default_samples, implicit_root, residual_at, run_batch
 from .fourier import n_coefficients
@@ -174,10 +174,11 @@ def backbone_rows(free_system, unit, a, dof, shape, samples, march, tol, max_ste
     (the first from ``unit``, the unknowns at unit amplitude)."""
     u = np.concatenate([unit[:-2] * a[0], unit[-2:]])
     rows, previous = [], a[0]
+    traced = traced_parameters(free_system, keep_zeros=True)  # one program for every amplitude: arrays, not static floats
     for amplitude in a:
         u = np.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
-        out = jax.tree.map(np.asarray, _solve(free_system, jnp.asarray(u), float(amplitude), int(dof), shape,
-                                              int(samples), march, float(tol), int(max_steps)))
+        out = jax.tree.map(np.asarray, _solve(traced, jnp.asarray(u), jnp.asarray(amplitude, jnp.result_type(float)),
+                                              int(dof), shape, int(samples), march, float(tol), int(max_steps)))
         if bool(out["converged"]):
             u, previous = out["u"], amplitude
         rows.append(out)

@@ -240,7 +240,9 @@ def follow(u, info, tangent, *, correct, point, accept, ds, ds_min, ds_max, max_
     while len(points) < max_points:
         u_prev, _, t_prev, _ = points[-1]
         while True:
-            u_new, ok, iters = correct(u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev), ds)
+            # ds as an array: a compiled corrector serves every step length
+            u_new, ok, iters = correct(u_prev + ds * t_prev, u_prev, jnp.asarray(t_prev),
+                                       jnp.asarray(ds, jnp.result_type(u_prev)))
             ok = bool(ok) and bool(jnp.all(jnp.isfinite(u_new)))
             if ok:
                 new_info = point(u_new)

@@ -42,6 +42,7 @@ from ..._integrate.solvers import AbstractSolver
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._integrate.trajectory import Trajectory
 from ..._observables.stick import stick_fraction
+from ..._paths import traced_parameters
 from ..._templates import split_template
 from .exact_orbit import _check_integrator, _exact_start
 from .floquet import floquet_multipliers, is_stable
@@ -366,7 +367,7 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
     check_int("max_steps", max_steps, minimum=1)
     check_real("t0", t0)
     integrator = _check_integrator(integrator, system)
-    system = _traced_floats(system, keep_zeros=integrator is None)
+    system = traced_parameters(system, keep_zeros=integrator is None)
     if integrator is not None:
         frequency, n, z0 = _exact_start(system, y0, dt, period, frequency, float(t0), transient, integrator)
         out = _solve(system, z0, frequency, float(t0), n, float(tol), int(max_steps), solver, integrator)
@@ -408,18 +409,6 @@ def periodic_orbit(system, y0=None, *, dt: float | None = None, period: float | 
         z0 = jnp.concatenate([y[:d], jnp.asarray([T], dtype)])
     out = _solve(system, z0, frequency, float(t0), n, float(tol), int(max_steps), solver)
     return _finish(system, out, frequency, float(t0), n, float(tol), warn)
-
-
-def _traced_floats(system, keep_zeros: bool):
-    """``system`` with its Python float parameters as arrays, so that another value of a
-    parameter reuses the compiled transient and solve (a float is a static part of a compiled
-    program). ``keep_zeros``: literal zeros stay floats (a zero damping or drive is left out of
-    the RK4 arithmetic by its type)."""
-    def traced(v):
-        if isinstance(v, float) and not (keep_zeros and v == 0.0):
-            return jnp.asarray(v, jnp.result_type(float))
-        return v
-    return jax.tree.map(traced, system)
 
 
 def _finish(system, out, frequency, t0, n, tol, warn, integrator=None):
