@@ -32,8 +32,8 @@ def oscillator(mu, alpha):
 def test_grid_results_match_direct_evaluation_and_chunking():
     ds = run_sweep(oscillator, GRID, chunk_size=3, progress=False)
     assert ds["E"].dims == ("mu", "alpha") and ds["E"].shape == (5, 4)
-    direct = oscillator(0.55, 2.0)
-    assert float(ds["E"].sel(mu=0.55, alpha=2.0)) == float(direct["E"])
+    direct = oscillator(0.55, 2.0)  # one lane's compiled program, not the batch's: equal to round-off
+    np.testing.assert_allclose(float(ds["E"].sel(mu=0.55, alpha=2.0)), float(direct["E"]), rtol=1e-14, atol=0)
     other = run_sweep(oscillator, GRID, chunk_size=7, progress=False)
     np.testing.assert_array_equal(ds["E"], other["E"])  # chunking does not change a bit
     assert int(ds["status"].max()) == 0

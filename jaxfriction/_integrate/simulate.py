@@ -95,7 +95,11 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
             steps per forcing period (:mod:`jaxfriction._integrate.resolution`).
 
     Works under ``jax.jit`` (with ``t0``, ``t1``, ``dt`` static), ``jax.vmap`` over
-    systems and initial states, and forward- and reverse-mode differentiation.
+    systems and initial states, and forward- and reverse-mode differentiation. With
+    :class:`~jaxfriction.RK4` the run is compiled once per system structure and time grid:
+    the system's float parameters enter the program as arrays, so a second call at other
+    parameter values or another ``y0`` does not compile again (a literal zero, such as no
+    damping, stays part of the structure).
 
     Examples:
         Quinn 2004 Fig. 5: the unforced oscillator ``x'' + x = f`` from ``(2.75, 0)`` with
