@@ -174,9 +174,10 @@ def test_solver_arguments_are_checked():
     with pytest.raises(ValueError, match="NaEltawil2D integrates"):
         jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorQuinn(MU, 0.01), ground=HARMONIC), jnp.zeros(4), 0.0, 1.0,
                     1e-3, solver=jf.NaEltawil2D())
-    with pytest.raises(ValueError, match="law.viscous must be 0"):
-        jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU, 0.1), ground=HARMONIC), jnp.zeros(4), 0.0, 1.0,
-                    1e-3, solver=jf.NaEltawil2D())
+    for viscous in (0.1, jnp.array(0.1)):  # a float or an array (the run is compiled with arrays)
+        with pytest.raises(ValueError, match="law.viscous must be 0"):
+            jf.simulate(jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU, viscous), ground=HARMONIC), jnp.zeros(4), 0.0,
+                        1.0, 1e-3, solver=jf.NaEltawil2D())
     with pytest.raises(ValueError, match="substeps must be an integer >= 1"):
         jf.NaEltawil2D(substeps=0)
     with pytest.raises(ValueError, match="Oscillator for WestermoUdwadia"):

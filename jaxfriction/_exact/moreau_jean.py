@@ -200,6 +200,9 @@ class MoreauJean(AbstractSolver):
     def __check_init__(self):
         check_rounding(self.rounding)
 
+    def compiles_whole(self) -> bool:
+        return True
+
     def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del args

@@ -65,10 +65,11 @@ from typing import TYPE_CHECKING
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from .._checks import check_int
+from .._checks import check_int, is_concrete
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
 from .._integrate.solvers import (
@@ -199,14 +200,24 @@ class NaEltawil2D(AbstractSolver):
         check_rounding(self.rounding)
         check_int("substeps", self.substeps, minimum=1)
 
-    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
-                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
-        del args
+    def compiles_whole(self) -> bool:
+        return True
+
+    def check_system(self, system: AbstractFrictionSystem) -> None:
+        """Raise ValueError unless ``system`` is a BlockOnShakingFloor with VectorCoulomb
+        friction and no viscous part (a concrete ``law.viscous`` other than 0)."""
         if not isinstance(system, BlockOnShakingFloor) or not isinstance(system.law, VectorCoulomb):
             raise ValueError("NaEltawil2D integrates a BlockOnShakingFloor with VectorCoulomb friction, got "
                              f"{type(system).__name__} with {type(getattr(system, 'law', None)).__name__}")
-        if isinstance(system.law.viscous, (int, float)) and system.law.viscous != 0:
-            raise ValueError(f"law.viscous must be 0 for NaEltawil2D (paper 003 has none), got {system.law.viscous}")
+        viscous = system.law.viscous
+        if is_concrete(viscous) and np.any(np.asarray(viscous) != 0):
+            raise ValueError(f"law.viscous must be 0 for NaEltawil2D (paper 003 has none), got {viscous}")
+
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
+        del args
+        self.check_system(system)
+        assert isinstance(system, BlockOnShakingFloor)  # checked above; narrows the type
         mu = system.law.mu
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)

@@ -177,6 +177,9 @@ class WestermoUdwadia(AbstractSolver):
         check_int("max_transitions", self.max_transitions, minimum=2)
         check_int("iterations", self.iterations, minimum=1)
 
+    def compiles_whole(self) -> bool:
+        return True
+
     def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del args

@@ -5,9 +5,11 @@ from __future__ import annotations
 import inspect
 import sys
 
+import equinox as eqx
 import numpy as np
 
 from .._checks import check_field_shape, check_time_span, is_concrete
+from .._paths import traced_parameters
 from .._systems.base import AbstractFrictionSystem, AdaptiveSolve
 from .resolution import check_step_resolution
 from .saveat import SaveAt
@@ -42,6 +44,15 @@ def as_solver(solver) -> AbstractSolver:
         return Diffrax(solver)
     raise ValueError(f"solver must be a jaxfriction solver (RK4(), Diffrax(...), MoreauJean(), EventDriven()) "
                      f"or a diffrax solver, got {solver!r}")
+
+
+def _run(solver, system, y0, t0, t1, dt, saveat, args):
+    return solver.integrate(system, y0, t0, t1, dt, saveat, args)
+
+
+#: ``_run`` compiled (``t0``, ``t1``, ``dt``, the solver and the saving static): one program per
+#: system structure and time grid for the solvers that declare ``compiles_whole``
+_compiled_run = eqx.filter_jit(_run)
 
 
 def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *, solver=None,
@@ -95,8 +106,10 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
             steps per forcing period (:mod:`jaxfriction._integrate.resolution`).
 
     Works under ``jax.jit`` (with ``t0``, ``t1``, ``dt`` static), ``jax.vmap`` over
-    systems and initial states, and forward- and reverse-mode differentiation. With
-    :class:`~jaxfriction.RK4` the run is compiled once per system structure and time grid:
+    systems and initial states, and forward- and reverse-mode differentiation. With the
+    fixed-step solvers (:class:`~jaxfriction.RK4`, :class:`~jaxfriction.MoreauJean`,
+    :class:`~jaxfriction.WestermoUdwadia`, :class:`~jaxfriction.NaEltawil2D`) the run is
+    compiled once per system structure and time grid:
     the system's float parameters enter the program as arrays, so a second call at other
     parameter values or another ``y0`` does not compile again (a literal zero, such as no
     damping, stays part of the structure).
@@ -138,8 +151,13 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
             raise ValueError(f"saveat: SaveAt(ts=...) must lie in [t0, t1] = [{t0}, {t1}], got times from "
                              f"{ts.min():g} to {ts.max():g}")
     y0 = system.as_state(y0)
+    solver.check_system(system)
+    run, traced = _run, system
+    if solver.compiles_whole() and is_concrete((t0, t1, 0.0 if dt is None else dt)):
+        run, traced = _compiled_run, traced_parameters(system, keep_zeros=True)
+        t0, t1, dt = float(t0), float(t1), None if dt is None else float(dt)
     try:
-        ts, ys, status = solver.integrate(system, y0, t0, t1, dt, saveat, args)
+        ts, ys, status = run(solver, traced, y0, t0, t1, dt, saveat, args)
     except (TypeError, ValueError):
         check_field_shape(system, y0)  # a parameter of the wrong shape: say which, not where it broke
         raise

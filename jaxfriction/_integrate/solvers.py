@@ -19,7 +19,6 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from .._checks import check_int, check_real, check_time_span
-from .._paths import traced_parameters
 from .grid import check_rounding, fixed_grid
 from .rk4 import rk4_legs, rk4_scan
 from .saveat import SaveAt
@@ -54,6 +53,19 @@ class AbstractSolver(eqx.Module):
         an error estimate, MoreauJean); False where it chooses its own steps (an adaptive diffrax
         solver, an event-driven solver): ``dt`` is then at most a first step."""
         return True
+
+    def check_system(self, system: AbstractFrictionSystem) -> None:
+        """Raise ValueError naming the field where this solver cannot integrate ``system``
+        (called by :func:`~jaxfriction.simulate` on the concrete system before it compiles the
+        run, where a parameter's value is still known). Default: any system."""
+
+    def compiles_whole(self) -> bool:
+        """True for a solver whose ``integrate`` traces with concrete ``t0``, ``t1``, ``dt``
+        and array parameters (the fixed-step scans): :func:`~jaxfriction.simulate` then
+        compiles the whole run once per system structure and time grid, with the system's
+        floats as arrays, so a call at other parameter values compiles nothing. False (the
+        default) runs ``integrate`` as it is (diffrax compiles its own solve)."""
+        return False
 
 
 def fixed_step_grid(t0: float, t1: float, dt: float, saveat: SaveAt,
@@ -146,13 +158,6 @@ def rk4_status(system: AbstractFrictionSystem, ts: Array, ys: Array, h: ArrayLik
     return unstable_step_status(finite_status(ys), h, (band, saved_state_rate(system, ts, ys, band), peak))
 
 
-@eqx.filter_jit
-def _rk4_run(system, y0, t0, h, n_saves: int, every: int, args, checkpoint: bool) -> tuple[Array, Array, Array]:
-    """:class:`RK4`'s run and its status, compiled (``t0``, ``h`` and the counts static)."""
-    ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=checkpoint)
-    return ts, ys, rk4_status(system, ts, ys, h)
-
-
 def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
                     every: int) -> tuple[Array, Array, Array]:
     """Run ``step(t, y) -> (y_next, ok)`` over ``n_saves * every`` steps of size ``h``, saving every ``every``.
@@ -211,10 +216,11 @@ class RK4(AbstractSolver):
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
-        # one compiled program per system structure and time grid: the system's floats enter
-        # as arrays, so the same system at other parameter values runs without compiling
-        return _rk4_run(traced_parameters(system, keep_zeros=True), y0, t0, h, n_saves, every, args,
-                        self.checkpoint)
+        ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
+        return ts, ys, rk4_status(system, ts, ys, h)
+
+    def compiles_whole(self) -> bool:
+        return True
 
     def transient_and_window(self, system: AbstractFrictionSystem, y0: Array, t_measure: float, t_end: float,
                              dt: float, saveat: SaveAt, args=None) -> tuple[Array, Array, Array]:
