@@ -217,7 +217,7 @@ class NaEltawil2D(AbstractSolver):
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:
         del args
         self.check_system(system)
-        assert isinstance(system, BlockOnShakingFloor)  # checked above; narrows the type
+        assert isinstance(system, BlockOnShakingFloor) and isinstance(system.law, VectorCoulomb)  # checked above
         mu = system.law.mu
         n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
