@@ -162,9 +162,17 @@ def test_fit_backbone_recovers_jenkins_parameters_from_the_describing_function()
     assert all(0 < e < 1e-2 for e in fit.stderr.values())
     np.testing.assert_allclose(fit.frequency, f_data, rtol=1e-4)
     assert "converged" in fit.summary()
-    with pytest.warns(jf.FitWarning, match="bound"):
+    from jaxfriction._workflows.harmonic.backbone_fit import _fit
+
+    compiled = _fit._cached._cache_size()
+    # another guess on the same oscillator with another (fixed) base stiffness: the same program
+    stiffer = jf.set_parameters(system, {"stiffness": 1.05})
+    other = jf.fit_backbone(stiffer, {"law.stiffness[0]": 0.8, "law.slip_force[0]": 0.12}, a, frequency=f_data,
+                            damping_ratio=z_data, harmonics=1, samples=128, warn=False)
+    assert np.all(np.isfinite(list(other.params.values()))) and _fit._cached._cache_size() == compiled
+    with pytest.warns(jf.FitWarning, match="bound"):  # a bounded parameter: another transform, another program
         boxed = jf.fit_backbone(system, guess, a, frequency=f_data, damping_ratio=z_data, harmonics=1, samples=128,
-                                bounds={"law.slip_force[0]": (0.11, 0.2)})  # the same program: no compilation
+                                bounds={"law.slip_force[0]": (0.11, 0.2)})
     assert boxed.bound_edges == {"law.slip_force[0]": "lower"} and "AT LOWER BOUND" in boxed.summary()
     assert not boxed.converged
 

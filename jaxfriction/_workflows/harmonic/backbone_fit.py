@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real
-from ..._paths import check_paths, set_parameters
+from ..._paths import check_paths, set_parameters, traced_parameters
 from ..fit.problem import natural_parameters
 from ..fit.result import FitWarning
 from .modes import _checked, _start, backbone_rows, solve_mode
@@ -189,7 +189,8 @@ def fit_backbone(system, guess: dict, amplitudes, *, frequency=None, damping_rat
     series = tuple((jnp.asarray(d), jnp.asarray(s), kind) for d, s, kind in
                    ((f_data, scale_f, "frequency"), (z_data, scale_z, "damping")) if d is not None)
     static = (names, kinds, dof, shape, samples, march, float(tol), int(max_steps), series)
-    out = jax.tree.map(np.asarray, _fit(free_system, data, static, int(max_steps)))
+    # the system's floats (the guess among them) as arrays: another guess compiles nothing
+    out = jax.tree.map(np.asarray, _fit(traced_parameters(free_system, keep_zeros=True), data, static, int(max_steps)))
     theta = out["theta"]
     jac, resid = out["jacobian"], out["residuals"]
     n, p = resid.size, len(names)
