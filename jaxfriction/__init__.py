@@ -84,13 +84,10 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._forcing.sampled import DriveSum, Sampled, with_inputs  # noqa: F401
     from ._templates import TEMPLATES, Template, template  # noqa: F401
     from ._workflows.gradient import AbstractGradientMode, AutoMode, ForwardMode, ReverseMode  # noqa: F401
-    from ._workflows.sweep.kernels import (  # noqa: F401
-        AbstractKernel,
-        AutoKernel,
-        CompiledLoopKernel,
-        FusedKernel,
-        VmapKernel,
-    )
+    from ._lanes.compiled import CompiledLoopKernel  # noqa: F401
+    from ._lanes.fused import FusedKernel  # noqa: F401
+    from ._lanes.kernels import AbstractKernel, AutoKernel  # noqa: F401
+    from ._lanes.vmap import VmapKernel  # noqa: F401
     from ._workflows.sweep.sweep import SweepPlan, plan_sweep, sensitivity_map, sweep  # noqa: F401
     from ._workflows.fit.fit import fit  # noqa: F401
     from ._workflows.fit.result import FitResult, FitWarning  # noqa: F401
@@ -176,7 +173,10 @@ _EXPORTS = {
     "._laws.passivity": ("PassivityReport", "lugre_passivity_margin", "passivity", "passivity_margin"),
     "._templates": ("TEMPLATES", "Template", "template"),
     "._workflows.gradient": ("AbstractGradientMode", "AutoMode", "ForwardMode", "ReverseMode"),
-    "._workflows.sweep.kernels": ("AbstractKernel", "AutoKernel", "CompiledLoopKernel", "FusedKernel", "VmapKernel"),
+    "._lanes.kernels": ("AbstractKernel", "AutoKernel"),
+    "._lanes.vmap": ("VmapKernel",),
+    "._lanes.fused": ("FusedKernel",),
+    "._lanes.compiled": ("CompiledLoopKernel",),
     "._workflows.sweep.sweep": ("SweepPlan", "plan_sweep", "sensitivity_map", "sweep"),
     "._workflows.fit.fit": ("fit",),
     "._workflows.fit.result": ("FitResult", "FitWarning"),

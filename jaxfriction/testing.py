@@ -478,7 +478,8 @@ def check_fused(system: AbstractFrictionSystem, grid: dict, *, block: int = 8, r
         AssertionError: listing every disagreement, an unsupported system (with the reason)
             or a failed lowering.
     """
-    from ._workflows.sweep.kernels import CompiledLoopKernel, FusedKernel
+    from ._lanes.compiled import CompiledLoopKernel
+    from ._lanes.fused import FusedKernel
     from ._workflows.sweep.sweep import plan_sweep, sweep
 
     if kernel not in ("fused", "compiled", "looped"):

@@ -1,10 +1,10 @@
 """The compiled CPU loop (CompiledLoopKernel: the fused lane program emitted for numba) against
 the XLA path.
 
-Every law of the library (scalar laws in the forced oscillator, vector laws in the block on a
-shaking floor, dynamic laws in the oscillator) and the contract systems give the XLA path's
-observables, forward-mode gradients and status codes to round-off, in float64 and float32;
-AutoKernel takes the loop on CPUs and says why when it cannot.
+What is particular to the compiled loop: AutoKernel takes it on CPUs and says why when it
+cannot, the program is kept on disk and heals when damaged, books no output reads are not
+integrated, the line limit. The laws and contract systems through it (one expression per
+component, or loops where it chooses them) are in ``test_executors.py`` (executor ``compiled``).
 """
 
 import logging
@@ -16,53 +16,18 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_contracts import DYNAMIC_LAWS, LAWS, SHAKE, SYSTEMS
+from test_contracts import SYSTEMS
 
 import jaxfriction as jf
-from jaxfriction._kernels.compiled_loop import CompiledLoop
-from jaxfriction._workflows.sweep.fused import FusedLanes
+from jaxfriction._lanes.compiled_loop import CompiledLoop
+from jaxfriction._lanes.traced import LaneProgram
 from jaxfriction.testing import check_fused
 
 SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
-#: One law of each kind in the fast suite (each system costs an XLA and a numba compile,
-#: ~3-6 s on one core); the rest of the matrix is marked slow.
-FAST = {"Quinn", "VectorQuinn", "LuGre", "oscillator"}
-
-
-def _params(items, name):
-    return [pytest.param(x, id=name(x), marks=() if name(x) in FAST else pytest.mark.slow) for x in items]
-
-
-def _first_parameter(law):
-    return "law." + jf.scalar_parameter_paths(law)[0]
 
 
 def _check(system, grid, **options):
     return check_fused(system, grid, kernel="compiled", **options)
-
-
-@pytest.mark.parametrize("law", _params([law for law in LAWS if not law.vector], lambda law: type(law).__name__))
-def test_scalar_laws_in_the_oscillator(law):
-    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0), damping=0.05)
-    _check(system, {"force.amplitude": [0.3, 0.9, 1.5]}, wrt=(_first_parameter(law),), y0=jnp.array([0.2, 0.0]),
-           **SHORT)
-
-
-@pytest.mark.parametrize("law", _params([law for law in LAWS if law.vector], lambda law: type(law).__name__))
-def test_vector_laws_in_the_block(law):
-    """In slip: exact Coulomb switches on ``|v| > 0``, a test that round-off can flip at rest."""
-    system = jf.BlockOnShakingFloor(law=law, ground=SHAKE)
-    _check(system, {"ground.omega": [4.0, 6.0]}, wrt=(_first_parameter(law),), dt=5e-4, t1=0.06, window=0.03,
-           y0=jnp.array([0.0, 0.0, 0.5, 0.3]))
-
-
-@pytest.mark.parametrize("law", _params([law for law, _ in DYNAMIC_LAWS[:1] + DYNAMIC_LAWS[2:]],
-                                        lambda law: type(law).__name__))
-def test_dynamic_laws_in_the_oscillator(law):
-    if isinstance(law, jf.SegalmanIwan):  # 16 elements emit 5,602 lines: past MAX_SOURCE_LINES (the XLA path)
-        law = jf.SegalmanIwan(F_S=law.F_S, K_T=law.K_T, n_elements=8)
-    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0))
-    _check(system, {"force.amplitude": [0.4, 1.2]}, wrt=("force.amplitude",), dt=1e-3, t1=0.2, window=0.1)
 
 
 @pytest.mark.slow
@@ -80,16 +45,6 @@ def test_a_program_past_the_line_limit_is_written_as_loops():
         assert name == "compiled", reason
         assert ("loops over each lane's arrays" in str(reason)) == (n == 8)
     _check(system, {"law.F_S": [0.5, 0.56]}, **options)
-
-
-@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks", "jointed-oscillator")], str))
-def test_contract_systems(name):
-    system = SYSTEMS[name][0]
-    path = jf.scalar_parameter_paths(system)[0]
-    value = float(jf.get_parameter(system, path))
-    dt = 1e-3 if "block" in name or "griffin" in name or "iwan" in name or "jointed" in name else 0.01
-    _check(system, {path: [value, 1.1 * value + 0.01]}, wrt=(path,), dt=dt, t1=40 * dt, window=20 * dt,
-           y0=jnp.concatenate([jnp.full(system.n_dof, 0.05), jnp.full(system.n_dof, 0.1)]))
 
 
 @pytest.fixture(scope="module")
@@ -117,13 +72,6 @@ def test_the_default_sweep_agrees_to_round_off_with_its_statuses(default_sweep):
     assert np.nanmax(xla["dissipation"].values[ok]) > 5.0  # a lane that slips through the window
 
 
-def test_float32_loop_agrees_with_the_xla_path():
-    with jax.enable_x64(False):
-        xla, loop = _check(jf.template("oscillator"), {"law.mu": [0.3, 0.9]}, cycles=1, wrt=("law.mu",),
-                           rtol=1e-5, atol=1e-6)
-        assert loop["dissipation"].dtype == np.float32 and loop.attrs["kernel"] == "compiled"
-
-
 def test_auto_picks_the_compiled_loop_on_cpu_and_falls_back_with_the_reason(caplog):
     tpl = jf.template("oscillator")
     assert jf.plan_sweep(tpl, {"law.mu": [0.5]}, cycles=1).kernel == "compiled"
@@ -139,12 +87,12 @@ def test_auto_picks_the_compiled_loop_on_cpu_and_falls_back_with_the_reason(capl
 def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_path, monkeypatch):
     """The program is cached in the process by its source and on disk next to its source file:
     loading it in a fresh namespace (as a new process does) reuses numba's machine code."""
-    from jaxfriction._kernels import numba_program
+    from jaxfriction._lanes import numba_program
 
     monkeypatch.setenv("JAXFRICTION_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("JAXFRICTION_NO_CACHE", raising=False)
     lane = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5]}, t1=0.2, dt=0.01, kernel="vmap").lane
-    kernel, _ = FusedLanes(lane, 8, 4, True).build(["law.mu"])
+    kernel, _ = LaneProgram(lane).pieces(["law.mu"])
     loop = CompiledLoop(kernel, 8)
     loop.run.compiled()  # numba compiles in a thread of its own: wait for it
     assert CompiledLoop(kernel, 8).run is loop.run  # in this process: the same compiled program
@@ -181,7 +129,7 @@ def _live(system, observables, **options):
     """The kernel's integrated state components for a sweep of ``system`` asking ``observables``."""
     plan = jf.plan_sweep(system, {"force.amplitude": [0.5, 1.0]}, observables=observables, kernel="vmap",
                          **SHORT, **options)
-    return FusedLanes(plan.program, 8, 4, True).build(["force.amplitude"])[0].live
+    return LaneProgram(plan.lane).pieces(["force.amplitude"])[0].live
 
 
 def test_books_no_output_reads_are_not_integrated():
@@ -215,7 +163,7 @@ def test_a_book_the_dynamics_read_stays_integrated():
 
 
 def test_components_read_walks_the_scalar_trace():
-    from jaxfriction._kernels.fused_rk4 import components_read
+    from jaxfriction._lanes.pieces import components_read
 
     spec = (jax.ShapeDtypeStruct((4,), jnp.float64), jax.ShapeDtypeStruct((), jnp.float64))
     assert components_read(lambda y, s: y[2] * s + jnp.sin(y[0]), spec) == {0, 2}

@@ -1,9 +1,10 @@
 """The fused Pallas kernel (FusedKernel) against the XLA path, on CPU in Pallas' interpret mode.
 
-Every law of the library (scalar laws in the forced oscillator, vector laws in the block on
-a shaking floor, dynamic laws in the oscillator) and the oscillator, belt, disc and chain
-systems give the XLA path's observables, forward-mode gradients and status codes to
-round-off, and every kernel lowers for an NVIDIA GPU through Triton (no GPU needed).
+The oscillator, belt, disc and chain templates give the XLA path's observables, forward-mode
+gradients and status codes to round-off, and every kernel lowers for an NVIDIA GPU through
+Triton (no GPU needed); AutoKernel's choice on GPUs, branches as Triton selects, reductions
+over nothing. The laws and contract systems through the kernel are in ``test_executors.py``
+(executor ``fused``).
 """
 
 import logging
@@ -16,46 +17,14 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_contracts import DYNAMIC_LAWS, LAWS, SHAKE, SYSTEMS
+from test_contracts import SYSTEMS
 
 import jaxfriction as jf
-from jaxfriction._kernels.componentwise import Componentwise, Unsupported, traced_cells
+from jaxfriction._lanes.componentwise import Componentwise, Unsupported, traced_cells
+from jaxfriction._lanes.traced import LaneProgram
 from jaxfriction.testing import check_fused
 
 SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
-#: One law of each kind runs in the fast suite; the rest of the matrix is marked slow
-#: (interpret mode traces and compiles each system, ~5-25 s apiece on one core).
-FAST = {"VectorQuinn"}  # Quinn: the templates below; LuGre: the compiled loop's fast set (same traced pieces)
-
-
-def _params(items, name):
-    return [pytest.param(x, id=name(x), marks=() if name(x) in FAST else pytest.mark.slow) for x in items]
-
-
-def _first_parameter(law):
-    return "law." + jf.scalar_parameter_paths(law)[0]
-
-
-@pytest.mark.parametrize("law", _params([law for law in LAWS if not law.vector], lambda law: type(law).__name__))
-def test_scalar_laws_in_the_oscillator(law):
-    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0), damping=0.05)
-    check_fused(system, {"force.amplitude": [0.3, 0.9, 1.5]}, wrt=(_first_parameter(law),),
-                y0=jnp.array([0.2, 0.0]), **SHORT)
-
-
-@pytest.mark.parametrize("law", _params([law for law in LAWS if law.vector], lambda law: type(law).__name__))
-def test_vector_laws_in_the_block(law):
-    """In slip: exact Coulomb switches on ``|v| > 0``, a test that round-off can flip at rest."""
-    system = jf.BlockOnShakingFloor(law=law, ground=SHAKE)
-    check_fused(system, {"ground.omega": [4.0, 6.0]}, wrt=(_first_parameter(law),), dt=5e-4, t1=0.06,
-                window=0.03, y0=jnp.array([0.0, 0.0, 0.5, 0.3]))
-
-
-@pytest.mark.parametrize("law", _params([law for law, _ in DYNAMIC_LAWS[:1] + DYNAMIC_LAWS[2:]],
-                                        lambda law: type(law).__name__))
-def test_dynamic_laws_in_the_oscillator(law):
-    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0))
-    check_fused(system, {"force.amplitude": [0.4, 1.2]}, wrt=("force.amplitude",), dt=1e-3, t1=0.2, window=0.1)
 
 
 # the oscillator in the fast set; the other templates (their systems are in the compiled loop's
@@ -68,16 +37,6 @@ def test_templates(name):
     grid = {p: np.linspace(*(float(x) for x in tpl.grid[p].split(":")[:2]), 3) if isinstance(tpl.grid[p], str)
             else np.asarray(tpl.grid[p])[:3] for p in paths}
     check_fused(tpl, grid, wrt=tuple(tpl.wrt), t1=40 * tpl.dt, window=20 * tpl.dt)
-
-
-@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks",)], str))
-def test_contract_systems(name):
-    system = SYSTEMS[name][0]
-    path = jf.scalar_parameter_paths(system)[0]
-    value = float(jf.get_parameter(system, path))
-    dt = 1e-3 if "block" in name or "griffin" in name or "iwan" in name or "jointed" in name else 0.01
-    check_fused(system, {path: [value, 1.1 * value + 0.01]}, wrt=(path,), dt=dt, t1=40 * dt, window=20 * dt,
-                y0=jnp.concatenate([jnp.full(system.n_dof, 0.05), jnp.full(system.n_dof, 0.1)]))
 
 
 def test_the_default_sweep_with_transient_and_cycles():
@@ -168,13 +127,6 @@ def test_componentwise_evaluation_folds_constants_and_refuses_state_dependent_in
         Componentwise(lambda y: y[(y[0] > 0).astype(jnp.int32)], jnp.zeros(3))(traced_cells([jnp.ones(2)] * 3, (3,)))
 
 
-def test_float32_kernel_agrees_with_the_xla_path():
-    with jax.enable_x64(False):
-        xla, fused = check_fused(jf.template("oscillator"), {"law.mu": [0.3, 0.9]}, cycles=1, wrt=("law.mu",),
-                                 rtol=1e-5, atol=1e-6)
-        assert fused["dissipation"].dtype == np.float32
-
-
 def test_a_shared_forcing_is_computed_once_per_block_a_swept_one_per_lane():
     """The forcing's sine depends on the time and omega only: shared by every lane unless omega is
     swept. Likewise 1 / (mu N) is a scalar of the block while mu is fixed, and one per-lane
@@ -183,7 +135,7 @@ def test_a_shared_forcing_is_computed_once_per_block_a_swept_one_per_lane():
     def per_lane_operations(grid):
         program = jf.plan_sweep(jf.template("oscillator"), grid, t1=1.0, window=0.5,
                                 kernel=jf.FusedKernel(), observables={"D": jf.window_dissipation}).program
-        return program.build(list(grid))[0].operations_per_step()
+        return LaneProgram(program.lane).pieces(list(grid))[0].operations_per_step()
 
     shared = per_lane_operations({"force.amplitude": [1.0, 2.0]})
     swept = per_lane_operations({"force.omega": [0.5, 0.6]})

@@ -1,9 +1,10 @@
 """The compiled loop written as loops over each lane's arrays (many contacts) against the XLA path.
 
-The looped program (``jaxfriction._kernels.looped``) has the same size whatever the number of
-blocks, sliders or elements; every law and contract system gives the XLA path's observables,
-forward-mode gradients and status codes to round-off through it, in float64 and float32, with
-one lane per block (the loops over a lane's elements vectorized) or eight.
+The looped program (``jaxfriction._lanes.looped``) has the same size whatever the number of
+blocks, sliders or elements; many blocks give the XLA path's observables, forward-mode gradients
+and status codes to round-off through it, in float64 and float32, with one lane per block (the
+loops over a lane's elements vectorized) or eight. The laws and contract systems through it are
+in ``test_executors.py`` (executor ``looped``).
 """
 
 import re
@@ -12,26 +13,14 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_contracts import LAWS, SYSTEMS
+from test_contracts import SYSTEMS
 
 import jaxfriction as jf
-from jaxfriction._kernels.compiled_loop import CompiledLoop
-from jaxfriction._workflows.sweep.fused import FusedLanes
+from jaxfriction._lanes.compiled_loop import CompiledLoop
+from jaxfriction._lanes.traced import LaneProgram
 from jaxfriction.testing import check_fused
-
-SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
-#: In the fast suite: the block on a shaking floor (a contact Jacobian: ``dot_general``), beside
-#: the chain test below (a numba compile of ~15 s each on the 2-core machine). The rest is marked
-#: slow; the Iwan oscillator's reductions over one axis of the tangents (a 3,400-line program,
-#: 60-90 s) have a fast cousin in the Segalman joint written at trace time.
-FAST = {"block"}
-
-
-def _params(items, name):
-    return [pytest.param(x, id=name(x), marks=() if name(x) in FAST else pytest.mark.slow) for x in items]
 
 
 def _chain(n, **options):
@@ -40,7 +29,7 @@ def _chain(n, **options):
 
 def _source(system, grid, **options):
     plan = jf.plan_sweep(system, grid, kernel="vmap", **options)
-    kernel, _ = FusedLanes(plan.lane, 8, 4, True).build(list(grid), analyse_live=False)
+    kernel, _ = LaneProgram(plan.lane).pieces(list(grid), analyse_live=False)
     return CompiledLoop(kernel, 1, compile=False, looped=True).source
 
 
@@ -83,25 +72,8 @@ def test_a_joint_of_100_elements_agrees_with_the_xla_path():
                 t1=40.0, window=20.0, dt=0.02)
 
 
-@pytest.mark.parametrize("law", _params([law for law in LAWS if not law.vector], lambda law: type(law).__name__))
-def test_scalar_laws_in_the_oscillator(law):
-    system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0), damping=0.05)
-    check_fused(system, {"force.amplitude": [0.3, 0.9, 1.5]}, kernel="looped",
-                wrt=("law." + jf.scalar_parameter_paths(law)[0],), y0=jnp.array([0.2, 0.0]), **SHORT)
-
-
 # the reduced-order bar's dense contact Jacobian reduces values shared by every lane (its row
 # sums): the looped program refuses it and its sweeps run on the XLA path
-@pytest.mark.parametrize("name", _params([n for n in SYSTEMS if n not in ("two-blocks", "jointed-bar")], str))
-def test_contract_systems(name):
-    system = SYSTEMS[name][0]
-    path = jf.scalar_parameter_paths(system)[0]
-    value = float(jf.get_parameter(system, path))
-    dt = 1e-3 if "block" in name or "griffin" in name or "iwan" in name or "jointed" in name else 0.01
-    check_fused(system, {path: [value, 1.1 * value + 0.01]}, kernel="looped", wrt=(path,), dt=dt, t1=40 * dt,
-                window=20 * dt, y0=jnp.concatenate([jnp.full(system.n_dof, 0.05), jnp.full(system.n_dof, 0.1)]))
-
-
 CHAIN_OPTIONS = {"t1": 1.0, "window": 0.5, "dt": 0.005, "wrt": ("law.mu",), "progress": False}
 CHAIN_OUTPUTS = ("dissipation", "grad_dissipation", "stick_fraction", "peak_slip", "final_position")
 

@@ -34,7 +34,9 @@ def test_the_core_never_imports_the_workflows():
     for folder in CORE:
         for path in (PACKAGE / folder).rglob("*.py"):
             text = path.read_text()
-            assert not re.search(r"_workflows|_applications|\bcli\b", text), path
+            assert not re.search(r"_workflows|_applications|_lanes|\bcli\b", text), path
+    for path in (PACKAGE / "_lanes").rglob("*.py"):  # the lanes sit between the core and the workflows
+        assert not re.search(r"import .*_workflows|_workflows.* import|_applications|\bcli\b", path.read_text()), path
 
 
 def test_flat_public_namespace():
@@ -134,3 +136,4 @@ def test_no_folder_level_import_circles():
     # the physics core stacks laws -> systems -> integrators -> exact solvers -> workflows
     assert order.index("_laws") < order.index("_systems") < order.index("_integrate") < order.index("_exact")
     assert order.index("_exact") < order.index("_workflows/sweep") < order.index("_workflows/fit")
+    assert order.index("_integrate") < order.index("_lanes") < order.index("_workflows/sweep")

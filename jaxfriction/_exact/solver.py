@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import equinox as eqx
@@ -50,6 +51,11 @@ class EventDriven(AbstractSolver):
 
     def steps_with_dt(self) -> bool:
         return False  # transitions located to round-off between steps the solver chooses
+
+    def for_forward_mode(self) -> EventDriven:
+        import diffrax
+
+        return dataclasses.replace(self, adjoint=diffrax.ForwardMode())
 
     def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
                   saveat: SaveAt, args) -> tuple[Array, Array, Array]:

@@ -9,6 +9,7 @@ same interface. diffrax is imported only when a diffrax solver is used.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 from typing import TYPE_CHECKING
 
@@ -66,6 +67,12 @@ class AbstractSolver(eqx.Module):
         floats as arrays, so a call at other parameter values compiles nothing. False (the
         default) runs ``integrate`` as it is (diffrax compiles its own solve)."""
         return False
+
+    def for_forward_mode(self) -> AbstractSolver:
+        """This solver set up to be differentiated by ``jax.jvp`` (forward mode). Default:
+        itself; a solver whose derivatives go through a diffrax adjoint returns a copy with
+        ``diffrax.ForwardMode()`` (diffrax's default adjoint is reverse mode only)."""
+        return self
 
 
 def fixed_step_grid(t0: float, t1: float, dt: float, saveat: SaveAt,
@@ -336,6 +343,11 @@ class Diffrax(AbstractSolver):
         from .diffrax_solvers import is_adaptive
 
         return not is_adaptive(self.solver)
+
+    def for_forward_mode(self) -> Diffrax:
+        import diffrax
+
+        return dataclasses.replace(self, adjoint=diffrax.ForwardMode())
 
     def integrate(self, system, y0, t0, t1, dt, saveat, args):
         import diffrax

@@ -14,11 +14,13 @@ Strings ``"forward"``, ``"reverse"`` and ``"auto"`` are shortcuts for the defaul
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+
+from .._options import as_option
 
 
 class AbstractGradientMode(eqx.Module):
@@ -31,6 +33,8 @@ class AbstractGradientMode(eqx.Module):
 
 class ForwardMode(AbstractGradientMode):
     """Forward-mode AD: ``jax.jvp`` with one tangent per parameter (batched)."""
+
+    kind: ClassVar[str] = "forward"  #: what a lane program asks of a resolved mode
 
     def resolve(self, n_params: int) -> ForwardMode:
         return self
@@ -63,6 +67,8 @@ class ReverseMode(AbstractGradientMode):
     O(sqrt(steps)) instead of every stage of every step, for about one extra forward run);
     elsewhere choose ``RK4(checkpoint=True)`` as the solver.
     """
+
+    kind: ClassVar[str] = "reverse"  #: what a lane program asks of a resolved mode
 
     def resolve(self, n_params: int) -> ReverseMode:
         return self
@@ -100,7 +106,5 @@ def as_gradient_mode(mode) -> AbstractGradientMode:
     Raises:
         ValueError: naming ``gradient`` for anything else.
     """
-    from .options import as_option
-
     return as_option(mode, AbstractGradientMode, {"forward": ForwardMode, "reverse": ReverseMode, "auto": AutoMode},
                      "gradient")

@@ -42,6 +42,7 @@ import numpy as np
 from timing import timed
 
 import jaxfriction as jf
+from jaxfriction._lanes.traced import LaneProgram
 
 #: Vector (non-tensor-core) float64 peaks, TFLOP/s, from the vendors' data sheets.
 FP64_PEAK_TFLOPS = {"H100 SXM": 33.5, "H100 80GB HBM3": 33.5, "H100 PCIe": 25.6, "H100 NVL": 30.0, "H200": 33.5,
@@ -166,7 +167,7 @@ def flops_per_step(grad):
     program = jf.plan_sweep(jf.template("oscillator"), {"law.mu": [0.5], "force.amplitude": [1.0]},
                             samples=True, kernel=jf.FusedKernel(), wrt=("law.mu",) if grad else (),
                             observables={"dissipation": jf.window_dissipation}).program
-    counts = program.build(["law.mu", "force.amplitude"])[0].operations_per_step()
+    counts = LaneProgram(program.lane).pieces(["law.mu", "force.amplitude"])[0].operations_per_step()
     return sum(counts.get(k, 0) for k in ARITHMETIC), counts
 
 

@@ -2,7 +2,7 @@
 
 Side by side in one run, for each ``n``: the XLA path (``kernel="vmap"``), the compiled loop
 written as loops over each lane's arrays (the default on CPUs for states of more than 64
-numbers, ``jaxfriction._kernels.looped``) and the hand-written numba ``prange`` loop of
+numbers, ``jaxfriction._lanes.looped``) and the hand-written numba ``prange`` loop of
 ``scripts/benchmarks/contenders.py`` (the same RK4 arithmetic; final positions compared). Reports
 M block-steps/s (lane-steps times blocks), the first sweep's wall time (planning and
 compiling) and the largest difference of the final positions against numba. Speed is measured

@@ -2,7 +2,7 @@
 
 A sweep varies initial conditions as paths ``"y0[0]"``, ``"y0[1]"`` (alone, crossed with
 parameters, or as ``samples=True`` points: a Monte-Carlo sample of initial conditions;
-:mod:`jaxfriction._workflows.sweep.lane`). :func:`attractor` is a window observable that
+:mod:`jaxfriction._lanes.program`). :func:`attractor` is a window observable that
 classifies where the lane ended: a fixed point (rest, or steady sliding on a belt), a
 period-``k`` oscillation (``k <= 4``: the last ``k`` peaks of the first position repeat the
 ``k`` before them) or none of these (non-periodic: chaotic, quasi-periodic, or a transient

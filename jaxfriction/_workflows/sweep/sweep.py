@@ -9,8 +9,8 @@ devices (and processes), saved chunk by chunk and resumable
 (:func:`~jaxfriction._workflows.sweep.engine.run_sweep`).
 
 Two stages: :func:`plan_sweep` checks the arguments, builds the lane
-(:mod:`~jaxfriction._workflows.sweep.lane`) and asks the kernel option for its program
-(:mod:`~jaxfriction._workflows.sweep.kernels`); :meth:`SweepPlan.run` runs it on the engine.
+(:mod:`~jaxfriction._lanes.program`) and asks the kernel option for its program
+(:mod:`~jaxfriction._lanes.kernels`); :meth:`SweepPlan.run` runs it on the engine.
 
 Trust: a lane whose parameters are out of range (the ``constraints()`` of every module in
 its system, e.g. a negative ``mu`` or a NaN forcing scale) gets ``STATUS_INVALID_PARAMETER``
@@ -38,6 +38,8 @@ from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import as_solver
 from ..._integrate.solvers import MAX_SAVED_BYTES, RK4, check_saved_size, fixed_step_grid
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
+from ..._lanes.kernels import as_kernel
+from ..._lanes.program import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
 from ..._observables.window import WINDOW_OBSERVABLES
 from ..._paths import check_paths, get_parameter, parameter_paths
 from ..._systems.base import AbstractFrictionSystem
@@ -45,8 +47,6 @@ from ..._templates import Template, run_times, split_template
 from ..gradient import as_gradient_mode
 from ..identity import ByCode, function_digest, sweep_digest
 from .engine import run_sweep
-from .kernels import as_kernel
-from .lane import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
 from .sharding import lane_devices
 
 if TYPE_CHECKING:
@@ -76,8 +76,9 @@ class SweepPlan:
     Attributes:
         program: the lane program the engine runs (``program(**{path: value})`` for one lane,
             or a ``batched`` program for a chunk): a
-            :class:`~jaxfriction._workflows.sweep.lane.Lane` on the XLA path, a
-            :class:`~jaxfriction._workflows.sweep.fused.FusedLanes` on the fused kernel.
+            :class:`~jaxfriction._lanes.program.Lane` on the XLA path, a
+            :class:`~jaxfriction._lanes.fused.FusedLanes` on the fused kernel, a
+            :class:`~jaxfriction._lanes.compiled.CompiledLoopLanes` on the compiled loop.
         kernel: ``"vmap"`` or ``"fused"``; ``kernel_reason``: why.
         grid: dict path -> 1-D array; ``samples``: points rather than an outer product.
         n_lanes: the number of lanes.

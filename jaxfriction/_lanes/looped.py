@@ -1,6 +1,6 @@
 """A lane program that loops over a lane's arrays: its size does not grow with the contacts.
 
-The component-wise evaluation (:mod:`jaxfriction._kernels.componentwise`) writes one scalar
+The component-wise evaluation (:mod:`jaxfriction._lanes.componentwise`) writes one scalar
 expression per state component, so the program of a chain of ``n`` blocks grows with ``n``
 (5,018 lines at ``n = 32``, 179,408 for an Iwan joint of 1,000 sliders) and the compiler's
 time with it. Here the jaxpr of one lane's piece (its RK4 step, its saved-point reductions) is
@@ -35,7 +35,7 @@ A value read in a later loop than the one that computes it is stored in a row of
 array (``X`` per dtype, row ``r`` of lane ``j`` at ``X[r L + j]``); its rows are reused once
 nothing reads it any more. The physics is still the system's own ``vector_field``, traced;
 an operation without a looped form here (``cond``, loops, a gather at an index that depends
-on the state) raises :class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
+on the state) raises :class:`~jaxfriction._lanes.componentwise.Unsupported` naming it.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class Piece:
     """One piece of the program (start, step, saved point, rate) written as loops.
 
     Args:
-        writer: the program's :class:`~jaxfriction._kernels.compiled_loop._Writer`
+        writer: the program's :class:`~jaxfriction._lanes.compiled_loop._Writer`
             (constants, scalar expressions, names).
         closed: the piece's closed jaxpr (one lane).
         inputs: one descriptor per input variable (:class:`Lane` of an input

@@ -1,6 +1,6 @@
 """The compiled loop's program as numba runs it: compiled once per source, kept on disk, run on threads.
 
-:func:`load` turns the Python source written by :class:`~jaxfriction._kernels.compiled_loop.CompiledLoop`
+:func:`load` turns the Python source written by :class:`~jaxfriction._lanes.compiled_loop.CompiledLoop`
 into a numba-compiled ``run`` (in memory once per process, and on disk in :func:`cache_folder` for
 later processes, healing a damaged entry); :class:`Program` compiles it in a thread of its own and
 shares a sweep's blocks of lanes out over threads. Nothing here knows what the program computes.

@@ -1,18 +1,19 @@
-"""One fused Pallas kernel per block of lanes: fixed-step RK4 through the whole time loop.
+"""A lane's traced pieces: what every compiled executor of the lane program runs.
 
-Under ``vmap``, ``lax.scan`` of RK4 runs every time step as several XLA kernels over the
-batch, each reading and writing its intermediates in memory. Here one program of a
-``pallas_call`` owns a block of lanes and runs the transient and the measured window in
-``fori_loop`` s with the state (and its forward-mode tangents) held in registers, and it
-accumulates the window's reductions (stick indicator, peak slip, internal-state rate,
-finiteness) at every saved point. Only the window's first and last states, their tangents
-and those reductions leave the kernel.
+:class:`LanePieces` holds one lane's fixed-step RK4 step with its forward-mode tangents, the
+measures at a saved point (stick indicator, peak slip, step-rule rate, finiteness), the
+transient's rate, the start state and the layout of the outputs; :class:`WindowPlan` the
+grids of the transient and the window; :func:`first_measures`, :func:`merge_measures`,
+:func:`final_measures` and :func:`running_max` the rules that reduce the saved points to the
+window's outputs. The Pallas kernel (:mod:`jaxfriction._lanes.fused`) calls them in its time
+loop; the numba program (:mod:`jaxfriction._lanes.compiled_loop`) is written from their
+traces; only the window's first and last states, their tangents and the reductions leave an
+executor.
 
 The physics is the system's own ``vector_field``: the RK4 step of one lane (and its
 ``jax.jvp``) is traced and evaluated component by component
-(:mod:`jaxfriction._kernels.componentwise`), so a user's own law or system runs in the
-kernel as it is written. On a GPU the kernel is lowered by Triton (float32 and float64);
-elsewhere it runs in Pallas' interpret mode, slowly, for tests.
+(:mod:`jaxfriction._lanes.componentwise`), so a user's own law or system runs in every
+executor as it is written.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import Array, lax
+from jax import Array
 from jax.extend import core as jex_core
 
 from .._integrate.rk4 import rk4_step
@@ -57,6 +58,56 @@ class Reductions:
     rate: bool = False  #: largest step-rule rate (dynamic laws, exact Coulomb), window and transient
 
 
+def takes_over(new, acc):
+    """Where a saved point's value replaces the running maximum: ``jnp.max``'s rule (the
+    larger value, and NaN once met; not Triton's ``maxnum``)."""
+    return (new > acc) | jnp.isnan(new)
+
+
+def running_max(new, acc):
+    """The running maximum after ``new`` (:func:`takes_over`)."""
+    return jnp.where(takes_over(new, acc), new, acc)
+
+
+def first_measures(m: dict) -> dict:
+    """The window's accumulators at its first saved point, from that point's measures ``m``
+    (:attr:`LanePieces.point`'s outputs, one value per lane; ``peak_dot`` a tuple of them).
+    With :func:`merge_measures` and :func:`final_measures`, the reduction rules that every
+    executor runs (the Pallas kernel calls them, the numba program is written from their
+    trace): written once."""
+    acc = {k: m[k] for k in ("finite", "stuck", "peak", "peak_dot", "rate") if k in m}
+    if "stuck" in m:
+        acc["stuck_first"] = m["stuck"]
+    return acc
+
+
+def merge_measures(acc: dict, m: dict) -> dict:
+    """The accumulators after one more saved point: every point finite, the stick indicator
+    summed, the peak slip (with its tangents where it is reached) and the step-rule rate
+    as running maxima."""
+    out = dict(acc, finite=acc["finite"] * m["finite"])
+    if "stuck" in acc:
+        out["stuck"] = acc["stuck"] + m["stuck"]
+    if "peak" in acc:
+        higher = takes_over(m["peak"], acc["peak"])
+        out["peak"] = jnp.where(higher, m["peak"], acc["peak"])  # running_max, its condition shared
+        if "peak_dot" in acc:
+            out["peak_dot"] = tuple(jnp.where(higher, n, a) for n, a in zip(m["peak_dot"], acc["peak_dot"]))
+    if "rate" in acc:
+        out["rate"] = running_max(m["rate"], acc["rate"])
+    return out
+
+
+def final_measures(acc: dict, m: dict, n_saves: int) -> dict:
+    """The window's reductions from the accumulators after the last saved point (whose
+    measures are ``m``): the stick fraction as a trapezoid over the ``n_saves`` equal
+    segments (the end points count half), as :func:`~jaxfriction.stick_fraction` forms it."""
+    out = {k: v for k, v in acc.items() if k != "stuck_first"}
+    if "stuck" in acc:
+        out["stuck"] = (acc["stuck"] - 0.5 * (acc["stuck_first"] + m["stuck"])) / n_saves
+    return out
+
+
 def _slip_measures(system, t, y):
     """``(stuck, peak)`` at one saved point, as :func:`~jaxfriction.stick_mask` and
     :func:`~jaxfriction.peak_slip` compute them."""
@@ -67,8 +118,8 @@ def _slip_measures(system, t, y):
     return stuck, peak
 
 
-class FusedRK4:
-    """The traced pieces of the kernel for one lane program (built once per compilation).
+class LanePieces:
+    """The traced pieces of one lane program (built once per compilation).
 
     Args:
         make_system: ``make_system(shared, p) -> system`` of one lane from the values shared
@@ -146,7 +197,7 @@ class FusedRK4:
         if observed is not None and analyse_live:
             self.live = self._live(observed, lambda *a: step(*a)[0], point, rate_at, (t, h, y, self.shared, p, ydot))
         #: the pieces as functions of one lane's arrays (for the looped program,
-        #: :mod:`jaxfriction._kernels.looped`), and their example arguments
+        #: :mod:`jaxfriction._lanes.looped`), and their example arguments
         self.functions = {"start": (start, (self.shared, p)), "step": (step, (t, h, y, self.shared, p, ydot)),
                           "point": (point, (t, y, self.shared, p, ydot)), "rate_at": (rate_at, (t, y, self.shared, p))}
         self.start = Componentwise(start, self.shared, p)
@@ -200,9 +251,9 @@ class FusedRK4:
         counts = {}
 
         def trace(shared_flat, p_rows) -> Any:
-            shared, p = self._shared_cells(shared_flat), self._lane_cells(p_rows)
+            shared, p = self.shared_cells(shared_flat), self.lane_cells(p_rows)
             y, ydot = self.start(shared, p)
-            y, ydot = (traced_cells([_lanes(c, self.dtype, block) for c in np.ravel(x)], x.shape) for x in (y, ydot))
+            y, ydot = (traced_cells([lane_block(c, self.dtype, block) for c in np.ravel(x)], x.shape) for x in (y, ydot))
             t = traced_cells([jnp.zeros((), self.dtype)], ())
             counts.update(count_operations(self.step, t, cells_of(1e-2, self.dtype), y, shared, p, ydot)[1])
             return jnp.zeros(())
@@ -210,7 +261,7 @@ class FusedRK4:
         jax.make_jaxpr(trace)(jnp.zeros(max(self.n_shared, 1), self.dtype), jnp.zeros((self.n_p, block), self.dtype))
         return counts
 
-    def _shared_cells(self, flat):
+    def shared_cells(self, flat):
         """The shared arrays as cells, from their flat concatenation (a ref or an array)."""
         shared, offset = [], 0
         for x in self.shared:
@@ -219,7 +270,7 @@ class FusedRK4:
             offset += size
         return shared
 
-    def _lane_cells(self, rows):
+    def lane_cells(self, rows):
         """The lane values ``p`` as cells, one ``(block,)`` row each (a ref or an array)."""
         return traced_cells([rows[i, :] for i in range(self.n_p)], (self.n_p,))
 
@@ -248,147 +299,11 @@ class FusedRK4:
     def n_out(self) -> int:
         return sum(int(np.prod(s, dtype=int)) for _, s in self.outputs.values())
 
-    def kernel(self, shared_ref, p_ref, out_ref) -> None:
-        """The body of one program: ``shared_ref`` the shared values (flat), ``p_ref``
-        ``(rows, block)`` lane values, ``out_ref`` ``(rows, block)`` outputs (see
-        :meth:`_layout`)."""
-        plan, dtype = self.plan, self.dtype
-        block = p_ref.shape[1]
-        p, shared = self._lane_cells(p_ref), self._shared_cells(shared_ref)
-
-        def lanes(cell) -> Any:
-            return _lanes(cell, dtype, block)
-
-        def pack(y, ydot) -> tuple:
-            return tuple(lanes(c) for c in np.ravel(y)) + tuple(lanes(c) for c in np.ravel(ydot))
-
-        def unpack(carry) -> tuple:
-            n = self.n_y
-            return (traced_cells(carry[:n], (n,)), traced_cells(carry[n:], (self.n_w, n)))
-
-        def advance(carry, t0, h, first, count) -> tuple:
-            def body(k, carry) -> tuple:
-                t = jnp.asarray(t0, dtype) + (first + k).astype(dtype) * jnp.asarray(h, dtype)
-                y, ydot = unpack(carry)
-                y, ydot = self.step(traced_cells([t], ()), cells_of(h, dtype), y, shared, p, ydot)
-                return pack(y, ydot)
-
-            return lax.fori_loop(0, count, body, carry)
-
-        # jnp.max's rule: the larger value, and NaN once met (not Triton's maxnum)
-        def takes_over(new, acc) -> Any:
-            return (new > acc) | jnp.isnan(new)
-
-        carry = pack(*self.start(shared, p))
-        pre = {}
-        if plan.n_pre and self.reductions.rate:
-            # the transient judged at the window's cadence, as RK4.transient_and_window judges it
-            def rate_after(carry, first, count, peak) -> tuple:
-                carry = advance(carry, 0.0, plan.h_pre, first, count)
-                t = (first + count).astype(dtype) * jnp.asarray(plan.h_pre, dtype)
-                rate = lanes(self.rate_at(traced_cells([t], ()), unpack(carry)[0], shared, p)[()])
-                return carry, jnp.where(takes_over(rate, peak), rate, peak)
-
-            n_blocks, rest = divmod(plan.n_pre, plan.every)
-            peak = lanes(jnp.asarray(-jnp.inf, dtype))
-            carry, peak = lax.fori_loop(0, n_blocks, lambda i, s: rate_after(s[0], i * plan.every, plan.every, s[1]),
-                                        (carry, peak))
-            if rest:
-                carry, peak = rate_after(carry, jnp.asarray(n_blocks * plan.every), rest, peak)
-            pre["rate_pre"] = peak
-        elif plan.n_pre:
-            carry = advance(carry, 0.0, plan.h_pre, 0, plan.n_pre)
-        y_a = carry
-
-        def measure(t, carry) -> dict:
-            y, ydot = unpack(carry)
-            out = self.point(traced_cells([t], ()), y, shared, p, ydot)
-            return {k: (lanes(v[()]) if v.ndim == 0 else tuple(lanes(c) for c in np.ravel(v))) for k, v in out.items()}
-
-        def merge(acc, new) -> dict:
-            out = {"finite": acc["finite"] * new["finite"]}
-            if "stuck" in acc:
-                out["stuck"] = acc["stuck"] + new["stuck"]
-            if "peak" in acc:
-                higher = takes_over(new["peak"], acc["peak"])
-                out["peak"] = jnp.where(higher, new["peak"], acc["peak"])
-                if "peak_dot" in acc:
-                    out["peak_dot"] = tuple(jnp.where(higher, n, a) for n, a in zip(new["peak_dot"], acc["peak_dot"]))
-            if "rate" in acc:
-                out["rate"] = jnp.where(takes_over(new["rate"], acc["rate"]), new["rate"], acc["rate"])
-            return out
-
-        first = measure(jnp.asarray(plan.t_measure, dtype), carry)
-
-        def save(i, state) -> tuple:
-            carry, acc = state
-            carry = advance(carry, plan.t_measure, plan.h, i * plan.every, plan.every)
-            t = jnp.asarray(plan.t_measure, dtype) + ((i + 1) * plan.every).astype(dtype) * jnp.asarray(plan.h, dtype)
-            return carry, merge(acc, measure(t, carry))
-
-        carry, acc = lax.fori_loop(0, plan.n_saves, save, (carry, first))
-        last = measure(jnp.asarray(plan.t_measure + plan.n_saves * plan.every * plan.h, dtype), carry)
-        if "stuck" in acc:  # trapezoid over equal segments: the end points count half
-            acc["stuck"] = (acc["stuck"] - 0.5 * (first["stuck"] + last["stuck"])) / plan.n_saves
-
-        n = self.n_y
-        values = {"y_a": y_a[:n], "y_b": carry[:n], "ya_dot": y_a[n:], "yb_dot": carry[n:], **acc, **pre}
-        for name, (row, _) in self.outputs.items():
-            value = values[name]
-            for k, v in enumerate(value if isinstance(value, tuple) else (value,)):
-                out_ref[row + k, :] = v.astype(dtype)
-
-    def __call__(self, shared, p, *, block=128, interpret=False, num_warps=4):
-        """Run the kernel over lanes ``p`` ``(B, P)``.
-
-        Args:
-            shared: the shared arrays (shapes as ``shared_example``).
-            p: lane values, ``(B, P)`` with ``B`` a multiple of ``block``.
-            block: lanes per program (a power of two).
-            interpret: run in Pallas' interpret mode (any backend; slow).
-            num_warps: Triton warps per program (GPU).
-
-        Returns:
-            dict name -> ``(B, ...)`` arrays: ``y_a``, ``y_b`` (first and last window state),
-                ``ya_dot``/``yb_dot`` ``(B, W, state_size)`` with tangents, ``finite`` (1.0
-                when every saved window state is finite) and the reductions requested.
-        """
-        from jax.experimental import pallas as pl
-
-        n_lanes = p.shape[0]
-        if n_lanes % block:
-            raise ValueError(f"the lane count {n_lanes} must be a multiple of block={block}")
-        rows_in, rows_out, n_shared = next_power_of_two(self.n_p), next_power_of_two(self.n_out), next_power_of_two(self.n_shared)
-        p_rows = jnp.zeros((rows_in, n_lanes), self.dtype).at[: self.n_p].set(p.T.astype(self.dtype))
-        flat = [jnp.ravel(jnp.asarray(x)).astype(self.dtype) for x in shared]
-        shared_flat = jnp.zeros(n_shared, self.dtype).at[: self.n_shared].set(
-            jnp.concatenate(flat) if flat else jnp.zeros(0, self.dtype))
-        params = None
-        if not interpret:
-            from jax.experimental.pallas import triton as pltriton
-
-            params = pltriton.CompilerParams(num_warps=num_warps, num_stages=1)
-        out = pl.pallas_call(
-            self.kernel,
-            out_shape=jax.ShapeDtypeStruct((rows_out, n_lanes), self.dtype),
-            grid=(n_lanes // block,),
-            in_specs=[pl.BlockSpec((n_shared,), lambda i: (0,)), pl.BlockSpec((rows_in, block), lambda i: (0, i))],
-            out_specs=pl.BlockSpec((rows_out, block), lambda i: (0, i)),
-            interpret=interpret,
-            compiler_params=params,
-        )(shared_flat, p_rows)
-        result = {}
-        for name, (row, shape) in self.outputs.items():
-            size = int(np.prod(shape, dtype=int))
-            result[name] = out[row : row + size].T.reshape((n_lanes,) + shape)
-        return result
-
-
 def components_read(fn, example_args) -> set[int] | None:
     """The indices of the components of ``fn``'s first argument (a vector) that its outputs
     read, or None when ``fn`` has an operation without a component-wise rule.
 
-    ``fn`` is evaluated component-wise (:class:`~jaxfriction._kernels.componentwise.Componentwise`)
+    ``fn`` is evaluated component-wise (:class:`~jaxfriction._lanes.componentwise.Componentwise`)
     on one traced scalar per component of every argument, so each operation of the trace
     acts on scalars; the trace is then walked back from its outputs.
 
@@ -425,12 +340,7 @@ def components_read(fn, example_args) -> set[int] | None:
     return {i for i, v in enumerate(jaxpr.invars[: sizes[0]]) if v in read}
 
 
-def _lanes(cell, dtype, block):
+def lane_block(cell, dtype, block):
     """A cell as a ``(block,)`` array of ``dtype`` (loop carries need one type and shape)."""
     cell = jnp.asarray(cell, dtype) if is_concrete(cell) else cell.astype(dtype)
     return jnp.broadcast_to(cell, (block,))
-
-
-def next_power_of_two(n: int) -> int:
-    """Triton blocks have power-of-two shapes."""
-    return 1 << max(0, int(n) - 1).bit_length()

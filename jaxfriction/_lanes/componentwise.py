@@ -1,6 +1,6 @@
-"""Component-wise evaluation of a traced per-lane function: the physics of the fused kernel.
+"""Component-wise evaluation of a traced per-lane function: the physics of the compiled executors.
 
-A fused GPU kernel (:mod:`jaxfriction._kernels.fused_rk4`) holds a block of lanes and
+A fused GPU kernel (:mod:`jaxfriction._lanes.fused`, running :mod:`jaxfriction._lanes.pieces`) holds a block of lanes and
 steps them through the whole time loop. Its arrays must be flat, one value per lane: GPU
 kernel languages (Triton) keep such arrays in registers, but have little room for the
 stacking, slicing and concatenating of small per-lane vectors that a system's

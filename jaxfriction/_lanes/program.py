@@ -26,22 +26,20 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ..._checks import constraints_hold
-from ..._exact.solver import EventDriven
-from ..._integrate.saveat import SaveAt
-from ..._integrate.simulate import simulate
-from ..._integrate.solvers import RK4, Diffrax, transient_step
-from ..._integrate.status import (
+from .._checks import constraints_hold
+from .._integrate.saveat import SaveAt
+from .._integrate.simulate import simulate
+from .._integrate.solvers import RK4, transient_step
+from .._integrate.status import (
     STATUS_INVALID_PARAMETER,
     STATUS_NONFINITE,
     STATUS_NONFINITE_GRADIENT,
     STATUS_OK,
     combine_status,
 )
-from ..._integrate.trajectory import Trajectory
-from ..._paths import get_parameter, set_parameters
-from ..._systems.base import AbstractFrictionSystem
-from ..gradient import ReverseMode
+from .._integrate.trajectory import Trajectory
+from .._paths import get_parameter, set_parameters
+from .._systems.base import AbstractFrictionSystem
 
 #: a swept initial condition: ``"y0[i]"``, element ``i`` of the measure's initial state
 _Y0_PATH = re.compile(r"^y0\[(\d+)\]$")
@@ -121,11 +119,7 @@ class Window(eqx.Module):
         ``"reverse"``. Reverse mode runs an RK4 transient checkpointed (memory
         O(sqrt(steps))); forward mode runs diffrax-based solvers with
         ``diffrax.ForwardMode()`` (their default adjoint is reverse only)."""
-        solver = self.solver
-        if kind == "forward" and isinstance(solver, (Diffrax, EventDriven)):
-            import diffrax
-
-            solver = dataclasses.replace(solver, adjoint=diffrax.ForwardMode())
+        solver = self.solver.for_forward_mode() if kind == "forward" else self.solver
         if type(solver) is RK4 and not solver.checkpoint and kind != "reverse" and self.t_measure > 0:
             # the transient and the window in one loop: the RK4 step is compiled once
             status, ts, ys = solver.transient_and_window(system, self.y0, self.t_measure, self.t_end, self.dt,
@@ -190,7 +184,7 @@ class Lane(eqx.Module):
         varied = {p: point[p] if p in point else jnp.asarray(
             self.measure.y0[initial_index(p)] if initial_index(p) is not None else get_parameter(self.system, p),
             dtype=float) for p in wrt}
-        kind = None if mode is None else "reverse" if isinstance(mode, ReverseMode) else "forward"
+        kind = None if mode is None else mode.kind
 
         def run(values) -> tuple:
             system = self.lane_system({**fixed, **values})

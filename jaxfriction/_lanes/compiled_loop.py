@@ -1,10 +1,10 @@
-"""The fused lane program emitted as Python source and compiled by numba, for CPUs.
+"""The lane program's pieces emitted as Python source and compiled by numba, for CPUs.
 
 On a CPU, XLA runs a small-state loop op by op (``vmap`` of ``lax.scan``), far below a
-hand-written compiled loop, and Pallas has no CPU backend. But the fused kernel's
-component-wise evaluation (:mod:`jaxfriction._kernels.componentwise`) already reduces a
+hand-written compiled loop, and Pallas has no CPU backend. But the compiled executors'
+component-wise evaluation (:mod:`jaxfriction._lanes.componentwise`) already reduces a
 lane's RK4 step, its forward-mode tangents and its saved-point reductions to scalar
-operations on cells. Here those pieces of a :class:`~jaxfriction._kernels.fused_rk4.FusedRK4`
+operations on cells. Here those pieces of a :class:`~jaxfriction._lanes.pieces.LanePieces`
 are traced once more, on a block of ``L`` lanes, into flat jaxprs whose every equation is an
 elementwise operation on a shared scalar (shape ``()``: the time, the template's fixed
 parameters, a forcing shared by every lane) or on the block's lanes (shape ``(L,)``), and
@@ -12,23 +12,23 @@ each jaxpr is written out as Python source: the shared operations once per step,
 operations in a loop over the block's lanes (which LLVM vectorizes). Within a piece an
 expression is written once (an RK4 step's jaxpr evaluates e.g. ``1 / (mu N)`` at every
 stage), and what depends on the lane's parameters and the shared values only is written
-once per block for all pieces. The whole time loop of
-:class:`~jaxfriction._kernels.fused_rk4.FusedRK4` (transient, window, reductions at the
-saved points) is one loop over the steps around the pieces, each piece written once, in
+once per block for all pieces; the reduction rules of :mod:`jaxfriction._lanes.pieces` are
+traced and written the same way. The whole time loop (transient, window, reductions at the
+saved points, on :class:`~jaxfriction._lanes.pieces.WindowPlan`'s grids) is one loop over the steps around the pieces, each piece written once, in
 one function ``run`` (numba's compile time grows with the functions and the branches of a
 program: conditional values are LLVM ``select`` s, not branches), and numba compiles it
 (IEEE arithmetic except the contraction of ``a * b + c`` to a fused multiply-add, as
 XLA:CPU compiles it); Python threads run its blocks of lanes in parallel (see
-:class:`~jaxfriction._kernels.numba_program.Program`).
+:class:`~jaxfriction._lanes.numba_program.Program`).
 
 The physics is still the system's own ``vector_field``, traced: nothing is written twice.
 An operation with no scalar form here (e.g. ``erf_inv``) raises
-:class:`~jaxfriction._kernels.componentwise.Unsupported` naming it.
+:class:`~jaxfriction._lanes.componentwise.Unsupported` naming it.
 
 The source is written to a file named by its hash in the cache folder
 (``$JAXFRICTION_CACHE_DIR/compiled_loop``, else ``$XDG_CACHE_HOME/jaxfriction/compiled_loop``, else
 ``~/.cache/jaxfriction/compiled_loop``) and compiled with ``cache=True``: a second sweep of the same
-structure, in this process or a later one, compiles nothing (:mod:`jaxfriction._kernels.numba_program`:
+structure, in this process or a later one, compiles nothing (:mod:`jaxfriction._lanes.numba_program`:
 the compile, the cache and the threads, apart from the writing of the program here).
 """
 
@@ -44,6 +44,7 @@ from jax.extend import core as jex_core
 
 from .componentwise import Unsupported, is_concrete, traced_cells
 from .numba_program import load
+from .pieces import final_measures, first_measures, merge_measures, running_max
 
 #: Lanes per block: the inner loop LLVM vectorizes (16 doubles: two AVX-512 or four AVX2 registers).
 LANES = 16
@@ -302,14 +303,14 @@ def _flatten_cells(tree) -> list:
 
 
 class CompiledLoop:
-    """A :class:`~jaxfriction._kernels.fused_rk4.FusedRK4` emitted as a numba program.
+    """A :class:`~jaxfriction._lanes.pieces.LanePieces` emitted as a numba program.
 
     Args:
         fused: the traced pieces (start, step, saved-point reductions, output layout).
         lanes: lanes per block (the vectorized inner loop).
         compile: compile the program (False: only trace and write its source).
         looped: write the pieces as loops over each lane's arrays
-            (:mod:`jaxfriction._kernels.looped`: a program whose size does not grow with the
+            (:mod:`jaxfriction._lanes.looped`: a program whose size does not grow with the
             state, for many contacts) instead of one expression per component.
 
     Attributes:
@@ -317,7 +318,7 @@ class CompiledLoop:
         run: the compiled program: ``shared`` ``(S,)``, ``p`` ``(P, B)`` lane values, ``out``
             ``(rows, B)``, written (rows as ``fused.outputs``); ``B`` a multiple of ``lanes``.
         compile_seconds: the time spent tracing, writing and compiling (or loading) it (waits
-            for the compilation, which runs in a thread of its own: see :class:`~jaxfriction._kernels.numba_program.Program`).
+            for the compilation, which runs in a thread of its own: see :class:`~jaxfriction._lanes.numba_program.Program`).
 
     Raises:
         Unsupported: an operation with no scalar form in the emitted program (named).
@@ -473,6 +474,25 @@ class CompiledLoop:
                 pieces[name].store(target, dtype)
         return self._program(writer, pieces, point_names, n_c)
 
+    def _rule(self, writer, rule, args, targets) -> list[str]:
+        """The lines of one lane that evaluate ``rule(*args)`` (a reduction rule of
+        :mod:`jaxfriction._lanes.pieces`) and store its outputs in ``targets``; ``args`` and
+        ``targets`` are pytrees of the names of one lane's values (strings)."""
+        leaves, tree = jax.tree.flatten(args)
+        out_leaves, out_tree = jax.tree.flatten(targets)
+        spec = _block_arg(self.dtype, self.lanes)
+
+        def flat(*values):
+            out = rule(*jax.tree.unflatten(tree, list(values)))
+            return jax.tree.leaves(jax.tree.map(lambda _, v: v, jax.tree.unflatten(out_tree, out_leaves), out))
+
+        with jax.disable_jit():  # inlined: jnp.where and isnan are jitted functions
+            closed = jax.make_jaxpr(flat)(*[spec] * len(leaves))
+        shared, lane, outs, _ = writer.write(closed, leaves, hoist=False)
+        assert not shared, shared  # every input is a lane's value
+        return lane + [f"{target} = {writer.cast(name, self.dtype)}" for target, name in zip(out_leaves, outs)
+                       if target != name]
+
     # -- the program ----------------------------------------------------------------------
     def _program(self, writer, pieces, point_names, n_c) -> str:
         """The module: one function ``run`` (numba compiles one function: each function of
@@ -521,7 +541,7 @@ class CompiledLoop:
         scratch: dict[Any, Any] = {}
 
         def looped(name, target, indent):
-            """A looped piece (:mod:`jaxfriction._kernels.looped`), its outputs in ``target``."""
+            """A looped piece (:mod:`jaxfriction._lanes.looped`), its outputs in ``target``."""
             return pieces[name].render(indent, L, scratch)
 
         def lanes_of(piece, n_carry, stores, indent):
@@ -536,32 +556,32 @@ class CompiledLoop:
         T0, HPRE = writer.constant(0.0, dtype), writer.constant(plan.h_pre, dtype)
         TM, H = writer.constant(plan.t_measure, dtype), writer.constant(plan.h, dtype)
         TEND = writer.constant(plan.t_measure + plan.n_saves * plan.every * plan.h, dtype)
-        HALF, N_SAVES = writer.constant(0.5, dtype), writer.constant(plan.n_saves, dtype)
         NEG_INF = writer.constant(-np.inf, dtype)
-        first = [f"AF[j] = {m('finite')}"]
-        merge = [f"AF[j] = AF[j] * {m('finite')}"]
-        last = []
-        if "stuck" in offsets:
-            first += [f"AS[j] = {m('stuck')}", f"FS[j] = {m('stuck')}"]
-            merge += [f"AS[j] = AS[j] + {m('stuck')}"]
-            last += [f"AS[j] = (AS[j] - {HALF} * (FS[j] + {m('stuck')})) / {N_SAVES}"]
-        if "peak" in offsets:
-            first += [f"AP[j] = {m('peak')}"]
-            merge += [f"q = {m('peak')}", "if q > AP[j] or q != q:", "    AP[j] = q"]
-            if "peak_dot" in offsets:
-                first += [f"AD[{w * L} + j] = {m('peak_dot', w)}" for w in range(n_w)]
-                merge += [f"    AD[{w * L} + j] = {m('peak_dot', w)}" for w in range(n_w)]
-        if "rate" in offsets:
-            first += [f"AR[j] = {m('rate')}"]
-            merge += [f"r = {m('rate')}", "if r > AR[j] or r != r:", "    AR[j] = r"]
+        # the reduction rules of the pieces (first, merged, final saved point; the transient's
+        # running maximum), traced and written for the block's lanes
+        measured = {k: m(k) for k in offsets if k != "peak_dot"}
+        if "peak_dot" in offsets:
+            measured["peak_dot"] = tuple(m("peak_dot", w) for w in range(n_w))
+        acc = {"finite": "AF[j]", "stuck": "AS[j]", "stuck_first": "FS[j]", "peak": "AP[j]", "rate": "AR[j]",
+               "peak_dot": tuple(f"AD[{w * L} + j]" for w in range(n_w))}
+        acc = {k: acc[k] for k in first_measures(measured)}
+        first = self._rule(writer, first_measures, (measured,), acc)
+        merge = self._rule(writer, merge_measures, (acc, measured), acc)
+        last = self._rule(writer, lambda acc, m: final_measures(acc, m, plan.n_saves), (acc, measured),
+                          {k: v for k, v in acc.items() if k != "stuck_first"})
+
+        def rate_max(new, due=None):  # the transient's rate: its running maximum in AQ
+            lines = self._rule(writer, running_max, (new, "AQ[j]"), "q")
+            return lines + [f"AQ[j] = {'q' if due is None else f'sel({due}, q, AQ[j])'}"]
+
         def rows_of(name, first, count):  # rows ``first...`` of C into the output rows of ``name``
             return [f"for i in range({count}):", f"    OUT[{out_row(name)} + i, lo + j] = C[({first} + i) * L + j]"]
 
         outs = rows_of("y_b", 0, n_y) + (rows_of("yb_dot", n_y, n_y * n_w) if n_w else [])
         outs += [f"OUT[{out_row('finite')}, lo + j] = AF[j]"]
-        for name, acc in (("stuck", "AS"), ("peak", "AP"), ("rate", "AR"), ("rate_pre", "AQ")):
+        for name, accumulator in (("stuck", "AS"), ("peak", "AP"), ("rate", "AR"), ("rate_pre", "AQ")):
             if name in rows:
-                outs += [f"OUT[{out_row(name)}, lo + j] = {acc}[j]"]
+                outs += [f"OUT[{out_row(name)}, lo + j] = {accumulator}[j]"]
         if "peak_dot" in rows:
             outs += [f"OUT[{out_row('peak_dot', w)}, lo + j] = AD[{w * L} + j]" for w in range(n_w)]
         y_a = rows_of("y_a", 0, n_y) + (rows_of("ya_dot", n_y, n_y * n_w) if n_w else [])
@@ -572,7 +592,7 @@ class CompiledLoop:
         def step_stores(names):
             lines = store("C")(names[:n_c])
             if self.dense_rate:  # the transient's rate at the step's start (t = F(n) h_pre: T0 is 0)
-                lines += [f"r = {cast(names[n_c])}", "AQ[j] = sel(due & ((r > AQ[j]) | (r != r)), r, AQ[j])"]
+                lines += [f"r = {cast(names[n_c])}", *rate_max("r", "due")]
             return lines
 
         if self.looped:  # rendered first: the scratch arrays' sizes come from the pieces
@@ -583,19 +603,17 @@ class CompiledLoop:
                         "step": looped("step", "CN", I + 4) + loop(
                             [f"for i in range({n_c + self.dense_rate}):", "    C[i * L + j] = CN[i * L + j]"], I + 4)}
             if "rate" in pieces:
-                rendered["rate"] = looped("rate", "W", I + 4) + loop(
-                    ["r = W[j]", "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)
+                rendered["rate"] = looped("rate", "W", I + 4) + loop(["r = W[j]", *rate_max("r")], I + 4)
             if self.dense_rate:
-                rendered["step"] += loop([f"r = C[{n_c * L} + j]",
-                                          "AQ[j] = sel(due & ((r > AQ[j]) | (r != r)), r, AQ[j])"], I + 4)
+                rendered["step"] += loop([f"r = C[{n_c * L} + j]", *rate_max("r", "due")], I + 4)
             scalars = self._shared_scalars
         else:
             rendered = {"start": lanes_of(pieces["start"], 0, store("C"), 8),
                         "point": lanes_of(pieces["point"], n_c, store("M"), I + 4),
                         "step": lanes_of(pieces["step"], n_c, step_stores, I + 4)}
             if "rate" in pieces:
-                rendered["rate"] = lanes_of(pieces["rate"], n_y, lambda outs: [
-                    f"r = {cast(outs[0])}", "if r > AQ[j] or r != r:", "    AQ[j] = r"], I + 4)
+                rendered["rate"] = lanes_of(pieces["rate"], n_y, lambda outs: [f"r = {cast(outs[0])}", *rate_max("r")],
+                                            I + 4)
             scalars = [(f"s{i}", i, np.dtype(spec.dtype)) for i, spec in enumerate(self._specs()[0])]
         body = ["def run(S, P, OUT, first, stride):",
                 *(f"    {name} = {writer.cast(f'S[{i}]', dt) if dt != dtype else f'S[{i}]'}"
@@ -617,7 +635,7 @@ class CompiledLoop:
                       + [f"{q_rows[v]} = {v}" for v in kept], 8),
                 *rendered["start"],
                 f"        for n in range({n_steps + 1}):"]
-        if "rate" in pieces:  # the transient judged at the window's cadence, as FusedRK4's kernel judges it
+        if "rate" in pieces:  # the transient judged at the window's cadence, as the Pallas kernel judges it
             due = f"n == {n_pre}" if self.dense_rate else f"n >= 1 and n <= {n_pre} and (n % {every} == 0 or n == {n_pre})"
             body += [" " * I + f"if {due}:",
                      " " * (I + 4) + f"tq = {F}(n) * {HPRE}",

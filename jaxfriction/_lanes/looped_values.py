@@ -1,4 +1,4 @@
-"""The values of the looped lane program (:mod:`jaxfriction._kernels.looped`) and the rules on them.
+"""The values of the looped lane program (:mod:`jaxfriction._lanes.looped`) and the rules on them.
 
 A value of one lane's piece is a :class:`Lane` view of a :class:`Buffer` (computed in a loop,
 or an input row), a :class:`Uniform` value shared by every lane, a :class:`Const` known at
