@@ -20,9 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_int
-from .compiled_loop import MAX_SOURCE_LINES, CompiledLoop
+from .compiled_loop import LANES, MAX_SOURCE_LINES, CompiledLoop
 from .kernels import AbstractKernel
-from .numba_program import numba_available, numba_threads
+from .numba_program import load, numba_available, numba_threads
 from .traced import MAX_CARRIED, LaneProgram, support
 
 log = logging.getLogger("jaxfriction")
@@ -101,8 +101,8 @@ class CompiledLoopKernel(AbstractKernel):
             return missing
 
         def check(pieces, shared, names) -> str | None:
-            source = CompiledLoop(pieces, compile=False, looped=looped).source  # compiled when the sweep runs
-            lines = source.count("\n")
+            # written for the lanes per block the sweep will take (a looped program: one), compiled when it runs
+            lines = emitted(pieces, LOOPED_LANES if looped else LANES, looped).source.count("\n")
             if looped or lines <= MAX_SOURCE_LINES:
                 return None
             return (f"the emitted program has {lines} lines, more than the compiled loop's {MAX_SOURCE_LINES}: "
@@ -151,7 +151,7 @@ class CompiledLoopLanes(eqx.Module):
         lanes = self.lanes or block_lanes(n, kernel.n_y * (1 + kernel.n_w) * np.dtype(dtype).itemsize, looped)
         padded = -(-n // lanes) * lanes
         p_run = jnp.concatenate([p, jnp.broadcast_to(p[-1:], (padded - n, p.shape[1]))]) if padded > n else p
-        loop = CompiledLoop(kernel, lanes, looped=looped)
+        run = load(emitted(kernel, lanes, looped).source, np.dtype(dtype))  # compiles in a thread of its own
         flat = [jnp.ravel(jnp.asarray(x)).astype(dtype) for x in shared]
         shared_flat = jnp.concatenate(flat) if flat else jnp.zeros(0, dtype)
         n_out, np_dtype = kernel.n_out, np.dtype(dtype)
@@ -160,7 +160,7 @@ class CompiledLoopLanes(eqx.Module):
             out = np.empty((n_out, padded), np_dtype)
             shared_in, p_in = (np.ascontiguousarray(x, np_dtype) for x in (shared_flat, p_rows))
             shared_in.flags.writeable = p_in.flags.writeable = False  # one compiled signature: read-only inputs
-            loop.run(shared_in, p_in, out)
+            run(shared_in, p_in, out)
             return out
 
         out = jax.pure_callback(host, jax.ShapeDtypeStruct((n_out, padded), dtype), shared_flat, p_run.T)
@@ -169,6 +169,16 @@ class CompiledLoopLanes(eqx.Module):
             size = int(np.prod(shape, dtype=int))
             raw[name] = out[row: row + size].T.reshape((padded,) + shape)[:n]
         return program.lane_outputs(names, kernel.plan, p, raw)
+
+
+def emitted(pieces, lanes: int, looped: bool) -> CompiledLoop:
+    """The program written for ``pieces`` with ``lanes`` lanes per block (not compiled), once
+    per pieces (which are traced once per sweep structure): the support check and the run
+    of a sweep share it."""
+    written = pieces.__dict__.setdefault("emitted", {})
+    if (lanes, looped) not in written:
+        written[lanes, looped] = CompiledLoop(pieces, lanes, compile=False, looped=looped)
+    return written[lanes, looped]
 
 
 #: Lanes per block of a program written as loops over each lane's arrays: one, so that LLVM

@@ -137,10 +137,35 @@ _NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_
           "clamp": lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), "convert_element_type": None}
 
 
+def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
+    expanded = [1] * len(shape)
+    for axis, size in zip(broadcast_dimensions, x.shape):
+        expanded[axis] = size
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+#: Data movement folded by NumPy (exact: no arithmetic), so that folding the constants of a
+#: system (tables of sliders, elements, a chain's masses) compiles no XLA program per shape.
+_MOVE = {
+    "broadcast_in_dim": lambda x, **p: _broadcast_in_dim(x, **p),
+    "reshape": lambda x, new_sizes, dimensions=None, **_: None if dimensions is not None else x.reshape(new_sizes),
+    "squeeze": lambda x, dimensions, **_: np.squeeze(x, axis=tuple(dimensions)),
+    "slice": lambda x, start_indices, limit_indices, strides=None, **_: x[tuple(
+        slice(a, b, c) for a, b, c in zip(start_indices, limit_indices, strides or [1] * x.ndim))],
+    "select_n": lambda which, *cases, **_: np.choose(which.astype(np.int64), cases) if which.ndim else cases[int(which)],
+    "concatenate": lambda *xs, dimension, **_: np.concatenate(xs, axis=dimension),
+    "transpose": lambda x, permutation, **_: np.transpose(x, permutation),
+    "rev": lambda x, dimensions, **_: np.flip(x, tuple(dimensions)),
+}
+
+
 def _fold_numpy(primitive, cells, params):
     """The constant ``primitive(*cells)`` by NumPy, or None where NumPy is not its twin."""
     name = primitive.name
     kinds = {np.asarray(c).dtype.kind for c in cells}
+    if name in _MOVE and kinds <= set("fbiu"):
+        out = _MOVE[name](*[np.asarray(c) for c in cells], **params)
+        return None if out is None else np.array(out, dtype=np.result_type(*cells) if name == "concatenate" else None)
     if name not in _NUMPY or not kinds <= set("fbiu") or (name == "div" and not kinds <= {"f"}):
         return None
     with np.errstate(all="ignore"):

@@ -230,12 +230,12 @@ def pallas_body(pieces: LanePieces, shared_ref, p_ref, out_ref) -> None:
             out_ref[row + k, :] = v.astype(dtype)
 
 
-
 def run_pallas(pieces: LanePieces, shared, p, *, block=128, interpret=False, num_warps=4) -> dict:
     """Run the pieces as one Pallas kernel per block of lanes over lanes ``p`` ``(B, P)``.
 
     Args:
-        shared: the shared arrays (shapes as ``shared_example``).
+        pieces: the lane program's traced pieces.
+        shared: the shared arrays (shapes as the pieces' ``shared_example``).
         p: lane values, ``(B, P)`` with ``B`` a multiple of ``block``.
         block: lanes per program (a power of two).
         interpret: run in Pallas' interpret mode (any backend; slow).

@@ -352,9 +352,11 @@ class Piece:
             with jax.ensure_compile_time_eval():
                 labels = np.asarray(eqn.primitive.bind(*[jnp.asarray(x) for x in labelled], **params))
         else:
-            with jax.ensure_compile_time_eval():
-                out = eqn.primitive.bind(*[jnp.asarray(x) for x in labelled], **params)
-            labels = np.asarray(out[0] if eqn.primitive.multiple_results else out)
+            labels = None if eqn.primitive.multiple_results else _fold_numpy(eqn.primitive, labelled, params)
+            if labels is None:
+                with jax.ensure_compile_time_eval():
+                    out = eqn.primitive.bind(*[jnp.asarray(x) for x in labelled], **params)
+                labels = np.asarray(out[0] if eqn.primitive.multiple_results else out)
         if eqn.primitive.multiple_results and len(eqn.outvars) > 1:
             raise Unsupported(f"the primitive {name!r} (several results) in a looped lane program")
         flat = np.ravel(labels)

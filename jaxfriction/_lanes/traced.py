@@ -101,7 +101,22 @@ class LaneProgram(eqx.Module):
     def pieces(self, names: list[str], analyse_live: bool = True) -> tuple[LanePieces, list]:
         """The traced pieces for lanes whose values are ``names``, and the shared arrays
         (raises :class:`~jaxfriction._lanes.componentwise.Unsupported`); see
-        :class:`~jaxfriction._lanes.pieces.LanePieces` for ``analyse_live``."""
+        :class:`~jaxfriction._lanes.pieces.LanePieces` for ``analyse_live``. The pieces depend
+        on the sweep's structure only (the arrays are their arguments): they are traced once
+        for it, and an executor's check and its run share them."""
+        key = _structure(self.lane) + (tuple(names), analyse_live)
+        try:
+            hit = _PIECES.get(key)
+        except TypeError:  # unhashable static parts: not remembered
+            return self._pieces(names, analyse_live)
+        if hit is None:
+            hit = _PIECES[key] = self._pieces(names, analyse_live)[0]
+            while len(_PIECES) > 8:
+                _PIECES.popitem(last=False)
+        _PIECES.move_to_end(key)
+        return hit, self.maker(names)[1]
+
+    def _pieces(self, names: list[str], analyse_live: bool) -> tuple[LanePieces, list]:
         lane, window = self.lane, self.lane.measure
         observables = {fn.fn for _, fn in window.observables}
         reductions = Reductions(stuck=stick_fraction in observables, peak=peak_slip in observables,
@@ -197,9 +212,7 @@ def support(lane: Lane, paths: list[str], executor: tuple, check: Callable | Non
     (a string, or None). The answer depends on the sweep's structure only and is remembered
     for it under ``executor`` (a hashable name of the executor and its options).
     """
-    dynamic, static = eqx.partition(lane, eqx.is_array)
-    key = (static, jax.tree.structure(dynamic), tuple((jnp.shape(x), str(jnp.result_type(x)))
-                                                      for x in jax.tree.leaves(dynamic)), tuple(paths), executor)
+    key = _structure(lane) + (tuple(paths), executor)
     answer = functools.partial(_support, lane, paths, check, carried_limit, analyse_live)
     try:
         if key in _SUPPORT:
@@ -215,6 +228,16 @@ def support(lane: Lane, paths: list[str], executor: tuple, check: Callable | Non
 
 #: :func:`support`'s latest answers by sweep structure and executor.
 _SUPPORT: collections.OrderedDict = collections.OrderedDict()
+#: The latest traced pieces by sweep structure (:meth:`LaneProgram.pieces`).
+_PIECES: collections.OrderedDict = collections.OrderedDict()
+
+
+def _structure(lane) -> tuple:
+    """What a lane's traced form depends on: its static parts, its arrays' shapes and dtypes,
+    the default float type."""
+    dynamic, static = eqx.partition(lane, eqx.is_array)
+    return (static, jax.tree.structure(dynamic), str(jnp.result_type(float)),
+            tuple((jnp.shape(x), str(jnp.result_type(x))) for x in jax.tree.leaves(dynamic)))
 
 
 def _support(lane, paths, check, carried_limit, analyse_live):
