@@ -6,8 +6,24 @@ numbers, ``jaxfriction._lanes.looped``) and the hand-written numba ``prange`` lo
 ``scripts/benchmarks/contenders.py`` (the same RK4 arithmetic; final positions compared). Reports
 M block-steps/s (lane-steps times blocks), the first sweep's wall time (planning and
 compiling) and the largest difference of the final positions against numba. Speed is measured
-here, never in tests. Usage:
-``python scripts/benchmarks/bench_many_contacts.py [--ns 32 256 1024] [--lanes 8] [--steps 2000]``.
+here, never in tests.
+
+``--iwan 16 100 1000`` adds an Iwan joint of that many Jenkins sliders (default: none, the chain
+alone): :func:`jaxfriction.jointed_oscillator` with Segalman's joint (``F_S = 1``, ``K_T = 3``,
+``chi = -0.5``, ``beta = 0.1``, ``n - 1`` elements and the atom: ``n`` sliders), ``omega = 0.5``,
+``dt = 0.01``, one lane per force amplitude in ``[0.1, 1.5]`` (micro- to macroslip), swept over
+``force.amplitude`` with the observables ``final_position`` and ``dissipation``, on the XLA path,
+the looped program and against ``C.numba_iwan`` (the same RK4 arithmetic over the sliders'
+tables ``law.elements()``; ``prange`` over the lanes, and serial for reference).
+``--iwan-law tables`` runs the same tables as ``jf.Iwan(k, phi)`` instead. Reports M
+slider-steps/s (lane-steps times sliders), the first sweep's wall time (``jf.plan_sweep`` and
+the plan's first run, compiling) with its planning alone (``plan_s``), a warm ``plan_sweep``, the
+largest relative differences of the final positions and dissipations against numba (each over
+the largest magnitude among the lanes), and the whole final state ``[x, v, z]`` of the first
+and last lanes by ``jf.simulate`` against numba (``state_diff_vs_simulate``). A kernel that
+cannot run the sweep gets its reason instead of numbers. Usage:
+``python scripts/benchmarks/bench_many_contacts.py [--ns 32 256 1024] [--lanes 8] [--steps 2000]
+[--iwan 16 100 1000] [--iwan-law segalman|tables]`` (``--ns`` with no value: no chain).
 """
 
 import argparse
@@ -38,11 +54,80 @@ def timed(fn, runs=3):
     return best, out
 
 
+#: The Iwan joint's forcing frequency (rad/s), step, lanes' force amplitudes and observables.
+IWAN_OMEGA = 0.5
+IWAN_DT = 0.01
+IWAN_AMPLITUDES = (0.1, 1.5)
+IWAN_OBSERVABLES = {"final_position": jf.final_position, "dissipation": jf.window_dissipation}
+
+
+def rel_diff(a, b):
+    """``max |a - b| / max |b|``: the largest difference over the largest magnitude."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), np.finfo(float).tiny))
+
+
+def iwan_row(n, lanes, steps, law_kind):
+    """One slider count: the XLA path, the looped program and numba side by side."""
+    segalman = jf.SegalmanIwan(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1, n_elements=n - 1)
+    k, phi = (np.asarray(a, dtype=float) for a in segalman.elements())
+    law = jf.Iwan(k, phi) if law_kind == "tables" else segalman
+    system = jf.jointed_oscillator(law, omega=IWAN_OMEGA)
+    amplitudes = np.linspace(*IWAN_AMPLITUDES, lanes)
+    t1 = steps * IWAN_DT
+    _, h = C.step_grid(0.0, t1, IWAN_DT)  # the library's grid: (t1 - 0) / ceil(t1 / dt)
+    slider_steps = lanes * steps * n
+    grid = {"force.amplitude": amplitudes}
+    options = dict(t1=t1, dt=IWAN_DT, observables=IWAN_OBSERVABLES, progress=False)
+    numba_kw = dict(stiffness=k, slip_force=phi, steps=steps, h=h, omega=IWAN_OMEGA, parallel=True)
+    row = {"n_sliders": n, "law": type(law).__name__}
+    began = time.perf_counter()
+    C.numba_iwan(amplitudes[:2], **{**numba_kw, "steps": 2})  # compiles on the first slider count only
+    first = time.perf_counter() - began
+    best, ref = timed(lambda: C.numba_iwan(amplitudes, **numba_kw))
+    row["numba_prange"] = {"M_slider_steps_s": round(slider_steps / best / 1e6, 1), "first_s": round(first, 1)}
+    C.numba_iwan(amplitudes[:2], **{**numba_kw, "steps": 2, "parallel": False})
+    serial, _ = timed(lambda: C.numba_iwan(amplitudes, **{**numba_kw, "parallel": False}))
+    row["numba_serial"] = {"M_slider_steps_s": round(slider_steps / serial / 1e6, 1)}  # threads' cost on a busy machine
+    for name, kernel in (("xla", "vmap"), ("looped", jf.CompiledLoopKernel(loops=True))):
+        try:
+            began = time.perf_counter()
+            plan = jf.plan_sweep(system, grid, kernel=kernel, **options)
+            plan_s = time.perf_counter() - began
+        except ValueError as exc:
+            row[name] = {"unsupported": str(exc)}
+            continue
+        began = time.perf_counter()
+        plan.run()
+        first = plan_s + time.perf_counter() - began
+        best, ds = timed(lambda kernel=kernel: jf.sweep(system, grid, kernel=kernel, **options))
+        warm, _ = timed(lambda kernel=kernel: jf.plan_sweep(system, grid, kernel=kernel, **options), runs=1)
+        rate = slider_steps / best / 1e6
+        row[name] = {
+            "M_slider_steps_s": round(rate, 1), "first_s": round(first, 1), "plan_s": round(plan_s, 2),
+            "plan_warm_s": round(warm, 3), "ratio_to_numba": round(rate / row["numba_prange"]["M_slider_steps_s"], 2),
+            "kernel_reason": ds.attrs.get("kernel_reason"), "flagged": int(np.count_nonzero(np.asarray(ds["status"]))),
+            "max_rel_diff_vs_numba": {"final_position": rel_diff(ds["final_position"], ref[:, 0]),
+                                      "dissipation": rel_diff(ds["dissipation"], ref[:, n + 2])},
+        }
+    diffs = []
+    for j in sorted({0, lanes - 1}):  # the whole final state [x, v, z], the energy books left out
+        lane = jf.jointed_oscillator(law, force_amplitude=float(amplitudes[j]), omega=IWAN_OMEGA)
+        y = np.asarray(jf.simulate(lane, np.zeros(2), 0.0, t1, IWAN_DT, save_every=None).ys[-1])
+        diffs.append(rel_diff(y[: n + 2], ref[j, : n + 2]))
+    row["state_diff_vs_simulate"] = max(diffs)
+    return row
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--ns", type=int, nargs="+", default=[32, 256, 1024])
+    parser.add_argument("--ns", type=int, nargs="*", default=[32, 256, 1024])
     parser.add_argument("--lanes", type=int, default=8)
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--iwan", type=int, nargs="*", default=[], metavar="N_SLIDERS",
+                        help="slider counts of the Iwan joint (default: none)")
+    parser.add_argument("--iwan-law", choices=("segalman", "tables"), default="segalman",
+                        help="the joint as SegalmanIwan (default) or as Iwan of the same tables")
     args = parser.parse_args()
     rows = []
     for n in args.ns:
@@ -68,5 +153,13 @@ if __name__ == "__main__":
             row[name]["max_diff_vs_numba"] = float(np.max(np.abs(row.pop(name + "_final") - ref[:, :n])))
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print(json.dumps({"cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
-                      "lanes": args.lanes, "steps": args.steps, "rows": rows}, indent=1))
+    iwan_rows = []
+    for n in args.iwan:
+        iwan_rows.append(iwan_row(n, args.lanes, args.steps, args.iwan_law))
+        print(json.dumps(iwan_rows[-1]), flush=True)
+    out = {"cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
+           "lanes": args.lanes, "steps": args.steps, "rows": rows}
+    if iwan_rows:
+        out["iwan"] = {"law": args.iwan_law, "omega": IWAN_OMEGA, "dt": IWAN_DT, "amplitudes": IWAN_AMPLITUDES,
+                       "rows": iwan_rows}
+    print(json.dumps(out, indent=1))

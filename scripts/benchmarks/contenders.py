@@ -13,6 +13,8 @@ classical RK4 as jaxfriction, so their results agree with the library's to round
   ``E_friction`` integrated by RK4 as a third state (as the library does). ``E_damping`` and
   ``W_input`` are dropped (they do not affect ``D``).
 - **Workload B**: the Burridge-Knopoff chain of :mod:`jaxfriction._systems.chain`, final state.
+- **The Iwan joint** (``scripts/benchmarks/bench_many_contacts.py --iwan``): the jointed
+  oscillator of :func:`jaxfriction.jointed_oscillator` with ``n`` Jenkins sliders, final state.
 - **Workload C**: ``dD/d(mu N)`` and ``dD/d alpha`` per trajectory.
 
 Kernels: numba (serial and ``prange``-parallel, hand-optimized), vectorized numpy, scipy
@@ -733,6 +735,128 @@ def numpy_chain(alpha, *, n, steps, h, omega, eps, mu=1.0):
         v = v + h6 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
         e = e + h6 * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
     return np.concatenate([q, v, e[:, None]], axis=1)
+
+
+# --------------------------------------------------------------------------- the Iwan joint
+
+
+@njit(fastmath=FASTMATH)
+def _iwan_eval(x, v, z, k, phi, force, spring, damping, inv_m, zd):
+    """The jointed oscillator's field at ``(x, v, z)`` under the applied force ``force``:
+    the sliders' rates into ``zd``; returns ``(v', E_friction')``.
+
+    As :class:`~jaxfriction.Oscillator` with an Iwan law (:func:`jaxfriction._laws.iwan.jenkins_rate`):
+    slider ``i`` slides (``z_i' = 0``) when ``k_i |z_i| >= phi_i`` and ``v z_i > 0``, else
+    ``z_i' = v``; the joint's force is ``f = -sum k_i z_i``; ``E_friction' = -f v - sum k_i z_i z_i'``
+    (the library's ``0.5 sum k_i (z_i' (2 z_i))``, the same number: the factors 2 and 0.5 are exact).
+    """
+    n = z.shape[0]
+    for i in range(n):
+        zi = z[i]
+        zd[i] = 0.0 if (k[i] * abs(zi) >= phi[i]) & (v * zi > 0.0) else v
+    f0 = 0.0
+    f1 = 0.0
+    f2 = 0.0
+    f3 = 0.0
+    p0 = 0.0
+    p1 = 0.0
+    p2 = 0.0
+    p3 = 0.0
+    n4 = n - n % 4
+    for i in range(0, n4, 4):
+        f0 += k[i] * z[i]
+        f1 += k[i + 1] * z[i + 1]
+        f2 += k[i + 2] * z[i + 2]
+        f3 += k[i + 3] * z[i + 3]
+        p0 += k[i] * (zd[i] * z[i])
+        p1 += k[i + 1] * (zd[i + 1] * z[i + 1])
+        p2 += k[i + 2] * (zd[i + 2] * z[i + 2])
+        p3 += k[i + 3] * (zd[i + 3] * z[i + 3])
+    for i in range(n4, n):
+        f0 += k[i] * z[i]
+        p0 += k[i] * (zd[i] * z[i])
+    f = -((f0 + f1) + (f2 + f3))
+    nonf = force - spring * x
+    if damping != 0.0:
+        nonf = nonf - damping * v
+    return (nonf + f) * inv_m, -f * v - ((p0 + p1) + (p2 + p3))
+
+
+def _iwan_py(amplitude, k, phi, steps, h, omega, mass, spring, damping):
+    batch = amplitude.shape[0]
+    n = k.shape[0]
+    out = np.empty((batch, n + 3))
+    inv_m = 1.0 / mass
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for b in prange(batch):
+        z = np.zeros(n)
+        zs = np.empty(n)
+        zd = np.empty(n)
+        sz = np.empty(n)
+        x = 0.0
+        v = 0.0
+        e = 0.0
+        a = amplitude[b]
+        for step in range(steps):
+            t = step * h
+            s2 = a * math.sin(omega * (t + hh))
+            a1, p1 = _iwan_eval(x, v, z, k, phi, a * math.sin(omega * t), spring, damping, inv_m, zd)
+            for i in range(n):
+                sz[i] = zd[i]
+                zs[i] = z[i] + hh * zd[i]
+            x2 = x + hh * v
+            v2 = v + hh * a1
+            a2, p2 = _iwan_eval(x2, v2, zs, k, phi, s2, spring, damping, inv_m, zd)
+            for i in range(n):
+                sz[i] = sz[i] + 2.0 * zd[i]
+                zs[i] = z[i] + hh * zd[i]
+            x3 = x + hh * v2
+            v3 = v + hh * a2
+            a3, p3 = _iwan_eval(x3, v3, zs, k, phi, s2, spring, damping, inv_m, zd)
+            for i in range(n):
+                sz[i] = sz[i] + 2.0 * zd[i]
+                zs[i] = z[i] + h * zd[i]
+            x4 = x + h * v3
+            v4 = v + h * a3
+            a4, p4 = _iwan_eval(x4, v4, zs, k, phi, a * math.sin(omega * (t + h)), spring, damping, inv_m, zd)
+            for i in range(n):
+                z[i] = z[i] + h6 * (sz[i] + zd[i])
+            x = x + h6 * (v + 2.0 * v2 + 2.0 * v3 + v4)
+            v = v + h6 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+            e = e + h6 * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+        out[b, 0] = x
+        out[b, 1] = v
+        for i in range(n):
+            out[b, 2 + i] = z[i]
+        out[b, n + 2] = e
+    return out
+
+
+_iwan_serial = njit(fastmath=FASTMATH)(_iwan_py)
+_iwan_parallel = njit(parallel=True, fastmath=FASTMATH)(_iwan_py)
+
+
+def numba_iwan(amplitude, *, stiffness, slip_force, steps, h, omega, mass=1.0, spring=1.0, damping=0.0,
+               parallel=False):
+    """The jointed oscillator with numba: ``m x'' + c x' + k x = F sin(omega t) - sum_i k_i z_i``,
+    Jenkins sliders ``z_i`` (stiffness ``k_i``, slip force ``phi_i``), one lane per force amplitude ``F``.
+
+    :class:`~jaxfriction.Oscillator` with an :class:`~jaxfriction.Iwan` or
+    :class:`~jaxfriction.SegalmanIwan` law (its ``elements()`` are the tables) and a
+    :class:`~jaxfriction.Harmonic` force, as :func:`~jaxfriction.jointed_oscillator` builds it:
+    from rest with relaxed sliders, ``steps`` classical RK4 steps of ``h`` on ``t = k h``, the
+    library's order of operations (stage inputs ``y + (h/2) k``, update ``y + h/6 (k1 + 2 k2 +
+    2 k3 + k4)``). The lanes run in ``prange`` (``parallel``), the sliders in plain loops.
+    ``E_damping`` and ``W_input`` are not integrated (they do not feed back).
+
+    Returns:
+        The final ``[x, v, z (n), E_friction]`` per lane, ``(B, n + 3)``.
+    """
+    kernel = _iwan_parallel if parallel and len(amplitude) >= 2 else _iwan_serial
+    return kernel(np.ascontiguousarray(amplitude, dtype=np.float64), np.ascontiguousarray(stiffness, dtype=np.float64),
+                  np.ascontiguousarray(slip_force, dtype=np.float64), int(steps), float(h), float(omega), float(mass),
+                  float(spring), float(damping))
 
 
 # --------------------------------------------------------------------------- ceiling micro-benchmarks
