@@ -72,6 +72,27 @@ def test_a_joint_of_100_elements_agrees_with_the_xla_path():
                 t1=40.0, window=20.0, dt=0.02)
 
 
+def _iwan_tables(n):
+    """An Iwan joint of ``n`` Jenkins sliders given by tables (Segalman's discretization)."""
+    segalman = jf.SegalmanIwan(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1, n_elements=n - 1)
+    return jf.jointed_oscillator(jf.Iwan(*(np.asarray(a) for a in segalman.elements())), omega=0.5)
+
+
+def test_sums_over_tables_shared_by_every_lane_are_reduced_once_per_piece():
+    """An Iwan joint's stiffness and slip-force tables are the template's, shared by every lane:
+    the step rule's sums over them are written once per piece, before the lane loops (the
+    looped program refused them, and such a joint ran on the XLA path)."""
+    source = _source(_iwan_tables(100), {"force.amplitude": [0.1]}, t1=1.0, dt=0.01)
+    shared_sum = re.compile(r"^\s*for k in range\(100\):\n\s*(v\d+) = \(?\1 \+ ", re.M)
+    assert shared_sum.search(source), "no sum over a shared table before the lane loops"
+
+
+@pytest.mark.slow
+def test_an_iwan_joint_of_tables_agrees_with_the_xla_path():
+    check_fused(_iwan_tables(16), {"force.amplitude": [0.1, 0.6, 1.5]}, kernel="looped", wrt=("force.amplitude",),
+                t1=20.0, dt=0.01)
+
+
 # the reduced-order bar's dense contact Jacobian reduces values shared by every lane (its row
 # sums): the looped program refuses it and its sweeps run on the XLA path
 CHAIN_OPTIONS = {"t1": 1.0, "window": 0.5, "dt": 0.005, "wrt": ("law.mu",), "progress": False}

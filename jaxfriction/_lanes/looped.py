@@ -438,6 +438,16 @@ class Piece:
                     value = self._reduction(eqn, [part])
                 total = value if total is None else self._segment(binary, [total, value], 1, True)
             return total
+        if isinstance(x, Uniform) and every_axis and x.size > 1:
+            # a value shared by every lane (a table of the template, e.g. an Iwan joint's
+            # stiffnesses): reduced once per piece, before its lane loops
+            binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
+            local = self.writer.name()
+            self.writer.types[local] = dtype
+            identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
+            self.uniform_lines += [f"{local} = {identity}", f"for k in range({x.size}):",
+                                   f"    {local} = {self.writer.expression(binary, [local, x.expr('k')])}"]
+            return Uniform(lambda e, local=local: local, 1, True)
         x = self.whole(x, var.aval.dtype)
         if not isinstance(x, Lane):
             raise Unsupported(f"{eqn.primitive.name} of a value shared by every lane in a looped lane program")
