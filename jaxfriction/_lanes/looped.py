@@ -124,6 +124,7 @@ class Piece:
         self.buffers: list[Buffer] = []
         self._ids: dict = {}  # id(buffer) -> its index in ``buffers``
         self._seen_uniform: dict = {}  # expression -> name
+        self._reduced: dict = {}  # (reduction, operand) -> its result (a sum the trace repeats)
         self.outputs = self._lower(closed.jaxpr, closed.consts, inputs)
 
     # -- values ---------------------------------------------------------------------------
@@ -461,7 +462,16 @@ class Piece:
         """The reduction ``name`` of the lane array ``x`` into a lane scalar, in a lane loop of
         its own: :data:`ACCUMULATORS` partial results over interleaved elements, combined in a
         tree at the end. One accumulator would be a chain of dependent additions (four cycles
-        each) that no compiler may reorder; XLA's vectorized reductions reorder the sum too."""
+        each) that no compiler may reorder; XLA's vectorized reductions reorder the sum too.
+        A reduction of an operand already reduced in this piece is the earlier result (the
+        trace of a law may sum the same forces twice: its force and its power)."""
+        key = (name, id(x.buffer), x.offset, x.stride, x.size, np.dtype(dtype))
+        if key in self._reduced:
+            return self._reduced[key]
+        self._reduced[key] = out = self._fold_new(name, x, dtype)
+        return out
+
+    def _fold_new(self, name: str, x: Lane, dtype):
         at = self.place("lane", 1, [x])
         b = x.buffer
         b.stored, b.last = True, max(b.last, at)
