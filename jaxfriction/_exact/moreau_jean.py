@@ -200,6 +200,9 @@ class MoreauJean(AbstractSolver):
     def __check_init__(self):
         check_rounding(self.rounding)
 
+    def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float]:
+        return fixed_step_grid(t0, t1, dt, saveat, self.rounding)
+
     def compiles_whole(self) -> bool:
         return True
 

@@ -68,6 +68,12 @@ class AbstractSolver(eqx.Module):
         default) runs ``integrate`` as it is (diffrax compiles its own solve)."""
         return False
 
+    def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float] | None:
+        """The fixed grid this solver steps on from ``t0`` to ``t1``: ``(n_saves, every, h)``
+        (:func:`fixed_step_grid`, ``n_saves * every`` steps of ``h``), or None where the
+        solver chooses its own steps or has no grid convention of its own (the default)."""
+        return None
+
     def for_forward_mode(self) -> AbstractSolver:
         """This solver set up to be differentiated by ``jax.jvp`` (forward mode). Default:
         itself; a solver whose derivatives go through a diffrax adjoint returns a copy with
@@ -228,6 +234,9 @@ class RK4(AbstractSolver):
 
     def compiles_whole(self) -> bool:
         return True
+
+    def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float]:
+        return fixed_step_grid(t0, t1, dt, saveat, self.rounding)
 
     def transient_and_window(self, system: AbstractFrictionSystem, y0: Array, t_measure: float, t_end: float,
                              dt: float, saveat: SaveAt, args=None) -> tuple[Array, Array, Array]:

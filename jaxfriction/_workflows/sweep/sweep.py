@@ -31,12 +31,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import check_real
-from ..._exact.moreau_jean import MoreauJean
 from ..._integrate.grid import fixed_grid
 from ..._integrate.resolution import check_step_resolution
 from ..._integrate.saveat import SaveAt
 from ..._integrate.simulate import as_solver
-from ..._integrate.solvers import MAX_SAVED_BYTES, RK4, check_saved_size, fixed_step_grid
+from ..._integrate.solvers import MAX_SAVED_BYTES, RK4, check_saved_size
 from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._lanes.kernels import as_kernel
 from ..._lanes.program import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
@@ -339,8 +338,9 @@ def plan_sweep(
                      observables=tuple((k, ByCode(f)) for k, f in observables.items()))
 
     def check_memory() -> None:  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
-        if dt is not None and isinstance(solver, (RK4, MoreauJean)) and saveat.ts is None:
-            saves = fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[0] + 1
+        steps_of = None if dt is None or saveat.ts is not None else solver.step_grid(t_measure, t_end, dt, saveat)
+        if steps_of is not None:
+            saves = steps_of[0] + 1
             lanes = min(chunk_size, _lane_count(grid, samples))
             check_saved_size(saves * lanes, system.state_size,
                              jnp.result_type(float), what=f"window/saveat/chunk_size: a chunk of {lanes} lanes",
@@ -348,9 +348,9 @@ def plan_sweep(
                                     "chunk_size")
 
     steps = None
-    if dt is not None and isinstance(solver, (RK4, MoreauJean)):
-        steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(
-            fixed_step_grid(t_measure, t_end, dt, saveat, solver.rounding)[:2])
+    window_grid = None if dt is None else solver.step_grid(t_measure, t_end, dt, saveat)
+    if dt is not None and window_grid is not None:
+        steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(window_grid[:2])
     settings = {"t1": t_end, "window": t_end - t_measure, "t_measure": t_measure, "dt": dt, "solver": repr(solver),
                 "saveat": (saveat.every, saveat.n, None if saveat.ts is None else np.asarray(saveat.ts).tolist()),
                 "y0": np.asarray(y0).tolist(), "gradient_of": list(gradient_of),
