@@ -486,3 +486,24 @@ def test_other_values_and_step_lengths_compile_nothing():
     before = modes._solve._cached._cache_size()
     backbone = jf.nonlinear_mode(joint, [0.05, 0.5, 2.0], harmonics=4)
     assert backbone["converged"].all() and modes._solve._cached._cache_size() == before + 1
+
+
+def test_a_batch_at_other_fixed_values_compiles_nothing_new():
+    """The batches pass the system's floats as arrays: a second batch of the same structure at
+    another fixed value (not swept) reuses the compiled chunk program (it compiled again
+    before, a float being part of the program's key)."""
+    from jaxfriction._workflows.sweep import sharding
+
+    system = jf.Oscillator(law=jf.Iwan(jnp.array([2.0, 1.0]), jnp.array([0.2, 0.3])), force=jf.Harmonic(1.0, 0.8))
+    batch = {"force.omega": np.array([0.6, 0.7])}
+    first = jf.harmonic_balance_batch(system, batch, harmonics=8, chunk_size=2)
+    size = len(sharding._CACHE)
+    other = jf.harmonic_balance_batch(jf.set_parameters(system, {"force.amplitude": 0.9}), batch, harmonics=8,
+                                      chunk_size=2)
+    assert len(sharding._CACHE) == size and other["converged"].all()
+    assert not np.allclose(other["amplitude"], first["amplitude"])  # the new value was used
+    values, amplitudes = {"stiffness": np.array([0.9, 1.2])}, [0.15, 0.5]
+    jf.nonlinear_mode_batch(system, values, amplitudes, chunk_size=2)
+    size = len(sharding._CACHE)
+    out = jf.nonlinear_mode_batch(jf.set_parameters(system, {"mass": 1.1}), values, amplitudes, chunk_size=2)
+    assert len(sharding._CACHE) == size and out["converged"].all()

@@ -280,7 +280,8 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
     arrays = batch_values(system, values)
     check_int("chunk_size", chunk_size, minimum=1)
     free_system, march, shape, unit, _, _ = _start(system, harmonics, dof, mode)
-    lane = _BackboneLane(free_system, jnp.asarray(unit), jnp.asarray(a), int(dof), shape, int(samples), march,
+    # the system's floats as arrays: a batch at other fixed values reuses the compiled chunk program
+    lane = _BackboneLane(traced_parameters(free_system, keep_zeros=True), jnp.asarray(unit), jnp.asarray(a), int(dof), shape, int(samples), march,
                          float(tol), int(max_steps))
     result = run_batch(lane, arrays, "nonlinear_mode_batch", ("frequency", "xi", "dissipation", "residual"),
                        chunk_size=chunk_size, out_dir=out_dir, devices=devices, progress=progress)
