@@ -614,7 +614,6 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
     """
     arrays = batch_values(system, values)
     samples, frequency = _checked(system, harmonics, samples, tol, max_steps, cycles, t0, dt, frequency)
-    check_int("chunk_size", chunk_size, minimum=1)
     omegas = np.abs(np.asarray(arrays[frequency] if frequency in arrays else _omega(system, frequency)))
     per_sample = steps_between_samples(float(2 * np.pi / np.min(omegas)), int(samples), dt)
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
@@ -640,7 +639,7 @@ def run_batch(lane, arrays: dict, name: str, keys: tuple, *, chunk_size: int, ou
     digest = hashlib.sha256(repr((jax.tree.structure(static), jax.tree.leaves(static))).encode())
     for leaf in jax.tree.leaves(dynamic):
         digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
-    ds = run_sweep(lane, arrays, samples=True, out_dir=out_dir, chunk_size=int(chunk_size), devices=devices,
+    ds = run_sweep(lane, arrays, samples=True, out_dir=out_dir, chunk_size=chunk_size, devices=devices,
                    progress=progress, tag=f"{name} {digest.hexdigest()}")
     result: dict[str, Any] = {k: np.asarray(ds[k].values) for k in (*keys, "status")}
     result["converged"] = np.asarray(ds["converged"].values) > 0

@@ -278,7 +278,6 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
     """
     a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
     arrays = batch_values(system, values)
-    check_int("chunk_size", chunk_size, minimum=1)
     free_system, march, shape, unit, _, _ = _start(system, harmonics, dof, mode)
     # the system's floats as arrays: a batch at other fixed values reuses the compiled chunk program
     lane = _BackboneLane(traced_parameters(free_system, keep_zeros=True), jnp.asarray(unit), jnp.asarray(a), int(dof), shape, int(samples), march,
