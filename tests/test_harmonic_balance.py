@@ -455,6 +455,13 @@ def test_backbone_batch_equals_one_by_one():
         np.testing.assert_allclose(out["damping_ratio"][i], one["damping_ratio"].values, rtol=1e-8)
         np.testing.assert_allclose(out["dissipation"][i], one["dissipation"].values, rtol=1e-8)
     assert (out["status"] == 0).all() and out["chunks_computed"] == 2
+    # Newton at every iteration (the one-by-one solver's method) and the chord method (the
+    # batch's default) stop at the same tolerance: the same backbone to it
+    newton = jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, amplitudes, harmonics=8, solver="newton")
+    np.testing.assert_allclose(newton["frequency"], out["frequency"], rtol=1e-10)
+    np.testing.assert_allclose(newton["damping_ratio"], out["damping_ratio"], rtol=1e-8)
+    with pytest.raises(ValueError, match="solver"):
+        jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, amplitudes, solver="secant")
     with pytest.raises(ValueError, match="amplitudes"):
         jf.nonlinear_mode_batch(system, {"stiffness": stiffness}, [0.5, 0.1])
     with pytest.raises(ValueError, match="chunk_size"):

@@ -166,13 +166,16 @@ def solve_balance(system, coefficients, *, frequency: str, t0, samples: int, tol
     return {"coefficients": c, "residual": residual, "converged": converged, "steps": steps}
 
 
-def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int, refine: bool = True):
+def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int, refine: bool = True, chord: bool = False):
     """A root of ``fn(u, system)`` whose derivative in the system's parameters is the implicit
     function theorem's: optimistix's Newton on the system with its derivatives stopped (from
     ``u0``, which a failed solve keeps), then one Newton step of the unfrozen system, ``u =
     root - J^-1 fn(root, system)`` (its value ~0 at the root, its derivative ``-J^-1
     dfn/dp``). Traceable; nothing raises inside a batch. ``refine=False`` skips that step (and
-    its Jacobian) where no derivative is taken (a batch of values).
+    its Jacobian) where no derivative is taken (a batch of values). ``chord=True`` solves by
+    the chord method instead (optimistix's ``Chord``: the Jacobian at ``u0`` only, linear
+    convergence to the same root; cheaper where ``u0`` is close, e.g. continued from a
+    neighbouring solution).
 
     Returns:
         ``(u, found, steps)``: the refined root, whether Newton succeeded with a finite root,
@@ -182,7 +185,8 @@ def implicit_root(fn, u0, system, *, tol: float, atol, max_steps: int, refine: b
 
     u0 = jax.lax.stop_gradient(u0)
     fixed = frozen(system)
-    sol: Any = optx.root_find(fn, optx.Newton(rtol=tol, atol=jax.lax.stop_gradient(atol)), u0, fixed,
+    method = optx.Chord if chord else optx.Newton
+    sol: Any = optx.root_find(fn, method(rtol=tol, atol=jax.lax.stop_gradient(atol)), u0, fixed,
                               max_steps=max_steps, throw=False)
     found = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(sol.value))
     root = jnp.where(found, sol.value, u0)

