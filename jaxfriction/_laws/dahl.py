@@ -57,6 +57,38 @@ class Dahl(AbstractDynamicLaw):
         base = jnp.maximum(1.0 - ratio * jnp.sign(v), 0.0)
         return (v * safe_power(base, self.alpha))[..., None]
 
+    def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array:
+        """The state after a monotone slip increment ``slip`` (m), ``(...)``, from ``z``
+        ``(..., 1)``: the loading branch of the class docstring in closed form (Olsson et al.
+        1998, eq. 7, integrated in the displacement). With ``s = sgn(slip)``, ``u = 1 - sigma z
+        s / F_c`` and ``k = sigma |slip| / F_c``: ``u = u_0 exp(-k)`` for ``alpha = 1``, else
+        ``u^(1 - alpha) = u_0^(1 - alpha) + (alpha - 1) k``, clipped at ``u = 0`` (``|F| =
+        F_c``, where the state stays); ``u_0`` is clipped at 0 as in :meth:`state_rate`. Dahl's
+        model is rate-independent, so this is exact for any speed along the increment; harmonic
+        balance marches the state with it. ``F_c = 0`` follows :meth:`state_rate` there
+        (``z' = v``). At zero slip the value is ``z`` (to round-off) and the derivative in the
+        slip that of a loading in the positive direction."""
+        slip = jnp.asarray(slip)
+        f_c = self.mu * jnp.asarray(normal)
+        # zero slip as the loading side: the value is z again (to round-off) and the derivative
+        # in the slip is the branch's slope u_0^alpha there (the march's Jacobian at rest)
+        s, k_ok = jnp.where(slip >= 0, 1.0, -1.0), f_c != 0
+        fc = jnp.where(k_ok, f_c, 1.0)
+        unclipped = 1.0 - self.sigma * z[..., 0] * s / fc
+        u0 = jnp.maximum(unclipped, 0.0)
+        k = self.sigma * jnp.abs(slip) / fc
+        alpha = jnp.asarray(self.alpha, u0.dtype)
+        one = alpha == 1.0
+        p = jnp.where(one, 1.0, 1.0 - alpha)  # 1 - alpha, kept off 0
+        loaded = u0 > 0
+        w = safe_power(jnp.where(loaded, u0, 1.0), p) + (alpha - 1.0) * k  # u^(1 - alpha), > 0 for alpha > 1
+        reached = w > 0  # alpha < 1 reaches the limit after a finite slip
+        power = jnp.where(loaded & reached, safe_power(jnp.where(reached, w, 1.0), 1.0 / p), 0.0)
+        u = jnp.where(one, u0 * jnp.exp(-k), power)
+        z_new = (1.0 - u) * f_c * s / self.sigma
+        moved = jnp.where((slip == 0) & (unclipped < 0), z[..., 0], z_new)  # past the limit at rest: held
+        return jnp.where(k_ok, moved, z[..., 0] + slip)[..., None]
+
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -self.sigma * z[..., 0] + 0.0 * v
 

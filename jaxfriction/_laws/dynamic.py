@@ -115,7 +115,7 @@ class AbstractDynamicLaw(eqx.Module):
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """The state after a monotone slip increment ``slip`` (m), ``(...)``, from ``z``
         ``(..., n_state)``, for a rate-independent law whose state follows the slip path
-        exactly (a return map: Jenkins, Iwan and Segalman elements), or None (the default:
+        exactly (a return map: Jenkins, Iwan and Segalman elements, Dahl's model), or None (the default:
         the state depends on the rate, or the law has no closed update). Harmonic balance
         marches such a law's state through the period sample by sample
         (:func:`~jaxfriction.harmonic_balance`)."""

@@ -19,8 +19,9 @@ optimistix's Newton, and derivatives of a solution with respect to the system's 
 come from the implicit function theorem at the root (one Newton step on the unfrozen system,
 as :func:`~jaxfriction._workflows.periodic.shooting.shoot` does).
 
-Hysteretic elements with an exact stick/slip switch (Jenkins, Iwan and Segalman elements:
-laws with a :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`) are not unknowns: their
+Rate-independent hysteretic elements (Jenkins, Iwan and Segalman elements with an exact
+stick/slip switch, Dahl's model: laws with a :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`)
+are not unknowns: their
 states are marched through the period along the sampled slip, sample by sample with the
 law's exact return map, from the relaxed state at the period's mean slip over
 :data:`.march.MARCH_PERIODS` periods (after one full cycle a Masing element's state repeats), and

@@ -1,7 +1,7 @@
 """Hysteretic elements marched through the period of a harmonic-balance solution.
 
 A law with a return map (:meth:`~jaxfriction.AbstractDynamicLaw.slip_update`: Jenkins, Iwan
-and Segalman elements with the exact switch) is not an unknown of the balance: its states
+and Segalman elements with the exact switch, Dahl's model) is not an unknown of the balance: its states
 run along the solution's sampled slip, sample by sample, from the relaxed state at the
 period's mean slip over :data:`MARCH_PERIODS` periods (after one full cycle a Masing
 element's state repeats), and the last period's states enter the residual
@@ -26,7 +26,7 @@ def marched(system) -> bool:
     """Whether harmonic balance marches ``system``'s internal variables through the period
     instead of solving for them: a law with internal states per contact whose
     :meth:`~jaxfriction.AbstractDynamicLaw.slip_update` is defined (Jenkins, Iwan and
-    Segalman elements with the exact switch)."""
+    Segalman elements with the exact switch, Dahl's model)."""
     from ..._integrate.stability import has_internal_states
 
     if not has_internal_states(system):
