@@ -12,6 +12,7 @@ fused kernel and the XLA path. :class:`CompiledLoopKernel` is the option
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import ClassVar
 
 import equinox as eqx
@@ -175,10 +176,14 @@ def emitted(pieces, lanes: int, looped: bool) -> CompiledLoop:
     """The program written for ``pieces`` with ``lanes`` lanes per block (not compiled), once
     per pieces (which are traced once per sweep structure): the support check and the run
     of a sweep share it."""
-    written = pieces.__dict__.setdefault("emitted", {})
+    written = _EMITTED.setdefault(pieces, {})
     if (lanes, looped) not in written:
         written[lanes, looped] = CompiledLoop(pieces, lanes, compile=False, looped=looped)
     return written[lanes, looped]
+
+
+#: :func:`emitted`'s programs, by the pieces they were written for (gone with the pieces).
+_EMITTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 #: Lanes per block of a program written as loops over each lane's arrays: one, so that LLVM

@@ -147,7 +147,7 @@ def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
 #: Data movement folded by NumPy (exact: no arithmetic), so that folding the constants of a
 #: system (tables of sliders, elements, a chain's masses) compiles no XLA program per shape.
 _MOVE = {
-    "broadcast_in_dim": lambda x, **p: _broadcast_in_dim(x, **p),
+    "broadcast_in_dim": _broadcast_in_dim,
     "reshape": lambda x, new_sizes, dimensions=None, **_: None if dimensions is not None else x.reshape(new_sizes),
     "squeeze": lambda x, dimensions, **_: np.squeeze(x, axis=tuple(dimensions)),
     "slice": lambda x, start_indices, limit_indices, strides=None, **_: x[tuple(
@@ -165,7 +165,7 @@ def _fold_numpy(primitive, cells, params):
     kinds = {np.asarray(c).dtype.kind for c in cells}
     if name in _MOVE and kinds <= set("fbiu"):
         out = _MOVE[name](*[np.asarray(c) for c in cells], **params)
-        return None if out is None else np.array(out, dtype=np.result_type(*cells) if name == "concatenate" else None)
+        return None if out is None else np.array(out)  # a copy: a broadcast is a read-only view
     if name not in _NUMPY or not kinds <= set("fbiu") or (name == "div" and not kinds <= {"f"}):
         return None
     with np.errstate(all="ignore"):

@@ -299,6 +299,7 @@ class LanePieces:
     def n_out(self) -> int:
         return sum(int(np.prod(s, dtype=int)) for _, s in self.outputs.values())
 
+
 def components_read(fn, example_args) -> set[int] | None:
     """The indices of the components of ``fn``'s first argument (a vector) that its outputs
     read, or None when ``fn`` has an operation without a component-wise rule.

@@ -623,8 +623,8 @@ def harmonic_balance_batch(system, values: dict, y0=None, *, harmonics: int = 16
     per_sample = steps_between_samples(float(2 * np.pi / np.min(omegas)), int(samples), dt)
     y = system.as_state(jnp.zeros(2 * system.n_dof) if y0 is None else y0)
     # the system's floats as arrays: a batch at other fixed values reuses the compiled chunk program
-    lane = _BalanceLane(traced_parameters(system, keep_zeros=True), y, frequency, float(t0), int(harmonics), int(samples), float(tol), int(max_steps),
-                        int(cycles), per_sample, marched(system))
+    lane = _BalanceLane(traced_parameters(system, keep_zeros=True), y, frequency, float(t0), int(harmonics),
+                        int(samples), float(tol), int(max_steps), int(cycles), per_sample, marched(system))
     return run_batch(lane, arrays, "harmonic_balance_batch", ("coefficients", "residual", "amplitude", "dissipation"),
                      chunk_size=chunk_size, out_dir=out_dir, devices=devices, progress=progress)
 

@@ -337,10 +337,12 @@ def plan_sweep(
                      dt=None if dt is None else float(dt),
                      observables=tuple((k, ByCode(f)) for k, f in observables.items()))
 
+    # the window's fixed step grid, or None for a solver that chooses its own steps
+    window_grid = None if dt is None else solver.step_grid(t_measure, t_end, dt, saveat)
+
     def check_memory() -> None:  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
-        steps_of = None if dt is None or saveat.ts is not None else solver.step_grid(t_measure, t_end, dt, saveat)
-        if steps_of is not None:
-            saves = steps_of[0] + 1
+        if window_grid is not None:
+            saves = window_grid[0] + 1
             lanes = min(chunk_size, _lane_count(grid, samples))
             check_saved_size(saves * lanes, system.state_size,
                              jnp.result_type(float), what=f"window/saveat/chunk_size: a chunk of {lanes} lanes",
@@ -348,7 +350,6 @@ def plan_sweep(
                                     "chunk_size")
 
     steps = None
-    window_grid = None if dt is None else solver.step_grid(t_measure, t_end, dt, saveat)
     if dt is not None and window_grid is not None:
         steps = (fixed_grid(0.0, t_measure, dt, None)[1] if t_measure > 0 else 0) + math.prod(window_grid[:2])
     settings = {"t1": t_end, "window": t_end - t_measure, "t_measure": t_measure, "dt": dt, "solver": repr(solver),
