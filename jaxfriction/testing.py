@@ -248,10 +248,12 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
     - finite derivatives of the force and the rate with respect to ``v``, ``z`` and every
       parameter leaf (forward mode), zero slip and states on bounds included;
     - the law's ``constraints()`` hold for its own parameters;
-    - where the law defines :meth:`~jaxfriction.AbstractDynamicLaw.slip_update` (a return map
-      of a rate-independent law), it agrees with the state equation integrated along the same
-      monotone slip (2,000 explicit Euler steps, to 1e-3 of the increment), from every probed
-      state, for increments of both signs;
+    - where the law defines :meth:`~jaxfriction.AbstractDynamicLaw.interval_update` (a
+      closed-form update over an interval of constant slip speed; by default a
+      rate-independent law's return map :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`),
+      it agrees with the state equation integrated along the same monotone slip over a unit
+      time (2,000 RK4 steps, to 1e-3 of the increment), from every probed state, for
+      increments of both signs;
     - passivity (:func:`~jaxfriction.passivity`): with ``passivity="auto"`` the closed-form
       margin :func:`~jaxfriction.passivity_margin` where the law has one (LuGre, Bouc-Wen,
       the spring-slider laws), else the numerical energy test at the smallest and largest
@@ -315,9 +317,9 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
         if not all(np.all(np.isfinite(d[path])) for d in out["d_p"]):
             problems.append(f"non-finite derivative with respect to {path}")
     checks, notes = ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"], []
-    if not problems and law.slip_update(z0[None], jnp.zeros(1), jnp.full(1, normal)) is not None:
-        problems += _slip_update_problems(law, normal, zs)
-        checks.append("slip update")
+    if not problems and law.interval_update(z0[None], jnp.zeros(1), jnp.ones(1), jnp.full(1, normal)) is not None:
+        problems += _interval_update_problems(law, normal, zs)
+        checks.append("interval update")
     if passivity is not None and not problems:
         verdict = _passivity_verdict(law, normal, vs, passivity)
         if verdict is None:
@@ -329,19 +331,27 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
     return _fail(type(law).__name__, problems, "dynamic-law", checks, notes)
 
 
-def _slip_update_problems(law, normal, zs) -> list:
-    """Where ``law.slip_update`` and ``state_rate`` integrated along the same slip disagree."""
+def _interval_update_problems(law, normal, zs) -> list:
+    """Where ``law.interval_update`` and ``state_rate`` integrated along the same slip disagree."""
     problems = []
-    steps = 2000
+    h = 1.0 / 2000
+    n = jnp.full(zs.shape[0], normal)
+
+    def step(z, v):
+        k1 = law.state_rate(v, z, n)
+        k2 = law.state_rate(v, z + h / 2 * k1, n)
+        k3 = law.state_rate(v, z + h / 2 * k2, n)
+        k4 = law.state_rate(v, z + h * k3, n)
+        return z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
     for du in (0.5, -0.5, 5e-3, -5e-3):
-        z = zs
         v = jnp.full(zs.shape[0], du)  # over a unit time: the slip is du
-        for _ in range(steps):
-            z = z + law.state_rate(v, z, jnp.full(zs.shape[0], normal)) / steps
-        jumped = law.slip_update(zs, jnp.full(zs.shape[0], du), jnp.full(zs.shape[0], normal))
+        z = jax.lax.fori_loop(0, 2000, lambda _, z, v=v: step(z, v), zs)
+        jumped = law.interval_update(zs, v, jnp.ones(zs.shape[0]), n)
         gap = float(jnp.max(jnp.abs(jumped - z)))
         if not gap <= 1e-3 * abs(du) + 1e-12:
-            problems.append(f"slip_update differs from the integrated state_rate by {gap:.3g} for a slip of {du}")
+            problems.append(f"interval_update (the slip_update unless overridden) differs from the integrated "
+                            f"state_rate by {gap:.3g} for a slip of {du}")
     return problems
 
 

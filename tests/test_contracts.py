@@ -90,7 +90,7 @@ def test_a_wrong_slip_update_is_caught():
     k, phi = jnp.array([2.0, 1.0]), jnp.array([0.2, 0.3])
     with pytest.raises(AssertionError, match="slip_update"):
         check_dynamic_law(Unbounded(k, phi))
-    assert "slip update" in str(check_dynamic_law(jf.Iwan(k, phi)))
+    assert "interval update" in str(check_dynamic_law(jf.Iwan(k, phi)))
 
 
 @pytest.mark.parametrize("law, states", DYNAMIC_LAWS, ids=lambda x: type(x).__name__ if not isinstance(x, list) else "")

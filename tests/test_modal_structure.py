@@ -5,6 +5,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -189,14 +190,17 @@ def test_fit_backbone_refuses_bad_input():
             jf.fit_backbone(system, args.pop("guess"), args.pop("amplitudes"), **args)
 
 
-def test_stuck_frequencies_of_any_joint_law_with_a_return_map():
-    """A Segalman joint on every contact stiffens the modes by its ``K_T`` (closed form); a law
-    whose stuck stiffness depends on the rate (LuGre) is refused, naming ``law``."""
+def test_stuck_frequencies_of_any_joint_law_with_a_closed_form_update():
+    """A Segalman joint on every contact stiffens the modes by its ``K_T`` (closed form), and a
+    Maxwell-slip joint (rate-dependent, marched by ``interval_update``) by the sum of its
+    element stiffnesses; a law with no closed-form update (LuGre) is refused, naming ``law``."""
     shapes = np.array([[1.0, 0.5], [0.8, -0.2], [0.3, 1.0]])
     kwargs = {"frequencies": [1.0, 3.0], "damping_ratios": [0.0, 0.0], "contact_modes": shapes,
               "force_modes": [1.0, 1.0], "normal": np.ones(3)}
     joint = jf.ModalStructure(law=jf.SegalmanIwan(F_S=0.1, K_T=2.0, n_elements=8), **kwargs)
     exact = np.sqrt(np.linalg.eigvalsh(np.diag([1.0, 9.0]) + 2.0 * shapes.T @ shapes))
     np.testing.assert_allclose(joint.stuck_frequencies(), exact, rtol=1e-12)
+    gms = jf.MaxwellSlip(jnp.array([1.5, 0.5]), jnp.array([0.6, 0.4]), mu_c=0.1, mu_s=0.15, v_s=1e-2)
+    np.testing.assert_allclose(jf.ModalStructure(law=gms, **kwargs).stuck_frequencies(), exact, rtol=1e-12)
     with pytest.raises(ValueError, match="law"):
         jf.ModalStructure(law=jf.LuGre(), **kwargs).stuck_frequencies()

@@ -121,6 +121,18 @@ class AbstractDynamicLaw(eqx.Module):
         (:func:`~jaxfriction.harmonic_balance`)."""
         return None
 
+    def interval_update(self, z: Array, slip: ArrayLike, dt: ArrayLike, normal: ArrayLike) -> Array | None:
+        """The state after an interval of ``dt`` (time) > 0, ``(...)``, over which the contact
+        slipped by ``slip`` (m), ``(...)``, at the constant speed ``slip / dt``, from ``z``
+        ``(..., n_state)``: the exact solution of :meth:`state_rate` over the interval, or None
+        (no closed form). The default is :meth:`slip_update` (a rate-independent law's state
+        does not depend on ``dt``); a rate-dependent law with a closed form overrides it
+        (:class:`~jaxfriction.MaxwellSlip`). Harmonic balance marches a law that has one
+        through the period (:func:`~jaxfriction.harmonic_balance`), and
+        :meth:`~jaxfriction.ModalStructure.stuck_frequencies` reads a contact's stuck stiffness
+        from it."""
+        return self.slip_update(z, slip, normal)
+
     def stick_band(self) -> ArrayLike:
         """0: a dynamic law has no stick band (its sticking is elastic, in the state)."""
         return 0.0

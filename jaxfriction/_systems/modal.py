@@ -115,26 +115,29 @@ class ModalStructure(AbstractContactSystem):
     def stuck_frequencies(self) -> np.ndarray:
         """Natural frequencies (rad/s) ``(m,)`` with every contact stuck: the square roots of
         the eigenvalues of ``diag(omega^2) + Phi^T diag(k_j) Phi``, ``k_j`` the contacts'
-        tangential stiffness: ``-d f / d s`` of the law's force along its return map
-        (:meth:`~jaxfriction.AbstractDynamicLaw.slip_update`) from the relaxed state (an Iwan
-        or Segalman joint: the sum of its element stiffnesses); a static law adds none. The
+        tangential stiffness: ``-d f / d s`` of the law's force along its update over a slip
+        (:meth:`~jaxfriction.AbstractDynamicLaw.interval_update`, over a unit time) from the
+        relaxed state (an Iwan, Segalman or Maxwell-slip joint: the sum of its element
+        stiffnesses); a static law adds none. The
         small-amplitude limit of the backbones; ``frequencies`` is the limit when every
         contact slides freely.
 
         Raises:
-            ValueError: naming ``law``: a dynamic law without a return map (its stuck
-                stiffness depends on the rate).
+            ValueError: naming ``law``: a dynamic law without a closed-form update
+                (``interval_update`` None: LuGre, rate and state).
         """
         c = jnp.size(self.normal)
         k = np.zeros(c)
         law = self.law
         if isinstance(law, AbstractDynamicLaw):
             z0 = jnp.broadcast_to(law.init_state(), (c, law.n_state))
-            if law.slip_update(z0, jnp.zeros(c), self.normal) is None:
-                raise ValueError(f"law: {type(law).__name__} has no return map (slip_update), so no stuck stiffness")
+            unit = jnp.ones(c)
+            if law.interval_update(z0, jnp.zeros(c), unit, self.normal) is None:
+                raise ValueError(f"law: {type(law).__name__} has no closed-form update (interval_update), "
+                                 "so no stuck stiffness")
 
             def force(s):
-                return law.force(jnp.zeros(c), law.slip_update(z0, s, self.normal), self.normal)
+                return law.force(jnp.zeros(c), law.interval_update(z0, s, unit, self.normal), self.normal)
 
             k = -np.asarray(jax.jvp(force, (jnp.zeros(c),), (jnp.ones(c),))[1])
         phi = np.asarray(self.contact_modes)

@@ -19,11 +19,11 @@ optimistix's Newton, and derivatives of a solution with respect to the system's 
 come from the implicit function theorem at the root (one Newton step on the unfrozen system,
 as :func:`~jaxfriction._workflows.periodic.shooting.shoot` does).
 
-Rate-independent hysteretic elements (Jenkins, Iwan and Segalman elements with an exact
-stick/slip switch, Dahl's model: laws with a :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`)
-are not unknowns: their
-states are marched through the period along the sampled slip, sample by sample with the
-law's exact return map, from the relaxed state at the period's mean slip over
+Hysteretic elements with a closed-form update over an interval of slip (Jenkins, Iwan and
+Segalman elements with an exact stick/slip switch, Dahl's model, Maxwell-slip elements: laws
+with a :meth:`~jaxfriction.AbstractDynamicLaw.interval_update`) are not unknowns: their
+states are marched through the period along the sampled slip, sample by sample with that
+update, from the relaxed state at the period's mean slip over
 :data:`.march.MARCH_PERIODS` periods (after one full cycle a Masing element's state repeats), and
 the last period's forces enter the residual. The unknowns are then the positions' and velocities' coefficients only, and each
 orbit is unique: with the states as unknowns (or by shooting) every stuck element's offset
@@ -83,8 +83,9 @@ def sampled_states(coefficients, system, *, frequency: str, t0, samples: int, ma
 
     Without a march the coefficients are those of the whole dynamical state. With one
     (:func:`marched`) they are those of the positions and velocities ``(2 H + 1, 2 n_dof)``,
-    and the law's states come from marching its return map along the slip, in
-    :data:`.march.MARCH_SUBSTEPS` increments per sample interval (:mod:`.march`), over
+    and the law's states come from marching its update
+    (:meth:`~jaxfriction.AbstractDynamicLaw.interval_update`) along the slip, in
+    :func:`.march.march_substeps` increments per sample interval (:mod:`.march`), over
     :data:`.march.MARCH_PERIODS` periods, starting relaxed at the period's mean slip displacement
     (a virgin loading from there to the slip at ``t0``: an element that never slides stays
     centred on the vibration; one that slides forgets the start within a cycle, as Masing
