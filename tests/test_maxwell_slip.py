@@ -189,3 +189,28 @@ def test_2005_slips_on_through_a_deceleration_and_sticks_at_the_reversal():
     assert z[-1, 1] <= 0.0 and z[-1, 2] > 0.0  # + unwound after the reversal, - set by the slip back
     rate = np.asarray(law.state_rate(-1e-3, jnp.asarray(z[i_rev + 50]), 1.0))
     assert rate[0] == pytest.approx(-1e-3)  # sticking: z' = v
+
+
+@pytest.mark.parametrize("variant", ["2003", "2005"])
+def test_one_normal_force_per_contact_and_the_interval_update_against_scipy(variant):
+    """Contacts in a batch each take their own normal force (``state_rate`` broadcast ``(c, 1)``
+    levels against ``(c,)`` normals into ``(c, c)`` before); ``interval_update`` at constant
+    speed equals an LSODA solve of ``state_rate`` (rtol 1e-10, steps at most dt / 2000) from
+    states inside, on and beyond the limits, to the reference's own switch error."""
+    from scipy.integrate import solve_ivp
+
+    law = jf.MaxwellSlip(K, ALPHA, C=20.0, sigma2=0.4, mu_c=1.0, mu_s=1.5, v_s=1e-3, variant=variant)
+    x = np.array([[2e-4, -1e-3, 3e-3], [7.5e-4, 1.5e-3, -3e-3], [-2e-3, 4e-3, 1e-4]])  # on, inside, beyond
+    z = x if variant == "2003" else np.concatenate([x, np.tile([1e-9, 0.0, 0.0], (3, 1)),
+                                                    np.tile([0.0, 1e-9, 0.0], (3, 1))], axis=1)
+    v, dt, normal = np.array([2e-3, -5e-4, 1e-2]), np.array([0.1, 1.0, 0.05]), np.array([1.0, 2.0, 0.5])
+    rates = law.state_rate(jnp.asarray(v), jnp.asarray(z), jnp.asarray(normal))
+    one_by_one = [law.state_rate(v[i], jnp.asarray(z[i]), normal[i]) for i in range(3)]
+    np.testing.assert_allclose(rates, np.stack(one_by_one), rtol=1e-14)
+    jumped = np.asarray(law.interval_update(jnp.asarray(z), jnp.asarray(v * dt), jnp.asarray(dt), jnp.asarray(normal)))
+    rate = jax.jit(lambda v, z, n: law.state_rate(v, z, n))
+    for i in range(3):
+        sol = solve_ivp(lambda t, y, i=i: np.asarray(rate(v[i], jnp.asarray(y), normal[i])), (0.0, dt[i]), z[i],
+                        method="LSODA", rtol=1e-10, atol=1e-14, max_step=dt[i] / 2000)
+        # the reference crosses each limit by up to one step's slip |v| dt / 2000
+        assert np.max(np.abs(jumped[i, :3] - sol.y[:3, -1])) < 1e-3 * abs(v[i]) * dt[i] + 1e-12
