@@ -123,6 +123,7 @@ def test_dynamic_law_internal_state_in_the_unknowns():
     assert abs(hb.dissipation - orbit.dissipation) <= max(2 * hb.relative_error, 1e-4) * orbit.dissipation
 
 
+@pytest.mark.slow  # suite time: Masing's dissipation of a marched Iwan joint stays fast in the backbone's test
 def test_iwan_elements_marched_through_the_period_against_masing():
     # a two-element Iwan joint on a forced, lightly damped oscillator; Masing's rule (Iwan 1966):
     # a symmetric cycle of slip amplitude X dissipates sum_i 4 phi_i (X - phi_i / k_i) over the
@@ -516,7 +517,7 @@ def test_a_batch_at_other_fixed_values_compiles_nothing_new():
     assert len(sharding._CACHE) == size and out["converged"].all()
 
 
-@pytest.mark.parametrize("alpha", [1.0, 2.0])
+@pytest.mark.parametrize("alpha", [pytest.param(1.0, marks=pytest.mark.slow), 2.0])  # one fast: suite time
 def test_a_dahl_contact_is_marched_and_agrees_with_shooting(alpha):
     """Dahl's model is rate-independent: its closed-form loading branch (``Dahl.slip_update``)
     marches the state through the period, so the state is no unknown of the balance. At 16
