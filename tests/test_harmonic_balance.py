@@ -566,7 +566,8 @@ def test_a_maxwell_slip_contact_is_marched_and_agrees_with_a_long_transient(vari
 def test_a_marched_maxwell_slip_solution_has_exact_derivatives_and_batches():
     """The march is differentiable: the first harmonic's derivative in the Stribeck velocity
     by the implicit function theorem equals central differences (measured 1.1e-8 relative);
-    a batch over the attraction parameter equals the single solve at its value."""
+    a batch over the attraction parameter equals the single solve at its value; a backbone
+    (EPMC) marches the elements too."""
     law = jf.MaxwellSlip(jnp.array([2.0, 1.0, 0.5]), jnp.array([0.5, 0.3, 0.2]), C=2.0, mu_c=0.2, mu_s=0.3,
                          v_s=0.3)
     system = jf.Oscillator(law=law, force=jf.Harmonic(0.5, 1.2), damping=0.05)
@@ -584,3 +585,8 @@ def test_a_marched_maxwell_slip_solution_has_exact_derivatives_and_batches():
     assert np.isfinite(grad) and abs(grad - fd) < 1e-6 * abs(fd)
     out = jf.harmonic_balance_batch(system, {"law.C": np.array([1.0, 2.0])}, harmonics=16)
     assert out["converged"].all() and abs(out["amplitude"][1, 0] - base.amplitude[0]) < 1e-9
+    # its backbone starts stuck, at sqrt(k + sum k_i) (below the smallest stick range alpha_i g(0) / k_i, 0.075)
+    backbone = jf.nonlinear_mode(system, [0.01, 0.5], harmonics=8)
+    assert backbone["converged"].all() and backbone.attrs["internal"] == "marched"
+    assert abs(float(backbone["frequency"][0]) - np.sqrt(4.5)) < 1e-12
+    assert float(backbone["frequency"][1]) < 1.2 and float(backbone["damping_ratio"][1]) > 0.1
