@@ -130,7 +130,11 @@ class AbstractDynamicLaw(eqx.Module):
         (:class:`~jaxfriction.MaxwellSlip`). Harmonic balance marches a law that has one
         through the period (:func:`~jaxfriction.harmonic_balance`), and
         :meth:`~jaxfriction.ModalStructure.stuck_frequencies` reads a contact's stuck stiffness
-        from it."""
+        from it.
+
+        Returns:
+            ``(..., n_state)``, or None.
+        """
         return self.slip_update(z, slip, normal)
 
     def stick_band(self) -> ArrayLike:

@@ -181,8 +181,14 @@ class MaxwellSlip(AbstractDynamicLaw):
         slip made on the limit, up to its hold, the other unwinds by ``|slip|`` to 0.
 
         Harmonic balance marches the elements with it through the period, ``v`` the mean slip
-        speed of each sample interval (second order in the interval, as a midpoint rule);
-        ``check_dynamic_law`` compares it with the integrated :meth:`state_rate`."""
+        speed of each increment: second order in the increment where an element relaxes, first
+        order where a 2003 element follows its rising limit as the slip decelerates
+        (hence 16 increments per sample interval there);
+        ``check_dynamic_law`` compares it with the integrated :meth:`state_rate`.
+
+        Returns:
+            ``(..., n_state)``; nothing raises (``dt`` is the caller's, > 0).
+        """
         slip = jnp.asarray(slip)[..., None]
         dt = jnp.asarray(dt)[..., None]
         v = safe_divide(slip, dt)
