@@ -33,6 +33,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from ._checks import constraints_hold
+from ._integrate.rk4 import rk4_step
 from ._integrate.simulate import simulate
 from ._integrate.trajectory import Trajectory
 from ._laws.base import AbstractFrictionLaw
@@ -334,19 +335,11 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
 def _interval_update_problems(law, normal, zs) -> list:
     """Where ``law.interval_update`` and ``state_rate`` integrated along the same slip disagree."""
     problems = []
-    h = 1.0 / 2000
     n = jnp.full(zs.shape[0], normal)
-
-    def step(z, v):
-        k1 = law.state_rate(v, z, n)
-        k2 = law.state_rate(v, z + h / 2 * k1, n)
-        k3 = law.state_rate(v, z + h / 2 * k2, n)
-        k4 = law.state_rate(v, z + h * k3, n)
-        return z + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-
     for du in (0.5, -0.5, 5e-3, -5e-3):
         v = jnp.full(zs.shape[0], du)  # over a unit time: the slip is du
-        z = jax.lax.fori_loop(0, 2000, lambda _, z, v=v: step(z, v), zs)
+        z = jax.lax.fori_loop(0, 2000, lambda _, z, v=v: rk4_step(lambda t, z, a: law.state_rate(v, z, n),
+                                                                  0.0, z, 1.0 / 2000), zs)
         jumped = law.interval_update(zs, v, jnp.ones(zs.shape[0]), n)
         gap = float(jnp.max(jnp.abs(jumped - z)))
         if not gap <= 1e-3 * abs(du) + 1e-12:

@@ -200,14 +200,14 @@ class MaxwellSlip(AbstractDynamicLaw):
         on_limit = (jnp.abs(self.stiffness * x) >= limit) & (v * x > 0)
         loaded = x + slip
         stuck = jnp.where(d > 0, jnp.minimum(loaded, reach), jnp.where(d < 0, jnp.maximum(loaded, -reach), loaded))
+        rate = safe_divide(self.C + 0.0 * limit, limit if self.variant == "2003" else g)
+        relaxed = d * reach + (x - d * reach) * jnp.exp(-rate * dt)
         if self.variant == "2003":
-            relax = safe_divide(self.C + 0.0 * limit, limit)
-            return jnp.where(on_limit, d * reach + (x - d * reach) * jnp.exp(-relax * dt), stuck)
+            return jnp.where(on_limit, relaxed, stuck)
         n = x.shape[-1]
         plus, minus = z[..., n:2 * n], z[..., 2 * n:]
         latched = ((d > 0) & (plus > 0)) | ((d < 0) & (minus > 0))
         slipping = on_limit | latched
-        relaxed = d * reach + (x - d * reach) * jnp.exp(-safe_divide(self.C, g) * dt)
         # the slip made on the limit: all of it from the limit, the rest after reaching it from a stick
         on_limit_slip = jnp.where(on_limit, jnp.abs(slip),
                                   jnp.where(slipping, 0.0, jnp.maximum(jnp.abs(slip) - (reach - d * x), 0.0)))

@@ -117,8 +117,9 @@ def marched_period_map(system, x, t0, period, n_steps: int):
     RK4 steps the positions and velocities and, beside them, the slip displacement ``s``
     since the step's start (``s' = `` the slip velocity); at every stage the elements' states
     are the update from the step's start along ``s`` over the stage's time ``tau``
-    (``law.interval_update(z_n, s, tau)``), and so are the states that end the step. The map is a continuous, piecewise smooth function of
-    ``x`` (the return map clips, it does not switch a rate), so its forward-mode derivative
+    (``law.interval_update(z_n, s, tau)``), and so are the states that end the step. The map
+    is a continuous, piecewise smooth function of ``x`` (the update clips, it does not switch
+    a rate), so its forward-mode derivative
     holds what the AD derivative of an integration with a switched rate ``z' = v`` or ``0``
     misses: an element reaching its slip limit forgets a perturbation of its elongation (the
     saltation of the switch; with a switched rate the perturbation stays for the whole slip).
