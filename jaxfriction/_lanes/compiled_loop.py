@@ -85,6 +85,17 @@ def sel(typingctx, c, a, b):
     return ty(c, a, b), codegen
 
 '''
+#: ``radd(a, b)``: ``a + b`` that LLVM may reassociate (the looped programs' folded sums).
+_REASSOCIATE = '''
+
+@intrinsic
+def radd(typingctx, a, b):
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1], flags=("reassoc",))
+
+    return a(a, b), codegen
+
+'''
 #: Boolean operators (on bools: without short-circuit, which would branch) and their integer
 #: (bitwise) forms.
 _LOGICAL = {"and": ("({a} & {b})", "({a} & {b})"), "or": ("({a} | {b})", "({a} | {b})"),
@@ -662,7 +673,7 @@ class CompiledLoop:
         arrays = [f"{name} = np.frombuffer(bytes.fromhex({value.tobytes().hex()!r}), np.{value.dtype.name}).copy()"
                   for name, value in writer.arrays.items()]
         head = ['"""The fused lane program of a jaxfriction sweep, emitted for numba (generated)."""', "",
-                "import math", "", "import numpy as np", _SELECT,
+                "import math", "", "import numpy as np", _SELECT, *([_REASSOCIATE] if self.looped else []),
                 f"L = {self.lanes}", *writer.globals_source(), *arrays]
         return "\n".join(head) + "\n\n\n" + "\n".join(body) + "\n"
 

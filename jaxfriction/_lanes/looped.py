@@ -20,9 +20,13 @@ written out as loops over the lane's arrays instead, for the compiled loop's num
   (more runs than that: one copy loop per run).
 - An equation joins the latest of the last :data:`LOOK_BACK` loops of its size that can read
   its operands, so the parts of consecutive equations share loops.
-- A reduction over a whole array runs in a lane loop of its own with :data:`ACCUMULATORS`
-  partial results (one accumulator is a chain of dependent additions; in the loop of its
-  operand it would also keep LLVM from vectorizing that loop's arithmetic).
+- A sum over a whole array (and an and/or of booleans) is added up in the element loop that
+  computes the array, which is then never stored. A float sum adds with ``radd``
+  (:data:`REASSOCIATE`, LLVM's ``fadd reassoc``, on that addition alone): with an IEEE
+  addition the accumulator would be a chain of dependent additions that keeps LLVM from
+  vectorizing the whole loop; reassociable, LLVM keeps vector partial sums, as XLA's
+  vectorized reductions reorder the sum too. Every other reduction (max, min, of an input or
+  a view) runs in a lane loop of its own with :data:`ACCUMULATORS` partial results.
 - Values that depend on the time and the shared values only (``sin(omega t)``) are written
   once per piece, outside the lane loops; constants are folded, ``x + 0`` and ``x * 1`` are
   ``x``, and a division by a constant is a product by its reciprocal, as XLA's algebraic
@@ -41,6 +45,7 @@ on the state) raises :class:`~jaxfriction._lanes.componentwise.Unsupported` nami
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import types
 from typing import Any
@@ -80,8 +85,11 @@ _NUMPY_REDUCE = {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.mi
                  "reduce_and": np.all, "reduce_or": np.any}
 
 
-#: Partial results of a reduction over a lane's array (a power of two).
+#: Partial results of a reduction over a lane's array in a loop of its own (a power of two).
 ACCUMULATORS = 4
+#: The program's addition that LLVM may reassociate (``fadd reassoc``): the folded sums'
+#: only, every other operation keeps IEEE order.
+REASSOCIATE = "radd"
 #: How many loops back an equation looks for a loop of its size that can read its operands.
 LOOK_BACK = 12
 #: A movement whose result would have more parts than this is copied into one buffer (an
@@ -98,6 +106,9 @@ class _Loop:
     #: joined by nothing else: a loop with an inner loop (a reduction over some axes, a
     #: product), which LLVM does not vectorize, so equations that could be are kept out of it
     alone: bool = False
+    #: reductions folded in this loop as it computes their operands: ``(result, binary
+    #: expression of the accumulator "{acc}" and the element, identity)``
+    folds: list = dataclasses.field(default_factory=list)
 
 
 _TOKEN = re.compile(r"\u27e6(\d+)\|(-?\d+)\|([^\u27e7]*)\u27e7")
@@ -446,8 +457,9 @@ class Piece:
             local = self.writer.name()
             self.writer.types[local] = dtype
             identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
-            self.uniform_lines += [f"{local} = {identity}", f"for k in range({x.size}):",
-                                   f"    {local} = {self.writer.expression(binary, [local, x.expr('k')])}"]
+            step = f"{REASSOCIATE}({local}, {x.expr('k')})" if binary.primitive.name == "add" and dtype.kind == "f" \
+                else self.writer.expression(binary, [local, x.expr('k')])
+            self.uniform_lines += [f"{local} = {identity}", f"for k in range({x.size}):", f"    {local} = {step}"]
             return Uniform(lambda e, local=local: local, 1, True)
         x = self.whole(x, var.aval.dtype)
         if not isinstance(x, Lane):
@@ -471,7 +483,37 @@ class Piece:
         self._reduced[key] = out = self._fold_new(name, x, dtype)
         return out
 
+    def _fold_in_loop(self, name: str, x: Lane, dtype):
+        """The reduction ``name`` of ``x`` accumulated in the element loop that computes ``x``
+        (one addition per element, no stored array and no loop of its own), or None where
+        ``x`` is not one of that loop's results or the reduction is not a sum of numbers or
+        an and/or of booleans. A float sum adds with :data:`REASSOCIATE` so that LLVM may
+        keep vector partial sums and vectorize the loop (the order of the additions is the
+        compiler's, as on the XLA path)."""
+        b = x.buffer
+        if b.local is None or b.loop < 0 or x.offset or x.stride != 1 or x.size != b.size:
+            return None
+        loop = self.loops[b.loop]
+        if loop.kind != "elem" or loop.size != x.size or loop.alone:
+            return None
+        op = _REDUCE[name]
+        if op == "add" and dtype.kind in "fc":
+            step = f"{REASSOCIATE}({{acc}}, {b.local})"
+        elif op == "add" and dtype.kind in "iu" or op in ("and", "or") and dtype.kind in "biu":
+            step = self.writer.expression(_Binary(op, dtype), ["{acc}", b.local])
+        else:
+            return None
+        identity = self.writer.constant(reduction_identity(name, dtype), dtype)
+        out = self.buffer(1, dtype, b.loop, self.writer.name())
+        self.writer.types[out.local] = dtype
+        out.stored = True  # read after the loop
+        loop.folds.append((out, step, identity))
+        return Lane(out, 0, 1, 1, True)
+
     def _fold_new(self, name: str, x: Lane, dtype):
+        folded = self._fold_in_loop(name, x, np.dtype(dtype))
+        if folded is not None:
+            return folded
         at = self.place("lane", 1, [x])
         b = x.buffer
         b.stored, b.last = True, max(b.last, at)
@@ -519,6 +561,10 @@ class Piece:
             raise Unsupported(f"{eqn.primitive.name} over axes {axes} of {shape} in a looped lane program")
         if count == 1:
             return Lane(x.buffer, x.offset + x.stride * first, n_out, x.stride * step, not eqn.outvars[0].aval.shape)
+        if n_out == 1:  # every element into one (of shape (1,)): a whole reduction of a view
+            out = self._fold_elements(eqn.primitive.name, Lane(x.buffer, x.offset + x.stride * first, count,
+                                                                x.stride * stride), dtype)
+            return dataclasses.replace(out, scalar=not eqn.outvars[0].aval.shape)
         at = self._open("elem", n_out)
         self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
         x.buffer.stored, x.buffer.last = True, max(x.buffer.last, at)
@@ -650,29 +696,64 @@ class Piece:
             base, index = b.row + int(match.group(2)), match.group(3)
             return f"{b.array}[{_index(str(base) if index == '0' else f'{base} + {index}', 'elem')}]"
 
+        def hoisted(match, held: dict):
+            """A lane value read in a loop over one lane's elements, read once before it
+            (``held``: read -> local): the loop writes no lane value (a folded sum is stored
+            after it), but LLVM cannot prove that a read of the scratch array at a fixed row
+            is not one of the loop's stores to it, and leaves the whole loop scalar (2.9x
+            slower measured on an Iwan joint of 1,000 sliders)."""
+            read = token(match)
+            if match.group(3) != "0":
+                return read
+            if read not in held:
+                held[read] = self.writer.name()
+                self.writer.types[held[read]] = self.buffers[int(match.group(1))].dtype
+            return held[read]
+
         pad = " " * indent
         out = [pad + line for line in self.uniform_lines]
         blocks = []
         for loop in self.loops:
             if not loop.lines:
                 continue
-            body = []
+            body, held = [], {}
+            read = functools.partial(hoisted, held=held) if lanes == 1 and loop.kind == "elem" and loop.size > 1 \
+                else token
             for line in loop.lines:
-                body.append(_TOKEN.sub(token, line))
+                body.append(_TOKEN.sub(read, line))
                 b = stores.get(line.split(" = ", 1)[0])  # type: ignore[assignment]  # None for lines that store no buffer
                 if b is not None:  # read by a later loop: kept in its rows
                     index = "0" if b.size == 1 else "k"
                     body.append(f"{b.array}[{_index(f'{b.row} + {index}', loop.kind)}] = {b.local}")
             if loop.kind == "elem" and loop.size == 1:  # one element: no loop over them
                 body = ["k = 0", *body]
+            # a folded reduction: in a local with one lane (a scalar LLVM may split into vector
+            # partial sums; stored after the loop), in its scratch row with several (the loop
+            # over the lanes vectorizes)
+            before, after = [], []
+            for b, step, identity in loop.folds:
+                row = f"{b.array}[{_index(str(b.row), 'lane')}]"
+                acc = b.local if lanes == 1 else row
+                body.append(f"{acc} = {step.format(acc=acc)}")
+                before.append(f"{acc} = {identity}")
+                after.append(f"{row} = {acc}")
+            if lanes > 1 and before:
+                before, after = ["for j in range(L):", *("    " + x for x in before)], []
+            elif before:
+                after = ["j = 0", *after]
+            if held:
+                before = [*(f"{local} = {read}" for read, local in held.items()), *before]
+            if lanes == 1 and before:
+                before = ["j = 0", *before]
             if loop.size == 1 and lanes == 1:  # one lane: straight code
                 blocks.append(["j = 0", *body])
             elif loop.size == 1:
                 blocks.append(["for j in range(L):", *("    " + x for x in body)])
             elif lanes == 1:
-                blocks.append([f"for k in range({loop.size}):", "    j = 0", *("    " + x for x in body)])
+                blocks.append([*before, f"for k in range({loop.size}):", "    j = 0", *("    " + x for x in body),
+                               *after])
             else:
-                blocks.append([f"for k in range({loop.size}):", "    for j in range(L):",
+                blocks.append([*before, f"for k in range({loop.size}):", "    for j in range(L):",
                                *("        " + x for x in body)])
         return out + [pad + x for block in blocks for x in block]
 
