@@ -716,7 +716,8 @@ class Piece:
         for loop in self.loops:
             if not loop.lines:
                 continue
-            body, held = [], {}
+            body: list[str] = []
+            held: dict[str, str] = {}
             read = functools.partial(hoisted, held=held) if lanes == 1 and loop.kind == "elem" and loop.size > 1 \
                 else token
             for line in loop.lines:
