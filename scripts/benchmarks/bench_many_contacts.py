@@ -2,7 +2,9 @@
 
 Side by side in one run, for each ``n``: the XLA path (``kernel="vmap"``), the compiled loop
 written as loops over each lane's arrays (the default on CPUs for states of more than 64
-numbers, ``jaxfriction._lanes.looped``) and the hand-written numba ``prange`` loop of
+numbers, ``jaxfriction._lanes.looped``), what ``jf.sweep`` picks by default (``"default"``:
+the same looped program for the chains, one expression per component for an Iwan joint of
+up to 62 sliders) and the hand-written numba ``prange`` loop of
 ``scripts/benchmarks/contenders.py`` (the same RK4 arithmetic; final positions compared). Reports
 M block-steps/s (lane-steps times blocks), the first sweep's wall time (planning and
 compiling) and the largest difference of the final positions against numba. Speed is measured
@@ -59,6 +61,10 @@ IWAN_OMEGA = 0.5
 IWAN_DT = 0.01
 IWAN_AMPLITUDES = (0.1, 1.5)
 IWAN_OBSERVABLES = {"final_position": jf.final_position, "dissipation": jf.window_dissipation}
+#: The kernels compared: the XLA path, the looped program forced, and what ``jf.sweep`` picks
+#: by default (the looped program for states of more than 64 numbers, else one expression per
+#: component).
+KERNELS = (("xla", "vmap"), ("looped", jf.CompiledLoopKernel(loops=True)), ("default", "auto"))
 
 
 def rel_diff(a, b):
@@ -89,7 +95,7 @@ def iwan_row(n, lanes, steps, law_kind):
     C.numba_iwan(amplitudes[:2], **{**numba_kw, "steps": 2, "parallel": False})
     serial, _ = timed(lambda: C.numba_iwan(amplitudes, **{**numba_kw, "parallel": False}))
     row["numba_serial"] = {"M_slider_steps_s": round(slider_steps / serial / 1e6, 1)}  # threads' cost on a busy machine
-    for name, kernel in (("xla", "vmap"), ("looped", jf.CompiledLoopKernel(loops=True))):
+    for name, kernel in KERNELS:
         try:
             began = time.perf_counter()
             plan = jf.plan_sweep(system, grid, kernel=kernel, **options)
@@ -137,7 +143,7 @@ if __name__ == "__main__":
         alphas = np.linspace(0.1, 0.9, args.lanes)
         block_steps = args.lanes * args.steps * n
         row = {"n": n}
-        for name, kernel in (("xla", "vmap"), ("looped", jf.CompiledLoopKernel(loops=True))):
+        for name, kernel in KERNELS:
             def run(kernel=kernel):
                 return jf.sweep(system, {"alpha": alphas}, kernel=kernel, t1=args.steps * dt, dt=dt, progress=False)
 
@@ -152,7 +158,7 @@ if __name__ == "__main__":
         C.numba_chain(alphas[:2], n=n, steps=2, h=dt, omega=0.5, eps=eps, parallel=True)
         best, ref = timed(lambda: C.numba_chain(alphas, n=n, steps=args.steps, h=dt, omega=0.5, eps=eps, parallel=True))
         row["numba_prange"] = {"M_block_steps_s": round(block_steps / best / 1e6, 1)}
-        for name in [k for k in ("xla", "looped") if "unsupported" not in row[k]]:
+        for name in [k for k, _ in KERNELS if "unsupported" not in row[k]]:
             row[name]["ratio_to_numba"] = round(row[name]["M_block_steps_s"] / row["numba_prange"]["M_block_steps_s"], 2)
             row[name]["max_diff_vs_numba"] = float(np.max(np.abs(row.pop(name + "_final") - ref[:, :n])))
         rows.append(row)
