@@ -34,7 +34,7 @@ SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
 EXECUTORS = {
     "fused": {"fast": {"VectorQuinn"}, "skip": {"two-blocks"}},
     "compiled": {"fast": {"Quinn", "VectorQuinn", "LuGre", "oscillator"}, "skip": {"two-blocks", "jointed-oscillator"}},
-    "looped": {"fast": {"block"}, "skip": {"two-blocks", "jointed-bar"}},
+    "looped": {"fast": {"block"}, "skip": {"two-blocks"}},
 }
 
 

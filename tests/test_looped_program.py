@@ -101,6 +101,27 @@ def test_an_iwan_joint_of_tables_agrees_with_the_xla_path():
                 t1=20.0, dt=0.01)
 
 
+def _bar(elements):
+    return jf.jointed_bar(n_contacts=6, n_modes=3, law="iwan", elements=elements, force_amplitude=0.3)
+
+
+def test_a_jointed_bar_of_jenkins_contacts_lowers_to_loops_and_iwan_contacts_are_refused():
+    """A reduced-order structure whose contacts each carry a joint law: the step rule sums each
+    contact's shared tables over its elements (a reduction over some axes of a value shared by
+    every lane, which the looped program refused, so the jointed bar ran on the XLA path). One
+    element per contact (Jenkins) is a view of the tables and runs (its numbers against the XLA
+    path: ``test_executors.py``, executor ``looped``, system ``jointed-bar``); several per
+    contact are refused with the reason, and run on the XLA path: through the looped program
+    such a bar's motion differed from the XLA path's by 4 % (the cause is not found)."""
+    from jaxfriction._lanes.componentwise import Unsupported
+
+    options = {"t1": 0.1, "dt": 0.01}
+    assert "for k in range(6):" in _source(_bar(1), {"force.amplitude": [0.3]}, **options)
+    with pytest.raises(Unsupported, match="over some axes of a value shared by every lane"):
+        _source(_bar(3), {"force.amplitude": [0.3]}, **options)
+
+
+
 # the reduced-order bar's dense contact Jacobian reduces values shared by every lane (its row
 # sums): the looped program refuses it and its sweeps run on the XLA path
 CHAIN_OPTIONS = {"t1": 1.0, "window": 0.5, "dt": 0.005, "wrt": ("law.mu",), "progress": False}

@@ -24,8 +24,13 @@ largest relative differences of the final positions and dissipations against num
 the largest magnitude among the lanes), and the whole final state ``[x, v, z]`` of the first
 and last lanes by ``jf.simulate`` against numba (``state_diff_vs_simulate``). A kernel that
 cannot run the sweep gets its reason instead of numbers. Usage:
+``--bar 10 40 160`` adds the reduced-order jointed bar of :func:`jaxfriction.jointed_bar` with
+that many Jenkins contacts (4 modes, ``dt = 0.01``, one lane per force amplitude in ``[0.02,
+0.2]``, observable the dissipation) against ``C.numba_modal`` (M contact-steps/s).
+
 ``python scripts/benchmarks/bench_many_contacts.py [--ns 32 256 1024] [--lanes 8] [--steps 2000]
-[--iwan 16 100 1000] [--iwan-law segalman|tables]`` (``--ns`` with no value: no chain).
+[--iwan 16 100 1000] [--iwan-law segalman|tables] [--bar 10 40 160]`` (``--ns`` with no value:
+no chain).
 """
 
 import argparse
@@ -125,6 +130,55 @@ def iwan_row(n, lanes, steps, law_kind):
     return row
 
 
+#: The jointed bar's modes, step, forcing frequency (its default) and lanes' force amplitudes.
+BAR_MODES = 4
+BAR_DT = 0.01
+BAR_AMPLITUDES = (0.02, 0.2)
+
+
+def bar_row(c, lanes, steps):
+    """The jointed bar of ``c`` Jenkins contacts: the XLA path, the looped program, the
+    default kernel and numba side by side (M contact-steps/s: lane-steps times contacts)."""
+    system = jf.jointed_bar(n_contacts=c, n_modes=BAR_MODES)
+    omega = float(system.force.omega)
+    amplitudes = np.linspace(*BAR_AMPLITUDES, lanes)
+    t1 = steps * BAR_DT
+    _, h = C.step_grid(0.0, t1, BAR_DT)
+    grid = {"force.amplitude": amplitudes}
+    options = dict(t1=t1, dt=BAR_DT, observables={"dissipation": jf.window_dissipation}, progress=False)
+    arrays = dict(frequencies=system.frequencies, damping_ratios=system.damping_ratios,
+                  contact_modes=system.contact_modes, force_modes=system.force_modes,
+                  stiffness=system.law.stiffness, slip_force=system.law.slip_force)
+    numba_kw = dict(arrays, steps=steps, h=h, omega=omega, parallel=True)
+    contact_steps = lanes * steps * c
+    row = {"n_contacts": c, "n_modes": BAR_MODES}
+    C.numba_modal(amplitudes[:2], **{**numba_kw, "steps": 2})
+    best, ref = timed(lambda: C.numba_modal(amplitudes, **numba_kw))
+    row["numba_prange"] = {"M_contact_steps_s": round(contact_steps / best / 1e6, 1)}
+    for name, kernel in KERNELS:
+        try:
+            began = time.perf_counter()
+            jf.sweep(system, grid, kernel=kernel, **options)
+            first = time.perf_counter() - began
+        except ValueError as exc:
+            row[name] = {"unsupported": str(exc)}
+            continue
+        best, ds = timed(lambda kernel=kernel: jf.sweep(system, grid, kernel=kernel, **options))
+        rate = contact_steps / best / 1e6
+        row[name] = {"M_contact_steps_s": round(rate, 1), "first_s": round(first, 1),
+                     "ratio_to_numba": round(rate / row["numba_prange"]["M_contact_steps_s"], 2),
+                     "kernel_reason": ds.attrs.get("kernel_reason"),
+                     "flagged": int(np.count_nonzero(np.asarray(ds["status"]))),
+                     "max_rel_diff_vs_numba": {"dissipation": rel_diff(ds["dissipation"], ref[:, -1])}}
+    diffs = []
+    for j in sorted({0, lanes - 1}):  # the whole final state [q, q', z]
+        lane = jf.set_parameters(system, {"force.amplitude": float(amplitudes[j])})
+        y = np.asarray(jf.simulate(lane, np.zeros(2 * BAR_MODES), 0.0, t1, BAR_DT, save_every=None).ys[-1])
+        diffs.append(rel_diff(y[: 2 * BAR_MODES + c], ref[j, : 2 * BAR_MODES + c]))
+    row["state_diff_vs_simulate"] = max(diffs)
+    return row
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ns", type=int, nargs="*", default=[32, 256, 1024])
@@ -134,6 +188,8 @@ if __name__ == "__main__":
                         help="slider counts of the Iwan joint (default: none)")
     parser.add_argument("--iwan-law", choices=("segalman", "tables"), default="segalman",
                         help="the joint as SegalmanIwan (default) or as Iwan of the same tables")
+    parser.add_argument("--bar", type=int, nargs="*", default=[], metavar="N_CONTACTS",
+                        help="contact counts of the jointed bar (default: none)")
     args = parser.parse_args()
     rows = []
     for n in args.ns:
@@ -167,9 +223,15 @@ if __name__ == "__main__":
     for n in args.iwan:
         iwan_rows.append(iwan_row(n, args.lanes, args.steps, args.iwan_law))
         print(json.dumps(iwan_rows[-1]), flush=True)
+    bar_rows = []
+    for c in args.bar:
+        bar_rows.append(bar_row(c, args.lanes, args.steps))
+        print(json.dumps(bar_rows[-1]), flush=True)
     out = {"cpu": platform.processor() or platform.machine(), "jax": jax.__version__,
            "lanes": args.lanes, "steps": args.steps, "rows": rows}
     if iwan_rows:
         out["iwan"] = {"law": args.iwan_law, "omega": IWAN_OMEGA, "dt": IWAN_DT, "amplitudes": IWAN_AMPLITUDES,
                        "rows": iwan_rows}
+    if bar_rows:
+        out["bar"] = {"n_modes": BAR_MODES, "dt": BAR_DT, "amplitudes": BAR_AMPLITUDES, "rows": bar_rows}
     print(json.dumps(out, indent=1))

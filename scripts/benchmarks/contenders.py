@@ -15,6 +15,9 @@ classical RK4 as jaxfriction, so their results agree with the library's to round
 - **Workload B**: the Burridge-Knopoff chain of :mod:`jaxfriction._systems.chain`, final state.
 - **The Iwan joint** (``scripts/benchmarks/bench_many_contacts.py --iwan``): the jointed
   oscillator of :func:`jaxfriction.jointed_oscillator` with ``n`` Jenkins sliders, final state.
+- **The jointed bar** (``bench_many_contacts.py --bar``): the reduced-order
+  :class:`~jaxfriction.ModalStructure` of :func:`jaxfriction.jointed_bar`, ``m`` modes and
+  ``c`` Jenkins contacts, final state and friction dissipation.
 - **Workload C**: ``dD/d(mu N)`` and ``dD/d alpha`` per trajectory.
 
 Kernels: numba (serial and ``prange``-parallel, hand-optimized), vectorized numpy, scipy
@@ -857,6 +860,130 @@ def numba_iwan(amplitude, *, stiffness, slip_force, steps, h, omega, mass=1.0, s
     return kernel(np.ascontiguousarray(amplitude, dtype=np.float64), np.ascontiguousarray(stiffness, dtype=np.float64),
                   np.ascontiguousarray(slip_force, dtype=np.float64), int(steps), float(h), float(omega), float(mass),
                   float(spring), float(damping))
+
+
+@njit(inline="always", fastmath=FASTMATH)
+def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, phi, force, s, zd, acc):
+    """The reduced-order structure's field at ``(q, p, z)`` under the drive ``force``: the
+    modal accelerations into ``acc``, the contacts' elongation rates into ``zd`` (``s``:
+    their slip velocities); returns the friction power.
+
+    As :class:`~jaxfriction.ModalStructure` with one Jenkins element per contact:
+    ``q'' = -c p - omega^2 q + b F + Phi^T f`` with ``f_j = -k_j z_j`` (``c = 2 zeta omega``),
+    slip ``s = Phi p``, ``z_j' = 0`` while ``k_j |z_j| >= phi_j`` and ``s_j z_j > 0``, else
+    ``s_j``; the dissipated power ``sum_j k_j z_j (s_j - z_j')``.
+    """
+    c, m = phi_modes.shape
+    power = 0.0
+    for j in range(c):
+        sj = 0.0
+        for i in range(m):
+            sj += phi_modes[j, i] * p[i]
+        zj = z[j]
+        r = 0.0 if (k[j] * abs(zj) >= phi[j]) & (sj * zj > 0.0) else sj
+        zd[j] = r
+        s[j] = k[j] * zj
+        power += s[j] * (sj - r)
+    for i in range(m):
+        a = b[i] * force - c2[i] * p[i] - omega2[i] * q[i]
+        for j in range(c):
+            a -= phi_modes[j, i] * s[j]
+        acc[i] = a
+    return power
+
+
+def _modal_py(amplitude, omega2, c2, b, phi_modes, k, phi, steps, h, omega):
+    batch = amplitude.shape[0]
+    c, m = phi_modes.shape
+    out = np.empty((batch, 2 * m + c + 1))
+    hh = 0.5 * h
+    h6 = h / 6.0
+    for lane in prange(batch):
+        q = np.zeros(m)
+        p = np.zeros(m)
+        z = np.zeros(c)
+        qs = np.empty(m)
+        ps = np.empty(m)
+        zs = np.empty(c)
+        k1 = np.empty((3, m))  # q', p' summed over the stages (weights 1, 2, 2, 1)
+        kz = np.empty(c)
+        s = np.empty(c)
+        zd = np.empty(c)
+        acc = np.empty(m)
+        e = 0.0
+        a = amplitude[lane]
+        for step in range(steps):
+            t = step * h
+            e1 = _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * t), s, zd, acc)
+            for i in range(m):
+                k1[0, i] = p[i]
+                k1[1, i] = acc[i]
+                qs[i] = q[i] + hh * p[i]
+                ps[i] = p[i] + hh * acc[i]
+            for j in range(c):
+                kz[j] = zd[j]
+                zs[j] = z[j] + hh * zd[j]
+            e2 = _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * (t + hh)), s, zd,
+                             acc)
+            for i in range(m):
+                k1[0, i] += 2.0 * ps[i]
+                k1[1, i] += 2.0 * acc[i]
+                k1[2, i] = ps[i]
+            for i in range(m):
+                qs[i] = q[i] + hh * k1[2, i]
+                ps[i] = p[i] + hh * acc[i]
+            for j in range(c):
+                kz[j] += 2.0 * zd[j]
+                zs[j] = z[j] + hh * zd[j]
+            e3 = _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * (t + hh)), s, zd,
+                             acc)
+            for i in range(m):
+                k1[0, i] += 2.0 * ps[i]
+                k1[1, i] += 2.0 * acc[i]
+                qs[i] = q[i] + h * ps[i]
+                ps[i] = p[i] + h * acc[i]
+            for j in range(c):
+                kz[j] += 2.0 * zd[j]
+                zs[j] = z[j] + h * zd[j]
+            e4 = _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * (t + h)), s, zd,
+                             acc)
+            for i in range(m):
+                q[i] = q[i] + h6 * (k1[0, i] + ps[i])
+                p[i] = p[i] + h6 * (k1[1, i] + acc[i])
+            for j in range(c):
+                z[j] = z[j] + h6 * (kz[j] + zd[j])
+            e = e + h6 * (e1 + 2.0 * e2 + 2.0 * e3 + e4)
+        for i in range(m):
+            out[lane, i] = q[i]
+            out[lane, m + i] = p[i]
+        for j in range(c):
+            out[lane, 2 * m + j] = z[j]
+        out[lane, 2 * m + c] = e
+    return out
+
+
+_modal_serial = njit(fastmath=FASTMATH)(_modal_py)
+_modal_parallel = njit(parallel=True, fastmath=FASTMATH)(_modal_py)
+
+
+def numba_modal(amplitude, *, frequencies, damping_ratios, contact_modes, force_modes, stiffness, slip_force, steps,
+                h, omega, parallel=False):
+    """The jointed bar with numba: ``m`` modes, ``c`` Jenkins contacts (stiffness ``k_j``, slip
+    force ``phi_j``), a drive ``F sin(omega t)`` through ``force_modes``, one lane per
+    amplitude ``F``; from rest, ``steps`` classical RK4 steps of ``h`` on ``t = k h`` (stage
+    inputs ``y + (h/2) k``, update ``y + h/6 (k1 + 2 k2 + 2 k3 + k4)``, the friction
+    dissipation integrated beside). The lanes run in ``prange`` (``parallel``).
+
+    Returns:
+        The final ``[q (m), q' (m), z (c), E_friction]`` per lane, ``(B, 2 m + c + 1)``.
+    """
+    kernel = _modal_parallel if parallel and len(amplitude) >= 2 else _modal_serial
+    w = np.asarray(frequencies, dtype=np.float64)
+    arrays = (w * w, 2.0 * np.asarray(damping_ratios, dtype=np.float64) * w, np.asarray(force_modes, dtype=np.float64),
+              np.asarray(contact_modes, dtype=np.float64), np.ravel(stiffness).astype(np.float64),
+              np.ravel(slip_force).astype(np.float64))
+    return kernel(np.ascontiguousarray(amplitude, dtype=np.float64), *(np.ascontiguousarray(x) for x in arrays),
+                  int(steps), float(h), float(omega))
 
 
 # --------------------------------------------------------------------------- ceiling micro-benchmarks
