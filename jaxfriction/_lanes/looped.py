@@ -497,9 +497,9 @@ class Piece:
         if loop.kind != "elem" or loop.size != x.size or loop.alone:
             return None
         op = _REDUCE[name]
-        if op == "add" and dtype.kind in "fc":
+        if op == "add" and dtype.kind == "f":
             step = f"{REASSOCIATE}({{acc}}, {b.local})"
-        elif op == "add" and dtype.kind in "iu" or op in ("and", "or") and dtype.kind in "biu":
+        elif (op == "add" and dtype.kind in "iu") or (op in ("and", "or") and dtype.kind in "biu"):
             step = self.writer.expression(_Binary(op, dtype), ["{acc}", b.local])
         else:
             return None
@@ -736,10 +736,10 @@ class Piece:
                 continue
             body: list[str] = []
             held: dict[str, str] = {}
-            read = functools.partial(hoisted, held=held) if lanes == 1 and loop.kind == "elem" and loop.size > 1 \
-                else token
+            substitute = functools.partial(hoisted, held=held) if lanes == 1 and loop.kind == "elem" \
+                and loop.size > 1 else token
             for line in loop.lines:
-                body.append(_TOKEN.sub(read, line))
+                body.append(_TOKEN.sub(substitute, line))
                 b = stores.get(line.split(" = ", 1)[0])  # type: ignore[assignment]  # None for lines that store no buffer
                 if b is not None:  # read by a later loop: kept in its rows
                     index = "0" if b.size == 1 else "k"
@@ -761,7 +761,7 @@ class Piece:
             elif before:
                 after = ["j = 0", *after]
             if held:
-                before = [*(f"{local} = {read}" for read, local in held.items()), *before]
+                before = [*(f"{local} = {value}" for value, local in held.items()), *before]
             if lanes == 1 and before:
                 before = ["j = 0", *before]
             if loop.size == 1 and lanes == 1:  # one lane: straight code
