@@ -289,6 +289,8 @@ class Piece:
             raise Unsupported(f"the primitive {eqn.primitive.name!r} in a looped lane program")
         out = eqn.outvars[0].aval
         size = int(np.prod(out.shape, dtype=int))
+        ins = [self._broadcast(x, v.aval.shape, out.shape, v.aval.dtype)
+               if 1 < int(np.prod(v.aval.shape, dtype=int)) < size else x for x, v in zip(ins, eqn.invars)]
         if not any(isinstance(x, Pieces) for x in ins):
             return self._segment(eqn, ins, size, not out.shape)
         # once per part: the segments between the parts' boundaries of every operand
@@ -296,6 +298,17 @@ class Piece:
         parts = [(a, self._segment(eqn, [view(x, a, b - a) for x in ins], b - a, False))
                  for a, b in zip(bounds, bounds[1:])]
         return joined(parts, size, False)
+
+    def _broadcast(self, x, shape, out_shape, dtype):
+        """``x`` of ``shape`` broadcast along its size-1 axes to ``out_shape``: an elementwise
+        primitive of equal rank broadcasts them itself (``(c, 1) * (c, n)``, a contact's slip
+        times its elements' states), where the loops read operands element for element. Runs
+        of the repeated elements, as a ``broadcast_in_dim`` is lowered (views, parts)."""
+        n = int(np.prod(shape, dtype=int))
+        parts = [p for _, p in x.parts] if isinstance(x, Pieces) else [x]
+        owners = [(i, e) for i, part in enumerate(parts) for e in range(size_of(part) if len(parts) > 1 else n)]
+        flat = np.ravel(np.broadcast_to(np.arange(n).reshape(shape), out_shape))
+        return self._assemble(runs_of([owners[int(v)] for v in flat]), parts, int(flat.size), dtype, not out_shape)
 
     def _segment(self, eqn, ins, size, scalar):
         """The elementwise ``eqn`` on ``size`` elements of ``ins`` (none in parts)."""
@@ -560,7 +573,7 @@ class Piece:
         if not np.array_equal(rows, first + step * np.arange(n_out)[:, None] + stride * np.arange(count)[None, :]):
             raise Unsupported(f"{eqn.primitive.name} over axes {axes} of {shape} in a looped lane program")
         if isinstance(x, Uniform):
-            return self._uniform_partial_reduction(eqn, x, (first, step, stride, n_out, count))
+            return self._uniform_partial_reduction(eqn, x, dtype, (first, step, stride, n_out, count))
         if count == 1:
             return Lane(x.buffer, x.offset + x.stride * first, n_out, x.stride * step, not eqn.outvars[0].aval.shape)
         if n_out == 1:  # every element into one (of shape (1,)): a whole reduction of a view
@@ -580,21 +593,27 @@ class Piece:
         b = self.buffer(n_out, dtype, at, local)
         return Lane(b, 0, n_out, 1, not eqn.outvars[0].aval.shape)
 
-    def _uniform_partial_reduction(self, eqn, x: Uniform, rows: tuple) -> Uniform:
-        """A reduction over some axes of a value shared by every lane whose output elements
-        each fold one element (a joint's ``(contacts, 1)`` tables summed over the element
-        axis: the jointed bar of Jenkins contacts): a view of ``x``.
-
-        Raises:
-            Unsupported: output elements that fold several elements (Iwan contacts of several
-                elements: through the looped program such a bar's motion differed from the XLA
-                path's by 4 % in a test; the cause is not found, so it runs on the XLA path).
-        """
-        first, step, _, n_out, count = rows
-        if count != 1:
-            raise Unsupported(f"{eqn.primitive.name} over some axes of a value shared by every lane in a looped "
-                              "lane program")
-        return Uniform(lambda e, x=x: x.expr(f"{first} + {step} * ({e})"), n_out, not eqn.outvars[0].aval.shape)
+    def _uniform_partial_reduction(self, eqn, x: Uniform, dtype, rows: tuple) -> Uniform:
+        """A reduction over some axes of a value shared by every lane (a joint's tables of
+        ``(contacts, elements)``, summed per contact by the step rule): output element ``k``
+        folds elements ``first + step k + stride r`` (``r < count``) of ``x``, written once per
+        piece before its lane loops into an array of the piece; one element per output (one
+        Jenkins element per contact) is a view of ``x``."""
+        first, step, stride, n_out, count = rows
+        scalar = not eqn.outvars[0].aval.shape
+        if count == 1:
+            return Uniform(lambda e, x=x: x.expr(f"{first} + {step} * ({e})"), n_out, scalar)
+        binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
+        table, acc = self.writer.name(), self.writer.name()
+        self.writer.types[acc] = dtype
+        element = x.expr(f"{first} + {step} * k + {stride} * r")
+        add = f"{REASSOCIATE}({acc}, {element})" if binary.primitive.name == "add" and dtype.kind == "f" \
+            else self.writer.expression(binary, [acc, element])
+        identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
+        self.uniform_lines += [f"{table} = np.empty({n_out}, np.{np.dtype(dtype).name})", f"for k in range({n_out}):",
+                               f"    {acc} = {identity}", f"    for r in range({count}):", f"        {acc} = {add}",
+                               f"    {table}[k] = {acc}"]
+        return Uniform(lambda e, table=table: f"{table}[{e}]", n_out, scalar)
 
     def _dot_general(self, eqn, ins):
         """``dot_general``: output element ``k`` sums ``lhs[IL[k, r]] * rhs[IR[k, r]]`` over
