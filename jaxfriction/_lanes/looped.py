@@ -640,8 +640,10 @@ class Piece:
         self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
         factors = []
         for x, table in zip(ins, (il, ir)):
-            index = self._const_array(np.ascontiguousarray(table.reshape(-1)).astype(np.int64), table_ok=True)
-            position = f"{index}[k * {count} + r]"
+            position = _affine(table.reshape(n_out, count))
+            if position is None:  # not affine in (k, r): an index table of the program
+                index = self._const_array(np.ascontiguousarray(table.reshape(-1)).astype(np.int64), table_ok=True)
+                position = f"{index}[k * {count} + r]"
             if isinstance(x, Const):
                 values = np.ravel(np.asarray(x.value))
                 name = self._const_array(values, table_ok=True)
@@ -654,8 +656,10 @@ class Piece:
         factors = [self.writer.cast(f, dtype) for f in factors]
         acc, local = self.writer.name(), self.writer.name()
         self.writer.types[acc] = self.writer.types[local] = dtype
+        term = f"{factors[0]} * {factors[1]}"
+        add = f"{REASSOCIATE}({acc}, {term})" if dtype.kind == "f" else f"{acc} + {term}"
         self.loops[at].lines += [f"{acc} = {self.writer.constant(0, dtype)}", f"for r in range({count}):",
-                                 f"    {acc} = {acc} + {factors[0]} * {factors[1]}", f"{local} = {acc}"]
+                                 f"    {acc} = {add}", f"{local} = {acc}"]
         b = self.buffer(n_out, dtype, at, local)
         return Lane(b, 0, n_out, 1, not eqn.outvars[0].aval.shape)
 
@@ -794,6 +798,20 @@ class Piece:
                 blocks.append([*before, f"for k in range({loop.size}):", "    for j in range(L):",
                                *("        " + x for x in body)])
         return out + [pad + x for block in blocks for x in block]
+
+
+def _affine(table: np.ndarray) -> str | None:
+    """``table`` ``(n, count)`` of element indices as the expression ``a + b k + c r`` where it
+    is one (a product's operand read row by row or column by column: a modal structure's
+    contact modes), else None. Direct indices let LLVM vectorize the product's inner loop,
+    which reads an index table element by element otherwise."""
+    n, count = table.shape
+    a = int(table[0, 0])
+    b = int(table[1, 0] - a) if n > 1 else 0
+    c = int(table[0, 1] - a) if count > 1 else 0
+    if not np.array_equal(table, a + b * np.arange(n)[:, None] + c * np.arange(count)[None, :]):
+        return None
+    return f"{a} + {b} * k + {c} * r"
 
 
 def _live_equations(jaxpr) -> list:
