@@ -305,8 +305,8 @@ class Piece:
         times its elements' states), where the loops read operands element for element. Runs
         of the repeated elements, as a ``broadcast_in_dim`` is lowered (views, parts)."""
         n = int(np.prod(shape, dtype=int))
-        parts = [p for _, p in x.parts] if isinstance(x, Pieces) else [x]
-        owners = [(i, e) for i, part in enumerate(parts) for e in range(size_of(part) if len(parts) > 1 else n)]
+        parts, owners = [], []
+        _own(x, n, parts, owners)
         flat = np.ravel(np.broadcast_to(np.arange(n).reshape(shape), out_shape))
         return self._assemble(runs_of([owners[int(v)] for v in flat]), parts, int(flat.size), dtype, not out_shape)
 
@@ -362,9 +362,7 @@ class Piece:
             if i in data:
                 size = int(np.prod(shape, dtype=int))
                 labelled.append(np.arange(at, at + size, dtype=np.int32).reshape(shape))
-                for part, n in ([(p, size_of(p)) for _, p in x.parts] if isinstance(x, Pieces) else [(x, size)]):
-                    sources.append(part)
-                    owners.extend((len(sources) - 1, e) for e in range(n))
+                _own(x, size, sources, owners)
                 at += size
             elif isinstance(x, Const):
                 labelled.append(np.asarray(x.value))
@@ -470,9 +468,8 @@ class Piece:
             local = self.writer.name()
             self.writer.types[local] = dtype
             identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
-            step = f"{REASSOCIATE}({local}, {x.expr('k')})" if binary.primitive.name == "add" and dtype.kind == "f" \
-                else self.writer.expression(binary, [local, x.expr('k')])
-            self.uniform_lines += [f"{local} = {identity}", f"for k in range({x.size}):", f"    {local} = {step}"]
+            self.uniform_lines += [f"{local} = {identity}", f"for k in range({x.size}):",
+                                   f"    {local} = {self._accumulate(binary, local, x.expr('k'))}"]
             return Uniform(lambda e, local=local: local, 1, True)
         x = self.whole(x, var.aval.dtype)
         if not every_axis and isinstance(x, (Lane, Uniform)):
@@ -496,6 +493,13 @@ class Piece:
         self._reduced[key] = out = self._fold_new(name, x, dtype)
         return out
 
+    def _accumulate(self, binary, acc: str, element: str) -> str:
+        """The expression that folds ``element`` into the accumulator ``acc`` by ``binary``: a
+        float sum as ``radd`` (:data:`REASSOCIATE`), any other as the primitive's expression."""
+        if binary.primitive.name == "add" and np.dtype(binary.outvars[0].aval.dtype).kind == "f":
+            return f"{REASSOCIATE}({acc}, {element})"
+        return self.writer.expression(binary, [acc, element])
+
     def _fold_in_loop(self, name: str, x: Lane, dtype):
         """The reduction ``name`` of ``x`` accumulated in the element loop that computes ``x``
         (one addition per element, no stored array and no loop of its own), or None where
@@ -510,12 +514,9 @@ class Piece:
         if loop.kind != "elem" or loop.size != x.size or loop.alone:
             return None
         op = _REDUCE[name]
-        if op == "add" and dtype.kind == "f":
-            step = f"{REASSOCIATE}({{acc}}, {b.local})"
-        elif (op == "add" and dtype.kind in "iu") or (op in ("and", "or") and dtype.kind in "biu"):
-            step = self.writer.expression(_Binary(op, dtype), ["{acc}", b.local])
-        else:
+        if not ((op == "add" and dtype.kind in "fiu") or (op in ("and", "or") and dtype.kind in "biu")):
             return None
+        step = self._accumulate(_Binary(op, dtype), "{acc}", b.local)
         identity = self.writer.constant(reduction_identity(name, dtype), dtype)
         out = self.buffer(1, dtype, b.loop, self.writer.name())
         self.writer.types[out.local] = dtype
@@ -607,12 +608,10 @@ class Piece:
         table, acc = self.writer.name(), self.writer.name()
         self.writer.types[acc] = dtype
         element = x.expr(f"{first} + {step} * k + {stride} * r")
-        add = f"{REASSOCIATE}({acc}, {element})" if binary.primitive.name == "add" and dtype.kind == "f" \
-            else self.writer.expression(binary, [acc, element])
         identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
         self.uniform_lines += [f"{table} = np.empty({n_out}, np.{np.dtype(dtype).name})", f"for k in range({n_out}):",
-                               f"    {acc} = {identity}", f"    for r in range({count}):", f"        {acc} = {add}",
-                               f"    {table}[k] = {acc}"]
+                               f"    {acc} = {identity}", f"    for r in range({count}):",
+                               f"        {acc} = {self._accumulate(binary, acc, element)}", f"    {table}[k] = {acc}"]
         return Uniform(lambda e, table=table: f"{table}[{e}]", n_out, scalar)
 
     def _dot_general(self, eqn, ins):
@@ -656,8 +655,7 @@ class Piece:
         factors = [self.writer.cast(f, dtype) for f in factors]
         acc, local = self.writer.name(), self.writer.name()
         self.writer.types[acc] = self.writer.types[local] = dtype
-        term = f"{factors[0]} * {factors[1]}"
-        add = f"{REASSOCIATE}({acc}, {term})" if dtype.kind == "f" else f"{acc} + {term}"
+        add = self._accumulate(_Binary("add", dtype), acc, f"{factors[0]} * {factors[1]}")
         self.loops[at].lines += [f"{acc} = {self.writer.constant(0, dtype)}", f"for r in range({count}):",
                                  f"    {acc} = {add}", f"{local} = {acc}"]
         b = self.buffer(n_out, dtype, at, local)
@@ -741,8 +739,8 @@ class Piece:
             """A lane value read in a loop over one lane's elements, read once before it
             (``held``: read -> local): the loop writes no lane value (a folded sum is stored
             after it), but LLVM cannot prove that a read of the scratch array at a fixed row
-            is not one of the loop's stores to it, and leaves the whole loop scalar (2.9x
-            slower measured on an Iwan joint of 1,000 sliders)."""
+            is not one of the loop's stores to it, and leaves the whole loop scalar (measured in
+            ``docs/performance.md``)."""
             read = token(match)
             if match.group(3) != "0":
                 return read
@@ -798,6 +796,14 @@ class Piece:
                 blocks.append([*before, f"for k in range({loop.size}):", "    for j in range(L):",
                                *("        " + x for x in body)])
         return out + [pad + x for block in blocks for x in block]
+
+
+def _own(x, size: int, parts: list, owners: list) -> None:
+    """Append the parts of ``x`` (its :class:`Pieces`' parts, or ``x`` itself, of ``size``
+    elements) to ``parts`` and each element's ``(part, element)`` to ``owners``."""
+    for part, n in ([(p, size_of(p)) for _, p in x.parts] if isinstance(x, Pieces) else [(x, size)]):
+        parts.append(part)
+        owners.extend((len(parts) - 1, e) for e in range(n))
 
 
 def _affine(table: np.ndarray) -> str | None:
