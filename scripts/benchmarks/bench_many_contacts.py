@@ -100,6 +100,20 @@ def iwan_row(n, lanes, steps, law_kind):
     C.numba_iwan(amplitudes[:2], **{**numba_kw, "steps": 2, "parallel": False})
     serial, _ = timed(lambda: C.numba_iwan(amplitudes, **{**numba_kw, "parallel": False}))
     row["numba_serial"] = {"M_slider_steps_s": round(slider_steps / serial / 1e6, 1)}  # threads' cost on a busy machine
+    kernel_rows(row, system, grid, options, "M_slider_steps_s", slider_steps,
+                {"final_position": ref[:, 0], "dissipation": ref[:, n + 2]})
+    ends = sorted({0, lanes - 1})  # the whole final state [x, v, z], the energy books left out
+    lanes_of = [jf.jointed_oscillator(law, force_amplitude=float(amplitudes[j]), omega=IWAN_OMEGA) for j in ends]
+    row["state_diff_vs_simulate"] = state_diff(lanes_of, ends, ref, 2, t1, IWAN_DT, n + 2)
+    return row
+
+
+def kernel_rows(row, system, grid, options, unit, work, refs):
+    """Each of :data:`KERNELS` on ``grid`` into ``row[name]``: ``unit`` (``work`` per second,
+    millions), the first sweep's time with its planning apart, a warm planning, the ratio to
+    ``row["numba_prange"][unit]``, the kernel's reason, the flagged lanes and the largest
+    relative differences of the observables ``refs`` (name -> numba's column); a kernel that
+    refuses the sweep gets its reason."""
     for name, kernel in KERNELS:
         try:
             began = time.perf_counter()
@@ -113,21 +127,23 @@ def iwan_row(n, lanes, steps, law_kind):
         first = plan_s + time.perf_counter() - began
         best, ds = timed(lambda kernel=kernel: jf.sweep(system, grid, kernel=kernel, **options))
         warm, _ = timed(lambda kernel=kernel: jf.plan_sweep(system, grid, kernel=kernel, **options), runs=1)
-        rate = slider_steps / best / 1e6
+        rate = work / best / 1e6
         row[name] = {
-            "M_slider_steps_s": round(rate, 1), "first_s": round(first, 1), "plan_s": round(plan_s, 2),
-            "plan_warm_s": round(warm, 3), "ratio_to_numba": round(rate / row["numba_prange"]["M_slider_steps_s"], 2),
+            unit: round(rate, 1), "first_s": round(first, 1), "plan_s": round(plan_s, 2),
+            "plan_warm_s": round(warm, 3), "ratio_to_numba": round(rate / row["numba_prange"][unit], 2),
             "kernel_reason": ds.attrs.get("kernel_reason"), "flagged": int(np.count_nonzero(np.asarray(ds["status"]))),
-            "max_rel_diff_vs_numba": {"final_position": rel_diff(ds["final_position"], ref[:, 0]),
-                                      "dissipation": rel_diff(ds["dissipation"], ref[:, n + 2])},
+            "max_rel_diff_vs_numba": {k: rel_diff(ds[k], ref) for k, ref in refs.items()},
         }
+
+
+def state_diff(systems, lanes, ref, n_y0, t1, dt, n_state):
+    """The largest relative difference of ``jf.simulate``'s final state (its first ``n_state``
+    components, from rest: ``n_y0`` zeros) of each of ``systems`` against numba's row of its lane."""
     diffs = []
-    for j in sorted({0, lanes - 1}):  # the whole final state [x, v, z], the energy books left out
-        lane = jf.jointed_oscillator(law, force_amplitude=float(amplitudes[j]), omega=IWAN_OMEGA)
-        y = np.asarray(jf.simulate(lane, np.zeros(2), 0.0, t1, IWAN_DT, save_every=None).ys[-1])
-        diffs.append(rel_diff(y[: n + 2], ref[j, : n + 2]))
-    row["state_diff_vs_simulate"] = max(diffs)
-    return row
+    for system, j in zip(systems, lanes):
+        y = np.asarray(jf.simulate(system, np.zeros(n_y0), 0.0, t1, dt, save_every=None).ys[-1])
+        diffs.append(rel_diff(y[:n_state], ref[j, :n_state]))
+    return max(diffs)
 
 
 #: The jointed bar's modes, step, forcing frequency (its default) and lanes' force amplitudes.
@@ -155,27 +171,10 @@ def bar_row(c, lanes, steps):
     C.numba_modal(amplitudes[:2], **{**numba_kw, "steps": 2})
     best, ref = timed(lambda: C.numba_modal(amplitudes, **numba_kw))
     row["numba_prange"] = {"M_contact_steps_s": round(contact_steps / best / 1e6, 1)}
-    for name, kernel in KERNELS:
-        try:
-            began = time.perf_counter()
-            jf.sweep(system, grid, kernel=kernel, **options)
-            first = time.perf_counter() - began
-        except ValueError as exc:
-            row[name] = {"unsupported": str(exc)}
-            continue
-        best, ds = timed(lambda kernel=kernel: jf.sweep(system, grid, kernel=kernel, **options))
-        rate = contact_steps / best / 1e6
-        row[name] = {"M_contact_steps_s": round(rate, 1), "first_s": round(first, 1),
-                     "ratio_to_numba": round(rate / row["numba_prange"]["M_contact_steps_s"], 2),
-                     "kernel_reason": ds.attrs.get("kernel_reason"),
-                     "flagged": int(np.count_nonzero(np.asarray(ds["status"]))),
-                     "max_rel_diff_vs_numba": {"dissipation": rel_diff(ds["dissipation"], ref[:, -1])}}
-    diffs = []
-    for j in sorted({0, lanes - 1}):  # the whole final state [q, q', z]
-        lane = jf.set_parameters(system, {"force.amplitude": float(amplitudes[j])})
-        y = np.asarray(jf.simulate(lane, np.zeros(2 * BAR_MODES), 0.0, t1, BAR_DT, save_every=None).ys[-1])
-        diffs.append(rel_diff(y[: 2 * BAR_MODES + c], ref[j, : 2 * BAR_MODES + c]))
-    row["state_diff_vs_simulate"] = max(diffs)
+    kernel_rows(row, system, grid, options, "M_contact_steps_s", contact_steps, {"dissipation": ref[:, -1]})
+    ends = sorted({0, lanes - 1})  # the whole final state [q, q', z]
+    lanes_of = [jf.set_parameters(system, {"force.amplitude": float(amplitudes[j])}) for j in ends]
+    row["state_diff_vs_simulate"] = state_diff(lanes_of, ends, ref, 2 * BAR_MODES, t1, BAR_DT, 2 * BAR_MODES + c)
     return row
 
 
