@@ -11,6 +11,8 @@ import jax.numpy as jnp
 from jax import Array
 from jaxtyping import PyTree
 
+from .marched import marched_rk4_step, marches
+
 
 def rk4_step(vector_field, t, y: PyTree, h, args=None) -> PyTree:
     """One classical RK4 step; the friction law is evaluated at all four stages.
@@ -24,7 +26,18 @@ def rk4_step(vector_field, t, y: PyTree, h, args=None) -> PyTree:
 
     Returns:
         The state at ``t + h``, shaped like ``y``.
+
+    A system's own ``vector_field`` (a bound method, or one wrapped in :class:`ComponentField`)
+    whose law declares :attr:`~jaxfriction.AbstractDynamicLaw.marched_in_rk4` is stepped
+    with the law's states marched along each stage's slip
+    (:func:`~jaxfriction._integrate.marched.marched_rk4_step`: Maxwell-slip's exact switch).
     """
+    system = _marched_system(vector_field)
+    if system is not None:
+        if isinstance(vector_field, ComponentField):
+            y1 = marched_rk4_step(system, t, jnp.stack(y).reshape(vector_field.shape), h, args).reshape(-1)
+            return tuple(y1[i] for i in range(len(y)))
+        return marched_rk4_step(system, t, y, h, args)
 
     def axpy(c, k) -> PyTree:
         return jax.tree.map(lambda y, k: y + c * k, y, k)
@@ -34,6 +47,15 @@ def rk4_step(vector_field, t, y: PyTree, h, args=None) -> PyTree:
     k3 = vector_field(t + 0.5 * h, axpy(0.5 * h, k2), args)
     k4 = vector_field(t + h, axpy(h, k3), args)
     return jax.tree.map(lambda y, a, b, c, d: y + (h / 6.0) * (a + 2.0 * b + 2.0 * c + d), y, k1, k2, k3, k4)
+
+
+def _marched_system(vector_field):
+    """The system whose own ``vector_field`` this is, when RK4 marches its law's states; else None."""
+    field = vector_field.vector_field if isinstance(vector_field, ComponentField) else vector_field
+    system = getattr(field, "__self__", None)
+    if system is None or getattr(field, "__name__", None) != "vector_field":
+        return None
+    return system if marches(system) else None
 
 
 #: States with at most this many elements are stepped component by component (see rk4_scan).

@@ -82,6 +82,12 @@ class AbstractDynamicLaw(eqx.Module):
 
     vector: ClassVar[bool] = False
     keeps_coulomb_structure: ClassVar[bool] = False
+    #: True for a law whose states fixed-step RK4 advances by :meth:`interval_update` along
+    #: each stage's slip instead of by :meth:`state_rate` (its exact stick/slip switch would
+    #: otherwise cost a first-order error per switch:
+    #: :func:`~jaxfriction._integrate.marched.marched_rk4_step`); such a law must define
+    #: :meth:`interval_update`. Adaptive diffrax solvers integrate :meth:`state_rate`.
+    marched_in_rk4: ClassVar[bool] = False
 
     def __check_init__(self):
         check_constraints(self)
@@ -136,6 +142,18 @@ class AbstractDynamicLaw(eqx.Module):
             ``(..., n_state)``, or None.
         """
         return self.slip_update(z, slip, normal)
+
+    def limit_motion_rate(self, v: ArrayLike, acceleration: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """The step rule of a law that RK4 marches (:attr:`marched_in_rk4`), 1/time, ``(...)``:
+        how fast the slip limits of the elements at or near them move, relative to those limits,
+        at slip velocity ``v`` and slip acceleration ``acceleration`` (m/s^2), both ``(...)``.
+        The march takes a stage's limit at the stage's mean slip speed, so a limit that moves
+        by a large part of itself within one step is where the march errs (fixed-step RK4 runs
+        whose ``h`` times this passes ``LIMIT_MOTION_STEP_LIMIT`` at a saved state get
+        ``STATUS_UNSTABLE_STEP``: :func:`~jaxfriction._integrate.stability.internal_state_rate`).
+        The default is 0 (a rate-independent law's limits do not move with the speed);
+        :class:`~jaxfriction.MaxwellSlip` overrides it."""
+        return jnp.zeros(jnp.shape(jnp.asarray(v) + jnp.asarray(acceleration)))
 
     def stick_band(self) -> ArrayLike:
         """0: a dynamic law has no stick band (its sticking is elastic, in the state)."""
@@ -202,6 +220,12 @@ def drive_law(law: AbstractDynamicLaw, velocity, ts: ArrayLike, normal: ArrayLik
         normal: normal force (N).
         z0: initial state ``(n_state,)`` (default ``law.init_state()``).
 
+    A law that declares :attr:`~AbstractDynamicLaw.marched_in_rk4` (Maxwell-slip) is
+    advanced by its :meth:`~AbstractDynamicLaw.interval_update` along RK4's slip over each
+    step, ``h/6 (v(t) + 4 v(t + h/2) + v(t + h))`` (Simpson's rule, the slip RK4 makes with
+    a prescribed velocity), as fixed-step RK4 advances it in a system
+    (:func:`~jaxfriction._integrate.marched.marched_rk4_step`).
+
     Returns:
         ``(z (n, n_state), force (n,))``: the state and the friction force on the body at
             every grid time.
@@ -214,6 +238,10 @@ def drive_law(law: AbstractDynamicLaw, velocity, ts: ArrayLike, normal: ArrayLik
 
     def step(z, interval) -> tuple[Array, Array]:
         t, h = interval
+        if law.marched_in_rk4:
+            slip = h / 6 * (velocity(t) + 4 * velocity(t + h / 2) + velocity(jnp.nextafter(t + h, t)))
+            z = law.interval_update(z, slip, h, normal)
+            return z, z
         k1 = rate(t, z)
         k2 = rate(t + h / 2, z + h / 2 * k1)
         k3 = rate(t + h / 2, z + h / 2 * k2)

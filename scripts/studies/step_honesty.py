@@ -32,7 +32,8 @@ import jaxfriction as jf
 
 #: Tolerance of "agrees with the 10x finer step": relative, and an absolute floor (J): the
 #: drive does 0.1 .. 1 J of work over a window, and a lane that sticks throughout dissipates
-#: 1e-6 J by its first-order switch (Maxwell-slip: 5.0e-6 against 3.8e-6 J at dt / 10).
+#: 1e-6 J by a first-order switch (Maxwell-slip integrated through its state rate, before RK4
+#: marched it: 5.0e-6 against 3.8e-6 J at dt / 10).
 RTOL, ATOL = 0.05, 1e-5
 #: Decades either side of the catalogue's value a positive parameter is drawn over.
 SPREAD = 1.0

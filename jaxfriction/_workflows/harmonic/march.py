@@ -16,6 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ..._integrate.marched import marched_rk4_step
 from ..periodic.flow import full_state
 from .fourier import synthesis
 
@@ -46,7 +47,7 @@ def marched(system) -> bool:
     instead of solving for them: a law with internal states per contact whose
     :meth:`~jaxfriction.AbstractDynamicLaw.interval_update` is defined (Jenkins, Iwan and
     Segalman elements with the exact switch, Dahl's model, Maxwell-slip elements)."""
-    from ..._integrate.stability import has_internal_states
+    from ..._integrate.marched import has_internal_states
 
     if not has_internal_states(system):
         return False
@@ -114,9 +115,9 @@ def marched_period_map(system, x, t0, period, n_steps: int):
     """The dynamical state after one period from ``x`` at ``t0``, with the hysteretic elements
     updated by their return map (traceable; its forward-mode derivative is the monodromy).
 
-    RK4 steps the positions and velocities and, beside them, the slip displacement ``s``
-    since the step's start (``s' = `` the slip velocity); at every stage the elements' states
-    are the update from the step's start along ``s`` over the stage's time ``tau``
+    The steps are :func:`~jaxfriction._integrate.marched.marched_rk4_step`'s: RK4 steps the
+    positions and velocities, and at every stage the elements' states are the update from the
+    step's start along the slip the stage has made over the stage's time ``tau``
     (``law.interval_update(z_n, s, tau)``), and so are the states that end the step. The map
     is a continuous, piecewise smooth function of ``x`` (the update clips, it does not switch
     a rate), so its forward-mode derivative
@@ -133,25 +134,10 @@ def marched_period_map(system, x, t0, period, n_steps: int):
     Returns:
         ``(dynamical_size,)``.
     """
-    law = system.law
-    n, d = system.n_dof, system.dynamical_size
     h = period / n_steps
-    z0 = x[2 * n:].reshape(-1, law.n_state)
-    normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, x.dtype), (-1,)), z0.shape[:1])
 
-    def rates(t, qv, z):
-        state = full_state(system, jnp.concatenate([qv, z.reshape(-1)]))
-        return system.vector_field(t, state)[:2 * n], jnp.reshape(system.slip_velocity(t, state), (-1,))
+    def step(y, i):
+        return marched_rk4_step(system, t0 + i * h, y, h), None
 
-    def step(carry, i):
-        qv, z = carry
-        t = t0 + i * h
-        k1, l1 = rates(t, qv, z)
-        k2, l2 = rates(t + h / 2, qv + h / 2 * k1, law.interval_update(z, h / 2 * l1, h / 2, normal))
-        k3, l3 = rates(t + h / 2, qv + h / 2 * k2, law.interval_update(z, h / 2 * l2, h / 2, normal))
-        k4, l4 = rates(t + h, qv + h * k3, law.interval_update(z, h * l3, h, normal))
-        slip = h / 6 * (l1 + 2 * l2 + 2 * l3 + l4)
-        return (qv + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), law.interval_update(z, slip, h, normal)), None
-
-    (qv, z), _ = jax.lax.scan(step, (x[:2 * n], z0), jnp.arange(n_steps, dtype=x.dtype))
-    return jnp.concatenate([qv, z.reshape(-1)])[:d]
+    y, _ = jax.lax.scan(step, full_state(system, x), jnp.arange(n_steps, dtype=x.dtype))
+    return y[:system.dynamical_size]
