@@ -542,9 +542,10 @@ def test_a_maxwell_slip_contact_is_marched_and_agrees_with_a_long_transient(vari
     """Maxwell-slip elements are rate-dependent: harmonic balance marches them with their
     closed-form update at each increment's mean speed (``MaxwellSlip.interval_update``), so
     their states are no unknowns. Against the RK4 transient's last period (30 periods at dt
-    2e-4; at 1e-4 and 5e-5 the same to 1e-5): measured 2.2e-4 (2003) and 6e-5 (2005) off in
-    amplitude, 2.1e-4 and 2.9e-5 in dissipation, each inside the solution's own error
-    estimate; the orbit is stable (multipliers 0.67 and 0.72 in modulus)."""
+    2e-4, the elements marched by RK4 too): measured 2.0e-4 (2003) and 6.3e-6 (2005) off in
+    amplitude, 1.6e-4 and 1.5e-5 in dissipation, each inside the solution's own error
+    estimate (integrated through the state rate before RK4 marched them: 2.2e-4 and 6e-5,
+    2.1e-4 and 2.9e-5); the orbit is stable (multipliers 0.67 and 0.72 in modulus)."""
     from jaxfriction._workflows.harmonic.march import marched
 
     law = jf.MaxwellSlip(jnp.array([2.0, 1.0, 0.5]), jnp.array([0.5, 0.3, 0.2]), C=2.0, mu_c=0.2, mu_s=0.3,
