@@ -283,3 +283,19 @@ def test_marched_oscillator_against_an_event_located_scipy_solve():
         assert np.max(np.abs(ys[:, 0] - ref[:, 0])) < bound
         errors.append(abs(float(traj.friction_dissipation[-1]) - dissipated))
     assert errors[0] < 1e-5 and errors[0] / errors[1] > 30  # second order: 57x for tenfold
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kernel", ["compiled", "fused"])
+def test_marched_elements_at_several_contacts_on_the_compiled_executors(kernel):
+    """The march traced into the compiled executors, in a reduced-order bar with three Maxwell-slip
+    contacts (the fast suite runs them on the single-contact oscillator): observables and statuses equal
+    to the XLA path's to round-off. (The looped program agrees too, but numba compiled its 7,203 lines for
+    7 minutes: a small structure runs one expression per component, 2,366 lines.)"""
+    import equinox as eqx
+
+    from jaxfriction.testing import check_fused
+
+    bar = jf.jointed_bar(n_contacts=3, n_modes=2, force_amplitude=0.3, damping_ratio=0.02)
+    bar = eqx.tree_at(lambda s: s.law, bar, jf.MaxwellSlip(jnp.array([1e3, 3e2]), jnp.array([0.6, 0.4]), sigma2=0.1))
+    check_fused(bar, {"law.stiffness[0]": [900.0, 1100.0]}, kernel=kernel, dt=1e-4, t1=0.05, window=0.02)

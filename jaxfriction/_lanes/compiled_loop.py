@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jex_core
 
-from .componentwise import Unsupported, is_concrete, traced_cells
+from .componentwise import Unsupported, is_concrete, live_equations, traced_cells
 from .numba_program import load
 from .pieces import final_measures, first_measures, merge_measures, running_max
 
@@ -180,7 +180,7 @@ class _Writer:
 
         shared: list[str] = []
         lane: list[str] = []
-        for eqn in jaxpr.eqns:
+        for eqn in live_equations(jaxpr):
             outs = [v for v in eqn.outvars if not isinstance(v, jex_core.DropVar)]
             if not outs:
                 continue

@@ -456,6 +456,19 @@ def evaluate(jaxpr, consts, args) -> list:
     return [read(v) for v in jaxpr.outvars]
 
 
+def live_equations(jaxpr) -> list:
+    """The equations of the flat ``jaxpr`` that its outputs read, in order. A traced piece
+    computes values nobody reads (the potential energy beside its gradient; a marched law's
+    state rate, which the march replaces), which a program written from it need not hold."""
+    read = {v for v in jaxpr.outvars if not isinstance(v, jex_core.Literal)}
+    live = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(v in read for v in eqn.outvars if not isinstance(v, jex_core.DropVar)):
+            live.append(eqn)
+            read.update(v for v in eqn.invars if not isinstance(v, jex_core.Literal))
+    return live[::-1]
+
+
 class Componentwise:
     """A per-lane function traced once and evaluated component-wise on blocks of lanes.
 

@@ -62,6 +62,7 @@ from .componentwise import (
     MOVEMENT,
     Unsupported,
     _fold_numpy,
+    live_equations,
     reduction_identity,
 )
 from .looped_values import (
@@ -243,7 +244,7 @@ class Piece:
             env[var] = Const(np.asarray(c))
         for var, a in zip(jaxpr.invars, args):
             env[var] = a
-        for eqn in _live_equations(jaxpr):
+        for eqn in live_equations(jaxpr):
             outs = self._equation(eqn, [read(v) for v in eqn.invars])
             for var, out in zip(eqn.outvars, outs):
                 if not isinstance(var, jex_core.DropVar):
@@ -818,18 +819,6 @@ def _affine(table: np.ndarray) -> str | None:
     if not np.array_equal(table, a + b * np.arange(n)[:, None] + c * np.arange(count)[None, :]):
         return None
     return f"{a} + {b} * k + {c} * r"
-
-
-def _live_equations(jaxpr) -> list:
-    """The equations that the outputs read (the traced pieces compute values nobody reads,
-    e.g. the potential energy beside its gradient)."""
-    read = {v for v in jaxpr.outvars if not isinstance(v, jex_core.Literal)}
-    live = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.effects or any(v in read for v in eqn.outvars if not isinstance(v, jex_core.DropVar)):
-            live.append(eqn)
-            read.update(v for v in eqn.invars if not isinstance(v, jex_core.Literal))
-    return live[::-1]
 
 
 def _index(row: str, kind: str) -> str:
