@@ -14,9 +14,8 @@ the state rate: the positions and velocities (and the drives' and the damping's 
 integrals) take RK4's stages as usual, and at every stage the law's states are the update
 from the step's start along the slip the stage has made (``h/2`` times the previous stage's
 slip velocity, or ``h`` times the third's), over the stage's time; the step ends with the
-update along RK4's slip ``h/6 (s_1 + 2 s_2 + 2 s_3 + s_4)``. It is the scheme of harmonic
-balance's period map (``marched_period_map``),
-applied to the whole state.
+update along RK4's slip ``h/6 (s_1 + 2 s_2 + 2 s_3 + s_4)``. Harmonic balance's period map
+(``marched_period_map``) takes these steps too.
 
 The friction dissipation's increment is RK4's quadrature of the friction's power on the slip
 ``-f . v_slip`` at the four stages, less the change of the energy stored in the law's springs
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
 
 def has_internal_states(system) -> bool:
     """True when ``system``'s law is dynamic and the system carries its internal states (the
-    systems :func:`internal_state_rate` gives a rate for)."""
+    systems :func:`~jaxfriction._integrate.stability.internal_state_rate` gives a rate for)."""
     return (isinstance(getattr(system, "law", None), AbstractDynamicLaw) and bool(system.n_internal)
             and getattr(system, "internal_is_law_state", True))
 
