@@ -36,7 +36,7 @@ def test_maxwell_slip_fast_attraction_is_exact_under_the_march():
     # C = 1e7: a slipping element relaxes at C / (alpha g) = 2e7 /s. Integrated through its state
     # rate at dt 1e-4, D was 2.6e17 with status 0 (later flagged: every lane of it at this step);
     # marched (its interval update relaxes exactly), both lanes run at status 0, D equal to the
-    # dt / 10 run's to 1e-6 (measured 1.7e-8), the energy balance's residual 9e-15
+    # dt / 10 run's to 1e-6 (measured 1.7e-8), the energy balance's residual 5e-15
     law = jf.MaxwellSlip(jnp.array([100.0, 300.0]), jnp.array([0.5, 0.5]), C=1e7)
     system = jf.Oscillator(law=law, force=jf.Harmonic(0.8, 2.0))
     status, d = _status(system, {"force.amplitude": [0.8, 2.0]}, 1e-4, t1=0.4, window=0.2)

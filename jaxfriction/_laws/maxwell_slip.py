@@ -97,7 +97,7 @@ class MaxwellSlip(AbstractDynamicLaw):
     1e-3`` s (256 lanes, seeds 0 and 1) 22-23 % of the lanes are flagged and none is wrong at
     status 0 (before the march: 44-46 % flagged, 2 % wrong). The springs store ``sum_i k_i
     z_i^2 / 2``; the dissipated power is ``sum_i k_i z_i (v - z_i') + sigma2 v^2`` (the march
-    books the friction's work on the slip less the change of the stored energy).
+    books the springs' slip past their elongation at their mean force, and ``sigma2 v^2``).
 
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
