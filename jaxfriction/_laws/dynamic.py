@@ -86,7 +86,9 @@ class AbstractDynamicLaw(eqx.Module):
     #: each stage's slip instead of by :meth:`state_rate` (its exact stick/slip switch would
     #: otherwise cost a first-order error per switch:
     #: :func:`~jaxfriction._integrate.marched.marched_rk4_step`); such a law must define
-    #: :meth:`interval_update`. Adaptive diffrax solvers integrate :meth:`state_rate`.
+    #: :meth:`interval_update`, and its states must follow the slip while they stick (``z' =
+    #: v``: the march books as dissipated only their slip past that). Adaptive diffrax solvers
+    #: integrate :meth:`state_rate`.
     marched_in_rk4: ClassVar[bool] = False
 
     def __check_init__(self):
