@@ -51,6 +51,12 @@ def has_internal_states(system) -> bool:
             and getattr(system, "internal_is_law_state", True))
 
 
+def contact_normals(system, count: int, dtype) -> Array:
+    """The normal force of each of ``system``'s ``count`` contacts, ``(count,)``, from its
+    ``normal`` (one value for every contact, or one per contact)."""
+    return jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, dtype), (-1,)), (count,))
+
+
 def marches(system) -> bool:
     """Whether fixed-step RK4 marches ``system``'s internal states (:func:`marched_rk4_step`):
     a system that carries the internal states of a dynamic law declaring
@@ -74,7 +80,7 @@ def marched_rk4_step(system: AbstractFrictionSystem, t, y: Array, h, args=None) 
     lo = 2 * system.n_dof
     hi = lo + system.n_internal
     z0 = jnp.reshape(y[lo:hi], (-1, law.n_state))
-    normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, y.dtype), (-1,)), z0.shape[:1])  # type: ignore[attr-defined]
+    normal = contact_normals(system, z0.shape[0], y.dtype)
 
     def update(slip, tau) -> Array:
         return jnp.reshape(law.interval_update(z0, slip, tau, normal), (-1,))

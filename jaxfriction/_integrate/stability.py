@@ -11,7 +11,7 @@ from jax import Array
 
 from .._checks import without_tangents
 from .._laws.vector import safe_norm
-from .marched import has_internal_states, marches
+from .marched import contact_normals, has_internal_states, marches
 
 if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem
@@ -253,7 +253,7 @@ def internal_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) ->
     def one(t, y) -> Array:
         v = jnp.reshape(system.slip_velocity(t, y), (-1,))
         z = jnp.reshape(y[start:stop], (-1, n_state))
-        normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, y.dtype), (-1,)), v.shape)  # type: ignore[attr-defined]  # checked to have it above
+        normal = contact_normals(system, v.shape[0], y.dtype)
         if marched:  # the march is exact at constant speed: what it errs by is the limits' motion
             dv = jnp.reshape(jax.jvp(lambda y: system.slip_velocity(t, y), (y,), (system.vector_field(t, y),))[1],
                              v.shape)

@@ -240,8 +240,9 @@ class MaxwellSlip(AbstractDynamicLaw):
         """``|g'(v) v'| / g(v)`` (1/time), ``(...)``, the rate at which the slip limits ``alpha_i
         g(v)`` move relative to themselves as the slip speed changes at ``v' = acceleration``,
         where an element loads (``v z_i > 0``) and is at least halfway to its limit (``|k_i z_i|
-        >= alpha_i g(v) / 2``), else 0 (an unloading element sticks, whatever its limit does): the march takes each stage's limit at its mean slip speed, which errs where the
-        limit moves by a large part of itself within a step (a steep or cusped Stribeck curve,
+        >= alpha_i g(v) / 2``), else 0 (an unloading element sticks, whatever its limit does).
+        The march takes each stage's limit at its mean slip speed, which errs where the limit
+        moves by a large part of itself within a step (a steep or cusped Stribeck curve,
         ``delta`` far from 1-2). ``g'`` is taken by ``jax.jvp`` (finite at ``v = 0``, where
         :func:`~jaxfriction._laws.lugre.stribeck_force` gives a finite slope)."""
         v, acceleration = jnp.asarray(v), jnp.asarray(acceleration)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..._integrate.marched import marched_rk4_step
+from ..._integrate.marched import contact_normals, marched_rk4_step
 from ..periodic.flow import full_state
 from .fourier import synthesis
 
@@ -72,7 +72,7 @@ def states_at(coefficients, system, omega, *, t0, samples: int, march: bool):
     slip = jax.vmap(lambda t, xj: jnp.reshape(system.slip_velocity(t, full_state(system, jnp.concatenate(
         [xj, relaxed]))), (-1,)))(ts, x)  # (n_fine, contacts)
     increments, displacement = _slip_increments(slip, omega)
-    normal = jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, c.dtype), (-1,)), slip.shape[1:])
+    normal = contact_normals(system, slip.shape[1], c.dtype)
     relaxed_state = jnp.broadcast_to(law.init_state().astype(c.dtype), slip.shape[1:] + (law.n_state,))
     # relaxed at the period's mean slip displacement: a virgin loading from there to the slip at
     # t0, over a quarter period (a sine's time from its mean to its extreme; a rate-dependent
