@@ -51,8 +51,12 @@ def test_ring_down_follows_the_backbone_and_segalman(ring):
     k, phi = (np.asarray(v) for v in ring["law"].elements())
     w_bb, z_bb, d_bb = jb.masing_backbone(k, phi, a)
     sel = (a > 2e-3 * phi_max) & (a < 0.3 * phi_max)
-    np.testing.assert_allclose(zeta[sel], z_bb[sel], rtol=1e-2)  # measured: 0.5 % at 400 steps
-    np.testing.assert_allclose(omega[sel], w_bb[sel], rtol=3e-4)
+    # measured with the elements marched: zeta 0.13 %, omega 7.5e-4 at the largest amplitudes (0.3
+    # phi_max; 1e-5 median), the same at 400 and 1,600 steps a period: the backbone's averaging, not
+    # the step (integrated through the rate: zeta 0.9 % at 400 steps, 0.2 % at 1,600; omega 1.6e-4,
+    # 6.0e-4, an error of the step that cancelled part of the averaging's)
+    np.testing.assert_allclose(zeta[sel], z_bb[sel], rtol=3e-3)
+    np.testing.assert_allclose(omega[sel], w_bb[sel], rtol=1e-3)
     # Segalman's power laws at small amplitude
     lo, hi = 2e-3 * phi_max, 2e-2 * phi_max
     d = zeta * 2 * math.pi * omega**2 * a**2

@@ -7,12 +7,14 @@ loops over a lane's elements vectorized) or eight. The laws and contract systems
 in ``test_executors.py`` (executor ``looped``).
 """
 
+import dataclasses
 import re
 
 import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import equinox as eqx
 import numpy as np
 import pytest
 from test_contracts import SYSTEMS
@@ -73,17 +75,20 @@ def test_a_joint_of_100_elements_agrees_with_the_xla_path():
                 t1=40.0, window=20.0, dt=0.02)
 
 
-def _iwan_tables(n):
+def _iwan_tables(n, smoothing=0.0):
     """An Iwan joint of ``n`` Jenkins sliders given by tables (Segalman's discretization)."""
     segalman = jf.SegalmanIwan(F_S=1.0, K_T=3.0, chi=-0.5, beta=0.1, n_elements=n - 1)
-    return jf.jointed_oscillator(jf.Iwan(*(np.asarray(a) for a in segalman.elements())), omega=0.5)
+    law = jf.Iwan(*(np.asarray(a) for a in segalman.elements()), smoothing=smoothing)
+    return jf.jointed_oscillator(law, omega=0.5)
 
 
 def test_sums_over_tables_shared_by_every_lane_are_reduced_once_per_piece():
     """An Iwan joint's stiffness and slip-force tables are the template's, shared by every lane:
     the step rule's sums over them are written once per piece, before the lane loops (the
-    looped program refused them, and such a joint ran on the XLA path)."""
-    source = _source(_iwan_tables(100), {"force.amplitude": [0.1]}, t1=1.0, dt=0.01)
+    looped program refused them, and such a joint ran on the XLA path). The joint's switch is
+    smoothed: its states are integrated through their rate and the switch rule sums the tables
+    (the exact switch is marched, and its rule has no sum)."""
+    source = _source(_iwan_tables(100, smoothing=0.05), {"force.amplitude": [0.1]}, t1=1.0, dt=0.01)
     shared_sum = re.compile(r"^\s*for k in range\(100\):\n\s*(v\d+) = radd\(\1, ", re.M)
     assert shared_sum.search(source), "no sum over a shared table before the lane loops"
     # the step reads its lane values (the velocity, a stage's scalar inputs) before the loops
@@ -101,8 +106,9 @@ def test_an_iwan_joint_of_tables_agrees_with_the_xla_path():
                 t1=20.0, dt=0.01)
 
 
-def _bar(elements):
-    return jf.jointed_bar(n_contacts=6, n_modes=3, law="iwan", elements=elements, force_amplitude=0.3)
+def _bar(elements, smoothing=0.0):
+    bar = jf.jointed_bar(n_contacts=6, n_modes=3, law="iwan", elements=elements, force_amplitude=0.3)
+    return eqx.tree_at(lambda s: s.law, bar, dataclasses.replace(bar.law, smoothing=smoothing))
 
 
 def test_per_contact_sums_over_tables_shared_by_every_lane_are_written_once_per_piece():
@@ -110,11 +116,12 @@ def test_per_contact_sums_over_tables_shared_by_every_lane_are_written_once_per_
     each contact's shared tables over its elements (a reduction over some axes of a value
     shared by every lane, which the looped program refused: the jointed bar ran on the XLA
     path). With several elements per contact the sums go to a table of the piece, written
-    before its lane loops; with one element the table is read as it is."""
+    before its lane loops; with one element the table is read as it is. (The contacts' switch
+    is smoothed, so that the switch rule sums the tables, as in the test above.)"""
     options = {"t1": 0.1, "dt": 0.01}
-    several = _source(_bar(3), {"force.amplitude": [0.3]}, **options)
+    several = _source(_bar(3, 0.05), {"force.amplitude": [0.3]}, **options)
     assert re.search(r"^\s*(v\d+) = np\.empty\(6, np\.float64\)\n\s*for k in range\(6\):", several, re.M)
-    assert "np.empty(6" not in _source(_bar(1), {"force.amplitude": [0.3]}, **options)
+    assert "np.empty(6" not in _source(_bar(1, 0.05), {"force.amplitude": [0.3]}, **options)
 
 
 @pytest.mark.slow  # 35-70 s of numba compile; the per-contact tables' trace is the fast test above

@@ -17,13 +17,18 @@ def jenkins_rate(v: ArrayLike, z: Array, stiffness: ArrayLike, slip_force: Array
 
     ``z' = v`` while the spring force is inside the slider's limit, ``|k z| < phi``, or the
     element unloads (``v z <= 0``); ``z' = 0`` while it slides (``|k z| >= phi`` and ``v z >
-    0``). The switch is exact (no regularization): a fixed-step integrator overshoots the
+    0``). The switch is exact (no regularization): an integrator of this rate overshoots the
     limit by at most one step's slip, and the element's force error is ``O(k |v| dt)``.
+    Fixed-step RK4 therefore does not integrate it: it marches the elements by
+    :func:`jenkins_update` (:attr:`Iwan.marched_in_rk4`), whose clip to the limit is exact
+    within a step. Adaptive solvers integrate this rate.
 
-    The exact switch is invisible to automatic differentiation: the slip threshold enters
-    only through *when* an element stops, so AD derivatives of a simulation in the slip
-    forces are zero (measured on the jointed oscillator: ``d D / d chi`` by AD 4e-20 against
-    -1.3e-4 by finite differences). ``smoothing = eps > 0`` replaces the switch by a ramp
+    Integrated through this rate, the exact switch is invisible to automatic
+    differentiation: the slip threshold enters only through *when* an element stops, so AD
+    derivatives of a simulation in the slip forces are zero (measured on the jointed
+    oscillator: ``d D / d chi`` by AD 4e-20 against -1.3e-4 by finite differences); marched,
+    they are the derivatives of the return map (``d x / d F_S`` by AD within 5e-12 of finite
+    differences, ``tests/test_fit_report.py``). ``smoothing = eps > 0`` replaces the switch by a ramp
     in the normalized elongation ``w = k |z| / phi``: while loading (``v z > 0``) ``z' = v
     clip((1 - w) / eps, 0, 1)``, so the element is elastic up to ``w = 1 - eps`` and then
     approaches its slip force exponentially over a slip of about ``eps phi / k``. The state
@@ -81,10 +86,11 @@ _RK4_LIMIT = 2.785293563405282
 
 
 def switch_rate(v, stiffness, slip_force):
-    """The step rule of parallel elements with an exact stick/slip switch (1/time), ``(...)``:
+    """The step rule of parallel elements whose stick/slip switch is integrated through its
+    rate (the smoothing ramp; Maxwell-slip's state rate under ``passivity``'s drive), 1/time, ``(...)``:
     ``2.785 sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)`` (so that the rule ``h rate
-    <= 2.785`` is ``h sum_i k_i |v| / sum_i phi_i <= SWITCH_OVERSHOOT``). With the exact
-    switch the state Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
+    <= 2.785`` is ``h sum_i k_i |v| / sum_i phi_i <= SWITCH_OVERSHOOT``). With an exact
+    switch integrated through its rate (not marched) the state Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
     overshoot past a slip limit, ``O(k_i |v| h)`` per element, a first-order error; runs
     with ``h sum_i k_i |v| / sum_i phi_i > 0.1`` (one step's slip loads the springs by more
     than a tenth of the joint's slip force) get ``STATUS_UNSTABLE_STEP``. Zero where every
@@ -113,7 +119,14 @@ class Iwan(AbstractDynamicLaw):
     2)`` (the virgin curve ``F_v`` scaled by 2 about the turning point).
 
     The springs store ``sum_i k_i z_i^2 / 2``; the sliders dissipate ``sum_i k_i z_i (v -
-    z_i')`` >= 0. Step rule (:meth:`max_state_rate`, :func:`switch_rate`): RK4 runs with
+    z_i')`` >= 0. Fixed-step RK4 marches the elements with the exact switch
+    (:attr:`marched_in_rk4`): every stage sets them to :func:`jenkins_update` from the step's
+    start along the stage's slip, so a switch costs no first-order error and nothing is
+    flagged for it (against an event-located scipy solve of a forced oscillator with three
+    elements, ``tests/test_maxwell_slip.py``: position 1.6e-4, 2.3e-6, 6.2e-8 m and
+    dissipation 4.5e-4, 3.3e-6, 7.6e-8 J of 1.238 J at dt 1e-2, 1e-3, 1e-4, second order;
+    integrated through the rate: 1.2e-2, 7.2e-4, 1.1e-4 J). Step rule of the rate-integrated
+    ramp (``smoothing > 0``; :meth:`max_state_rate`, :func:`switch_rate`): RK4 runs with
     ``h sum_i k_i |v| / sum_i phi_i > 0.1`` at a saved state get ``STATUS_UNSTABLE_STEP``.
     The slip forces are forces (N) and do not scale with the ``normal`` argument (joint models
     are identified at their preload).
@@ -121,8 +134,9 @@ class Iwan(AbstractDynamicLaw):
     Args:
         stiffness: ``k_i`` ``(n,)`` > 0 (N/m).
         slip_force: ``phi_i`` ``(n,)`` >= 0 (N).
-        smoothing: ``eps >= 0`` (static): 0 is the exact switch, ``eps > 0`` the ramp of
-            :func:`jenkins_rate` that makes the slip forces differentiable by AD.
+        smoothing: ``eps >= 0`` (static): 0 is the exact switch (marched by fixed-step RK4,
+            differentiable there), ``eps > 0`` the ramp of :func:`jenkins_rate` that makes the
+            slip forces differentiable by AD under the adaptive solvers too.
 
     Raises:
         ValueError: shapes that differ, values out of range.
@@ -149,6 +163,14 @@ class Iwan(AbstractDynamicLaw):
     def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return jenkins_rate(v, z, self.stiffness, self.slip_force, self.smoothing)
 
+    @property
+    def marched_in_rk4(self) -> bool:  # type: ignore[override]
+        """True with the exact switch (``smoothing == 0``): fixed-step RK4 advances the
+        elements by :func:`jenkins_update` along each stage's slip
+        (:func:`~jaxfriction._integrate.marched.marched_rk4_step`), so a switch costs no
+        first-order error; the ramp (``smoothing > 0``) is integrated through its rate."""
+        return self.smoothing == 0.0
+
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """:func:`jenkins_update` (the exact switch; None with ``smoothing > 0``)."""
         return jenkins_update(z, slip, self.stiffness, self.slip_force, self.smoothing)
@@ -163,7 +185,9 @@ class Iwan(AbstractDynamicLaw):
         return jnp.sum(self.slip_force, axis=-1) + 0.0 * v
 
     def max_state_rate(self, v, z, normal):
-        """:func:`switch_rate`, or the state Jacobian's diagonal (the smoothing ramp) if larger."""
+        """:func:`switch_rate`, or the state Jacobian's diagonal (the smoothing ramp) if larger:
+        the rule of the rate-integrated ramp (``smoothing > 0``; the exact switch is marched,
+        :attr:`marched_in_rk4`)."""
         switch = switch_rate(v, self.stiffness, self.slip_force)
         return jnp.maximum(switch, super().max_state_rate(v, z, normal))
 
@@ -212,10 +236,12 @@ class SegalmanIwan(AbstractDynamicLaw):
         beta: weight of the atom at ``phi_max`` >= 0 (dimensionless; it sets the drop of
             stiffness at macroslip).
         n_elements: number of elements of the continuous part (static, default 256).
-        smoothing: ``eps >= 0`` (static, default 0: the exact switch); ``eps > 0`` is the
-            ramp of :func:`jenkins_rate`, needed for AD derivatives in ``F_S``, ``K_T``,
-            ``chi``, ``beta`` (fits, sensitivities): with the exact switch they are zero.
-            The derivatives are reliable only where the step resolves the ramp of the
+        smoothing: ``eps >= 0`` (static, default 0: the exact switch, which fixed-step RK4
+            marches as :class:`Iwan` does, and through which AD derivatives in ``F_S``,
+            ``K_T``, ``chi``, ``beta`` are those of the return map); ``eps > 0`` is the ramp
+            of :func:`jenkins_rate`, needed for AD derivatives under adaptive solvers (they
+            integrate the rate, and through the exact switch the derivatives are zero).
+            With the ramp the derivatives are reliable only where the step resolves the ramp of the
             element with the smallest slip displacement, ``|v| dt < eps min_i(phi_i / k_i)``
             (:meth:`elements`); a step that jumps it gives RK4 tangents amplified by up to
             ``|v| dt k_i / (eps phi_i)`` each time a stage lands inside the ramp, which
@@ -287,6 +313,14 @@ class SegalmanIwan(AbstractDynamicLaw):
         k, phi = self.elements()
         return jenkins_rate(v, z, k, phi, self.smoothing)
 
+    @property
+    def marched_in_rk4(self) -> bool:  # type: ignore[override]
+        """True with the exact switch (``smoothing == 0``): fixed-step RK4 advances the
+        elements by :func:`jenkins_update` along each stage's slip
+        (:func:`~jaxfriction._integrate.marched.marched_rk4_step`), so a switch costs no
+        first-order error; the ramp (``smoothing > 0``) is integrated through its rate."""
+        return self.smoothing == 0.0
+
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """:func:`jenkins_update` of the elements (the exact switch; None with ``smoothing > 0``)."""
         k, phi = self.elements()
@@ -305,5 +339,6 @@ class SegalmanIwan(AbstractDynamicLaw):
 
     def max_state_rate(self, v, z, normal):
         """``K_T |v| / F_S`` (:func:`switch_rate` of the elements), or the state Jacobian's
-        diagonal (the smoothing ramp) if larger."""
+        diagonal (the smoothing ramp) if larger: the rule of the rate-integrated ramp
+        (``smoothing > 0``; the exact switch is marched, :attr:`marched_in_rk4`)."""
         return jnp.maximum(switch_rate(v, self.K_T, self.F_S), super().max_state_rate(v, z, normal))

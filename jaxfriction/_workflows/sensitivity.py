@@ -95,7 +95,8 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
             while a central step of 1e-3 (relative) changes the observable: the parameter
             acts through an exact switch (a slip threshold that only moves when an element
             or contact switches, e.g. :class:`~jaxfriction.SegalmanIwan` without
-            ``smoothing``), invisible to AD; the warning gives the finite-difference slope.
+            ``smoothing`` under an adaptive solver; fixed-step RK4 marches it and differentiates
+            the switch), invisible to AD; the warning gives the finite-difference slope.
 
     Raises:
         ValueError: unknown or non-scalar paths, a bad gradient mode, or an observable
@@ -132,7 +133,8 @@ def sensitivity(observable: Callable, system: AbstractFrictionSystem | Template,
             if abs(slope) * s > 1e-6 * level:
                 warnings.warn(f"d observable / d {name} is exactly 0 by automatic differentiation, but a finite step "
                               f"of 1e-3 gives {slope:.4g}: {name} acts through an exact switch, invisible to AD; "
-                              f"use a law continuous in it (e.g. smoothing > 0)", UserWarning, stacklevel=2)
+                              f"use a law continuous in it (e.g. smoothing > 0), or fixed-step RK4 with a law it marches "
+                              f"(marched_in_rk4)", UserWarning, stacklevel=2)
     return {"value": value, "gradient": dict(zip(names, grad.tolist())),
             "elasticity": dict(zip(names, elasticity.tolist())), "mode": type(mode).__name__}
 

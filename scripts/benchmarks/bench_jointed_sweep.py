@@ -15,22 +15,23 @@ apart. Usage: ``python scripts/benchmarks/bench_jointed_sweep.py [--lanes 10000]
 [--steps 2000] [--json PATH]``.
 
 Measured (2-core x86 VM, 1 CPU device, float64; ``--lanes 10000 --n-elements 32 --steps 500
---cycles 3 --repeats 2``: 10^4 lanes, 33 joint states, 1500 RK4 steps a lane)::
+--cycles 3 --repeats 2``: 10^4 lanes, 33 joint states, 1500 RK4 steps a lane; 2026-11-29, the
+elements marched by RK4)::
 
     method                          lanes  compile s   median s   ms/lane  all lanes s
-    jf.sweep                        10000       1.53      9.954     0.995         9.95
-    jf.sweep, SaveAt(n=1)           10000       0.85      8.549     0.855         8.55
-    jit(vmap) by hand               10000      -0.36      6.895     0.689         6.89
-    python loop of jitted runs          8       0.60      0.019     2.431        24.31
-    jf.sweep vs by hand: max relative difference of D 3.0e-14
+    jf.sweep                        10000       4.19      7.310     0.731         7.31
+    jf.sweep, SaveAt(n=1)           10000       1.52      5.462     0.546         5.46
+    jit(vmap) by hand               10000       1.68      7.558     0.756         7.56
+    python loop of jitted runs          8       0.56      0.019     2.390        23.90
+    jf.sweep vs by hand: max relative difference of D 2.6e-14
 
-``jf.sweep`` costs 1.24x the hand-written ``vmap`` when it saves only the window's end points
-(``SaveAt(n=1)``, all this observable needs) and 1.44x with its default (every step of the
-measured cycle): chunks of 1024 lanes, status codes and the labelled dataset; the Python loop
-is 3.5x slower per lane than the ``vmap``. (A first version of this script measured
-``jf.sweep`` at 12x: it wrote the observable as a fresh ``lambda`` in every call, and the
-sweep compiled its lanes again each time; it now recognises a function by its code and
-closure values.) Negative compile seconds mean the first call was no slower than the median.
+``jf.sweep`` (its default kernel) takes 0.72x the hand-written ``vmap`` when it
+saves only the window's end points (``SaveAt(n=1)``, all this observable needs) and 0.97x with
+its default (every step of the measured cycle); the Python loop is 3.2x slower per lane than
+the ``vmap``. (A first version of this script measured ``jf.sweep`` at 12x: it wrote the
+observable as a fresh ``lambda`` in every call, and the sweep compiled its lanes again each
+time; it now recognises a function by its code and closure values.) Negative compile seconds
+mean the first call was no slower than the median.
 """
 
 import argparse

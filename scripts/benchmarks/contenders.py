@@ -743,49 +743,39 @@ def numpy_chain(alpha, *, n, steps, h, omega, eps, mu=1.0):
 # --------------------------------------------------------------------------- the Iwan joint
 
 
-@njit(fastmath=FASTMATH)
-def _iwan_eval(x, v, z, k, phi, force, spring, damping, inv_m, zd):
-    """The jointed oscillator's field at ``(x, v, z)`` under the applied force ``force``:
-    the sliders' rates into ``zd``; returns ``(v', E_friction')``.
+@njit(inline="always", fastmath=FASTMATH)
+def _march(z, slip, limit, out):
+    """Jenkins elements from ``z`` along the monotone slip ``slip`` into ``out``: ``clip(z + slip,
+    -phi / k, phi / k)`` (:func:`jaxfriction._laws.iwan.jenkins_update`, exact within a step)."""
+    for i in range(z.shape[0]):
+        out[i] = min(max(z[i] + slip, -limit[i]), limit[i])
 
-    As :class:`~jaxfriction.Oscillator` with an Iwan law (:func:`jaxfriction._laws.iwan.jenkins_rate`):
-    slider ``i`` slides (``z_i' = 0``) when ``k_i |z_i| >= phi_i`` and ``v z_i > 0``, else
-    ``z_i' = v``; the joint's force is ``f = -sum k_i z_i``; ``E_friction' = -f v - sum k_i z_i z_i'``
-    (the library's ``0.5 sum k_i (z_i' (2 z_i))``, the same number: the factors 2 and 0.5 are exact).
-    """
+
+@njit(fastmath=FASTMATH)
+def _iwan_acceleration(x, v, z, k, force, spring, damping, inv_m):
+    """The jointed oscillator's acceleration at ``(x, v, z)`` under the applied force ``force``:
+    ``(force - spring x - damping v - sum k_i z_i) / m`` (the joint's force ``f = -sum k_i z_i``)."""
     n = z.shape[0]
-    for i in range(n):
-        zi = z[i]
-        zd[i] = 0.0 if (k[i] * abs(zi) >= phi[i]) & (v * zi > 0.0) else v
     f0 = 0.0
     f1 = 0.0
     f2 = 0.0
     f3 = 0.0
-    p0 = 0.0
-    p1 = 0.0
-    p2 = 0.0
-    p3 = 0.0
     n4 = n - n % 4
     for i in range(0, n4, 4):
         f0 += k[i] * z[i]
         f1 += k[i + 1] * z[i + 1]
         f2 += k[i + 2] * z[i + 2]
         f3 += k[i + 3] * z[i + 3]
-        p0 += k[i] * (zd[i] * z[i])
-        p1 += k[i + 1] * (zd[i + 1] * z[i + 1])
-        p2 += k[i + 2] * (zd[i + 2] * z[i + 2])
-        p3 += k[i + 3] * (zd[i + 3] * z[i + 3])
     for i in range(n4, n):
         f0 += k[i] * z[i]
-        p0 += k[i] * (zd[i] * z[i])
     f = -((f0 + f1) + (f2 + f3))
     nonf = force - spring * x
     if damping != 0.0:
         nonf = nonf - damping * v
-    return (nonf + f) * inv_m, -f * v - ((p0 + p1) + (p2 + p3))
+    return (nonf + f) * inv_m
 
 
-def _iwan_py(amplitude, k, phi, steps, h, omega, mass, spring, damping):
+def _iwan_py(amplitude, k, limit, steps, h, omega, mass, spring, damping):
     batch = amplitude.shape[0]
     n = k.shape[0]
     out = np.empty((batch, n + 3))
@@ -795,8 +785,6 @@ def _iwan_py(amplitude, k, phi, steps, h, omega, mass, spring, damping):
     for b in prange(batch):
         z = np.zeros(n)
         zs = np.empty(n)
-        zd = np.empty(n)
-        sz = np.empty(n)
         x = 0.0
         v = 0.0
         e = 0.0
@@ -804,30 +792,28 @@ def _iwan_py(amplitude, k, phi, steps, h, omega, mass, spring, damping):
         for step in range(steps):
             t = step * h
             s2 = a * math.sin(omega * (t + hh))
-            a1, p1 = _iwan_eval(x, v, z, k, phi, a * math.sin(omega * t), spring, damping, inv_m, zd)
-            for i in range(n):
-                sz[i] = zd[i]
-                zs[i] = z[i] + hh * zd[i]
+            a1 = _iwan_acceleration(x, v, z, k, a * math.sin(omega * t), spring, damping, inv_m)
+            _march(z, hh * v, limit, zs)
             x2 = x + hh * v
             v2 = v + hh * a1
-            a2, p2 = _iwan_eval(x2, v2, zs, k, phi, s2, spring, damping, inv_m, zd)
-            for i in range(n):
-                sz[i] = sz[i] + 2.0 * zd[i]
-                zs[i] = z[i] + hh * zd[i]
+            a2 = _iwan_acceleration(x2, v2, zs, k, s2, spring, damping, inv_m)
+            _march(z, hh * v2, limit, zs)
             x3 = x + hh * v2
             v3 = v + hh * a2
-            a3, p3 = _iwan_eval(x3, v3, zs, k, phi, s2, spring, damping, inv_m, zd)
-            for i in range(n):
-                sz[i] = sz[i] + 2.0 * zd[i]
-                zs[i] = z[i] + h * zd[i]
+            a3 = _iwan_acceleration(x3, v3, zs, k, s2, spring, damping, inv_m)
+            _march(z, h * v3, limit, zs)
             x4 = x + h * v3
             v4 = v + h * a3
-            a4, p4 = _iwan_eval(x4, v4, zs, k, phi, a * math.sin(omega * (t + h)), spring, damping, inv_m, zd)
-            for i in range(n):
-                z[i] = z[i] + h6 * (sz[i] + zd[i])
-            x = x + h6 * (v + 2.0 * v2 + 2.0 * v3 + v4)
+            a4 = _iwan_acceleration(x4, v4, zs, k, a * math.sin(omega * (t + h)), spring, damping, inv_m)
+            slip = h6 * (v + 2.0 * v2 + 2.0 * v3 + v4)
+            x = x + slip
             v = v + h6 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-            e = e + h6 * (p1 + 2.0 * p2 + 2.0 * p3 + p4)
+            _march(z, slip, limit, zs)
+            plastic = 0.0
+            for i in range(n):
+                plastic += 0.5 * (k[i] * z[i] + k[i] * zs[i]) * (z[i] + slip - zs[i])
+                z[i] = zs[i]
+            e = e + plastic
         out[b, 0] = x
         out[b, 1] = v
         for i in range(n):
@@ -840,6 +826,13 @@ _iwan_serial = njit(fastmath=FASTMATH)(_iwan_py)
 _iwan_parallel = njit(parallel=True, fastmath=FASTMATH)(_iwan_py)
 
 
+def _limits(stiffness, slip_force):
+    """The Jenkins elements' elongation limits ``phi / k`` (0 where ``k = 0``), as the library's."""
+    k = np.ravel(stiffness).astype(np.float64)
+    phi = np.ravel(slip_force).astype(np.float64)
+    return k, np.where(k > 0, phi / np.where(k > 0, k, 1.0), 0.0)
+
+
 def numba_iwan(amplitude, *, stiffness, slip_force, steps, h, omega, mass=1.0, spring=1.0, damping=0.0,
                parallel=False):
     """The jointed oscillator with numba: ``m x'' + c x' + k x = F sin(omega t) - sum_i k_i z_i``,
@@ -850,49 +843,52 @@ def numba_iwan(amplitude, *, stiffness, slip_force, steps, h, omega, mass=1.0, s
     :class:`~jaxfriction.Harmonic` force, as :func:`~jaxfriction.jointed_oscillator` builds it:
     from rest with relaxed sliders, ``steps`` classical RK4 steps of ``h`` on ``t = k h``, the
     library's order of operations (stage inputs ``y + (h/2) k``, update ``y + h/6 (k1 + 2 k2 +
-    2 k3 + k4)``). The lanes run in ``prange`` (``parallel``), the sliders in plain loops.
-    ``E_damping`` and ``W_input`` are not integrated (they do not feed back).
+    2 k3 + k4)``) with the sliders marched as the library marches them
+    (:func:`jaxfriction._integrate.marched.marched_rk4_step`): at each stage ``clip(z_n + slip,
+    -phi / k, phi / k)`` along the stage's slip, at the step's end along RK4's slip, and the
+    friction dissipation booked as the springs' slip past their elongation at their mean force.
+    The lanes run in ``prange`` (``parallel``), the sliders in plain loops. ``E_damping`` and
+    ``W_input`` are not integrated (they do not feed back).
 
     Returns:
         The final ``[x, v, z (n), E_friction]`` per lane, ``(B, n + 3)``.
     """
     kernel = _iwan_parallel if parallel and len(amplitude) >= 2 else _iwan_serial
-    return kernel(np.ascontiguousarray(amplitude, dtype=np.float64), np.ascontiguousarray(stiffness, dtype=np.float64),
-                  np.ascontiguousarray(slip_force, dtype=np.float64), int(steps), float(h), float(omega), float(mass),
-                  float(spring), float(damping))
+    k, limit = _limits(stiffness, slip_force)
+    return kernel(np.ascontiguousarray(amplitude, dtype=np.float64), k, limit, int(steps), float(h), float(omega),
+                  float(mass), float(spring), float(damping))
 
 
 @njit(inline="always", fastmath=FASTMATH)
-def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, phi, force, s, zd, acc):
+def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, force, s, acc):
     """The reduced-order structure's field at ``(q, p, z)`` under the drive ``force``: the
-    modal accelerations into ``acc``, the contacts' elongation rates into ``zd`` (``s``:
-    their slip velocities); returns the friction power.
+    modal accelerations into ``acc``, the contacts' slip velocities into ``s``.
 
     As :class:`~jaxfriction.ModalStructure` with one Jenkins element per contact:
     ``q'' = -c p - omega^2 q + b F + Phi^T f`` with ``f_j = -k_j z_j`` (``c = 2 zeta omega``),
-    slip ``s = Phi p``, ``z_j' = 0`` while ``k_j |z_j| >= phi_j`` and ``s_j z_j > 0``, else
-    ``s_j``; the dissipated power ``sum_j k_j z_j (s_j - z_j')``.
+    slip ``s = Phi p``.
     """
     c, m = phi_modes.shape
-    power = 0.0
     for j in range(c):
         sj = 0.0
         for i in range(m):
             sj += phi_modes[j, i] * p[i]
-        zj = z[j]
-        r = 0.0 if (k[j] * abs(zj) >= phi[j]) & (sj * zj > 0.0) else sj
-        zd[j] = r
-        s[j] = k[j] * zj
-        power += s[j] * (sj - r)
+        s[j] = sj
     for i in range(m):
         a = b[i] * force - c2[i] * p[i] - omega2[i] * q[i]
         for j in range(c):
-            a -= phi_modes[j, i] * s[j]
+            a -= phi_modes[j, i] * (k[j] * z[j])
         acc[i] = a
-    return power
 
 
-def _modal_py(amplitude, omega2, c2, b, phi_modes, k, phi, steps, h, omega):
+@njit(inline="always", fastmath=FASTMATH)
+def _march_contacts(z, h, s, limit, out):
+    """Each contact's Jenkins element from ``z`` along its slip ``h s_j`` into ``out`` (:func:`_march`)."""
+    for j in range(z.shape[0]):
+        out[j] = min(max(z[j] + h * s[j], -limit[j]), limit[j])
+
+
+def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
     batch = amplitude.shape[0]
     c, m = phi_modes.shape
     out = np.empty((batch, 2 * m + c + 1))
@@ -906,25 +902,23 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, phi, steps, h, omega):
         ps = np.empty(m)
         zs = np.empty(c)
         k1 = np.empty((3, m))  # q', p' summed over the stages (weights 1, 2, 2, 1)
-        kz = np.empty(c)
+        slip = np.empty(c)  # the contacts' slip velocities summed over the stages
         s = np.empty(c)
-        zd = np.empty(c)
         acc = np.empty(m)
         e = 0.0
         a = amplitude[lane]
         for step in range(steps):
             t = step * h
-            e1 = _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * t), s, zd, acc)
+            _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, a * math.sin(omega * t), s, acc)
             for i in range(m):
                 k1[0, i] = p[i]
                 k1[1, i] = acc[i]
                 qs[i] = q[i] + hh * p[i]
                 ps[i] = p[i] + hh * acc[i]
             for j in range(c):
-                kz[j] = zd[j]
-                zs[j] = z[j] + hh * zd[j]
-            e2 = _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * (t + hh)), s, zd,
-                             acc)
+                slip[j] = s[j]
+            _march_contacts(z, hh, s, limit, zs)
+            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + hh)), s, acc)
             for i in range(m):
                 k1[0, i] += 2.0 * ps[i]
                 k1[1, i] += 2.0 * acc[i]
@@ -933,26 +927,28 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, phi, steps, h, omega):
                 qs[i] = q[i] + hh * k1[2, i]
                 ps[i] = p[i] + hh * acc[i]
             for j in range(c):
-                kz[j] += 2.0 * zd[j]
-                zs[j] = z[j] + hh * zd[j]
-            e3 = _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * (t + hh)), s, zd,
-                             acc)
+                slip[j] += 2.0 * s[j]
+            _march_contacts(z, hh, s, limit, zs)
+            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + hh)), s, acc)
             for i in range(m):
                 k1[0, i] += 2.0 * ps[i]
                 k1[1, i] += 2.0 * acc[i]
                 qs[i] = q[i] + h * ps[i]
                 ps[i] = p[i] + h * acc[i]
             for j in range(c):
-                kz[j] += 2.0 * zd[j]
-                zs[j] = z[j] + h * zd[j]
-            e4 = _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, phi, a * math.sin(omega * (t + h)), s, zd,
-                             acc)
+                slip[j] += 2.0 * s[j]
+            _march_contacts(z, h, s, limit, zs)
+            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + h)), s, acc)
             for i in range(m):
                 q[i] = q[i] + h6 * (k1[0, i] + ps[i])
                 p[i] = p[i] + h6 * (k1[1, i] + acc[i])
+            plastic = 0.0
             for j in range(c):
-                z[j] = z[j] + h6 * (kz[j] + zd[j])
-            e = e + h6 * (e1 + 2.0 * e2 + 2.0 * e3 + e4)
+                sj = h6 * (slip[j] + s[j])
+                zj = min(max(z[j] + sj, -limit[j]), limit[j])
+                plastic += 0.5 * (k[j] * z[j] + k[j] * zj) * (z[j] + sj - zj)
+                z[j] = zj
+            e = e + plastic
         for i in range(m):
             out[lane, i] = q[i]
             out[lane, m + i] = p[i]
@@ -971,17 +967,18 @@ def numba_modal(amplitude, *, frequencies, damping_ratios, contact_modes, force_
     """The jointed bar with numba: ``m`` modes, ``c`` Jenkins contacts (stiffness ``k_j``, slip
     force ``phi_j``), a drive ``F sin(omega t)`` through ``force_modes``, one lane per
     amplitude ``F``; from rest, ``steps`` classical RK4 steps of ``h`` on ``t = k h`` (stage
-    inputs ``y + (h/2) k``, update ``y + h/6 (k1 + 2 k2 + 2 k3 + k4)``, the friction
-    dissipation integrated beside). The lanes run in ``prange`` (``parallel``).
+    inputs ``y + (h/2) k``, update ``y + h/6 (k1 + 2 k2 + 2 k3 + k4)``) with the contacts'
+    elements marched along each stage's slip as the library marches them (:func:`numba_iwan`),
+    the friction dissipation booked beside. The lanes run in ``prange`` (``parallel``).
 
     Returns:
         The final ``[q (m), q' (m), z (c), E_friction]`` per lane, ``(B, 2 m + c + 1)``.
     """
     kernel = _modal_parallel if parallel and len(amplitude) >= 2 else _modal_serial
     w = np.asarray(frequencies, dtype=np.float64)
+    k, limit = _limits(stiffness, slip_force)
     arrays = (w * w, 2.0 * np.asarray(damping_ratios, dtype=np.float64) * w, np.asarray(force_modes, dtype=np.float64),
-              np.asarray(contact_modes, dtype=np.float64), np.ravel(stiffness).astype(np.float64),
-              np.ravel(slip_force).astype(np.float64))
+              np.asarray(contact_modes, dtype=np.float64), k, limit)
     return kernel(np.ascontiguousarray(amplitude, dtype=np.float64), *(np.ascontiguousarray(x) for x in arrays),
                   int(steps), float(h), float(omega))
 

@@ -41,15 +41,18 @@ omega / omega_0 ~ R C_chi a^(1 + chi) / (2 (k + K_T))``: both follow Segalman's 
 Measured (2-core VM shared with other jobs, float64; one run each):
 
 - ring-down, 1024 elements, 400 RK4 steps per stuck period, 300 stuck periods (590 half
-  cycles from ``a = 0.52 phi_max`` down to ``3e-4 phi_max``), 10 s. Over ``a = 1e-3 .. 1e-2
-  phi_max`` (228 half cycles): the dissipation per cycle has log-log slope 2.4993 against
-  Segalman's ``3 + chi = 2.5`` and is within 0.9 % of his closed form; ``zeta(a)`` has slope
-  0.5125, the continuous harmonic-balance backbone 0.5132 (not 0.5: its denominator ``k +
-  K_1(a)`` loses 4.6 % of its stiffness at ``1e-2 phi_max``), and is within 0.8 % of the
-  discrete backbone (0.36 % at 800 steps: the exact stick/slip switch is first order in the
-  step), 5.2 % of the pure power law; ``omega`` is within 8e-5 of the backbone (3.6e-5 at 800
-  steps), ``omega_0 - omega`` has slope 0.5036 (backbone 0.5033). The logarithmic decrement
-  gives slope 0.5176 and lies 0.9 .. 2.2 % above the backbone's ``zeta``: the averaging
+  cycles from ``a = 0.52 phi_max`` down to ``3e-4 phi_max``), 5.5 s, the elements marched by
+  RK4 (2026-11-29). Over ``a = 1e-3 .. 1e-2 phi_max`` (230 half cycles): the dissipation per
+  cycle has log-log slope 2.49994 against Segalman's ``3 + chi = 2.5`` and is within 0.11 % of
+  his closed form; ``zeta(a)`` has slope 0.5132, the continuous harmonic-balance backbone
+  0.5132 (not 0.5: its denominator ``k + K_1(a)`` loses 4.6 % of its stiffness at ``1e-2
+  phi_max``), and is within 0.045 % of the discrete backbone (0.036 % at 800 steps), 4.9 % of
+  the pure power law; ``omega`` is within 2e-5 of the backbone, ``omega_0 - omega`` has slope
+  0.5035 (backbone 0.5033). Integrated through the elements' rate, before the march, the
+  exact switch was first order in the step: ``zeta`` within 0.8 % of the backbone (0.36 % at
+  800 steps), the dissipation within 0.9 % of Segalman's form, ``omega`` within 8e-5 (3.6e-5
+  at 800 steps). The logarithmic decrement gives slope 0.5182 and lies 0.5 .. 1.8 % above the
+  backbone's ``zeta``: the averaging
   behind the backbone is first order in the nonlinearity, and the peak amplitude is not the
   first harmonic's; ``Delta E / (4 pi E)`` is the measure that matches.
 - frequency response, template (64 elements, ``c = 0.01``), 200 values of ``omega`` in

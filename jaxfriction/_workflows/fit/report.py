@@ -57,8 +57,8 @@ def _zero_sensitivity_reasons(names, zero, theta, problem):
         if slope > 0:
             reasons[name] = (f"automatic differentiation gives 0 while a finite step of 1e-3 changes the residuals "
                              f"(|dr/dp| ~ {slope:.3g}): it acts through an exact switch (a slip threshold that "
-                             f"only moves when an element or contact switches); use a law continuous in it, "
-                             f"e.g. smoothing > 0")
+                             f"only moves when an element or contact switches); use a law continuous in it "
+                             f"(e.g. smoothing > 0), or fixed-step RK4 with a law it marches (marched_in_rk4)")
         else:
             reasons[name] = "the records do not depend on it (a finite step of 1e-3 leaves every residual unchanged)"
     return reasons
