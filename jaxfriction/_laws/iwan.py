@@ -107,6 +107,14 @@ def _check_smoothing(smoothing):
         raise ValueError(f"smoothing must be a finite Python float >= 0, got {smoothing!r}")
 
 
+def _marched_with_the_exact_switch(law) -> bool:
+    """True with the exact switch (``smoothing == 0``): fixed-step RK4 advances the elements by
+    :func:`jenkins_update` along each stage's slip
+    (:func:`~jaxfriction._integrate.marched.marched_rk4_step`), so a switch costs no first-order
+    error; the ramp (``smoothing > 0``) is integrated through its rate."""
+    return law.smoothing == 0.0
+
+
 class Iwan(AbstractDynamicLaw):
     """A parallel-series Iwan model: ``n`` Jenkins elements in parallel (``n`` states).
 
@@ -163,13 +171,7 @@ class Iwan(AbstractDynamicLaw):
     def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return jenkins_rate(v, z, self.stiffness, self.slip_force, self.smoothing)
 
-    @property
-    def marched_in_rk4(self) -> bool:  # type: ignore[override]
-        """True with the exact switch (``smoothing == 0``): fixed-step RK4 advances the
-        elements by :func:`jenkins_update` along each stage's slip
-        (:func:`~jaxfriction._integrate.marched.marched_rk4_step`), so a switch costs no
-        first-order error; the ramp (``smoothing > 0``) is integrated through its rate."""
-        return self.smoothing == 0.0
+    marched_in_rk4 = property(_marched_with_the_exact_switch)
 
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """:func:`jenkins_update` (the exact switch; None with ``smoothing > 0``)."""
@@ -313,13 +315,7 @@ class SegalmanIwan(AbstractDynamicLaw):
         k, phi = self.elements()
         return jenkins_rate(v, z, k, phi, self.smoothing)
 
-    @property
-    def marched_in_rk4(self) -> bool:  # type: ignore[override]
-        """True with the exact switch (``smoothing == 0``): fixed-step RK4 advances the
-        elements by :func:`jenkins_update` along each stage's slip
-        (:func:`~jaxfriction._integrate.marched.marched_rk4_step`), so a switch costs no
-        first-order error; the ramp (``smoothing > 0``) is integrated through its rate."""
-        return self.smoothing == 0.0
+    marched_in_rk4 = property(_marched_with_the_exact_switch)
 
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """:func:`jenkins_update` of the elements (the exact switch; None with ``smoothing > 0``)."""
