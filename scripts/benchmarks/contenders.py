@@ -860,9 +860,10 @@ def numba_iwan(amplitude, *, stiffness, slip_force, steps, h, omega, mass=1.0, s
 
 
 @njit(inline="always", fastmath=FASTMATH)
-def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, force, s, acc):
+def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, force, s, kz, acc):
     """The reduced-order structure's field at ``(q, p, z)`` under the drive ``force``: the
-    modal accelerations into ``acc``, the contacts' slip velocities into ``s``.
+    modal accelerations into ``acc``, the contacts' slip velocities into ``s`` (``kz``: scratch
+    for their spring forces).
 
     As :class:`~jaxfriction.ModalStructure` with one Jenkins element per contact:
     ``q'' = -c p - omega^2 q + b F + Phi^T f`` with ``f_j = -k_j z_j`` (``c = 2 zeta omega``),
@@ -874,10 +875,11 @@ def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, force, s, acc):
         for i in range(m):
             sj += phi_modes[j, i] * p[i]
         s[j] = sj
+        kz[j] = k[j] * z[j]
     for i in range(m):
         a = b[i] * force - c2[i] * p[i] - omega2[i] * q[i]
         for j in range(c):
-            a -= phi_modes[j, i] * (k[j] * z[j])
+            a -= phi_modes[j, i] * kz[j]
         acc[i] = a
 
 
@@ -904,12 +906,13 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
         k1 = np.empty((3, m))  # q', p' summed over the stages (weights 1, 2, 2, 1)
         slip = np.empty(c)  # the contacts' slip velocities summed over the stages
         s = np.empty(c)
+        kz = np.empty(c)
         acc = np.empty(m)
         e = 0.0
         a = amplitude[lane]
         for step in range(steps):
             t = step * h
-            _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, a * math.sin(omega * t), s, acc)
+            _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, a * math.sin(omega * t), s, kz, acc)
             for i in range(m):
                 k1[0, i] = p[i]
                 k1[1, i] = acc[i]
@@ -918,7 +921,7 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
             for j in range(c):
                 slip[j] = s[j]
             _march_contacts(z, hh, s, limit, zs)
-            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + hh)), s, acc)
+            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + hh)), s, kz, acc)
             for i in range(m):
                 k1[0, i] += 2.0 * ps[i]
                 k1[1, i] += 2.0 * acc[i]
@@ -929,7 +932,7 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
             for j in range(c):
                 slip[j] += 2.0 * s[j]
             _march_contacts(z, hh, s, limit, zs)
-            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + hh)), s, acc)
+            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + hh)), s, kz, acc)
             for i in range(m):
                 k1[0, i] += 2.0 * ps[i]
                 k1[1, i] += 2.0 * acc[i]
@@ -938,7 +941,7 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
             for j in range(c):
                 slip[j] += 2.0 * s[j]
             _march_contacts(z, h, s, limit, zs)
-            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + h)), s, acc)
+            _modal_eval(qs, ps, zs, omega2, c2, b, phi_modes, k, a * math.sin(omega * (t + h)), s, kz, acc)
             for i in range(m):
                 q[i] = q[i] + h6 * (k1[0, i] + ps[i])
                 p[i] = p[i] + h6 * (k1[1, i] + acc[i])

@@ -52,9 +52,8 @@ Measured (2-core VM shared with other jobs, float64; one run each):
   exact switch was first order in the step: ``zeta`` within 0.8 % of the backbone (0.36 % at
   800 steps), the dissipation within 0.9 % of Segalman's form, ``omega`` within 8e-5 (3.6e-5
   at 800 steps). The logarithmic decrement gives slope 0.5182 and lies 0.5 .. 1.8 % above the
-  backbone's ``zeta``: the averaging
-  behind the backbone is first order in the nonlinearity, and the peak amplitude is not the
-  first harmonic's; ``Delta E / (4 pi E)`` is the measure that matches.
+  backbone's ``zeta``: the averaging behind the backbone is first order in the nonlinearity,
+  and the peak amplitude is not the first harmonic's; ``Delta E / (4 pi E)`` is the measure that matches.
 - frequency response, template (64 elements, ``c = 0.01``), 200 values of ``omega`` in
   ``[1.5, 2.2]`` per force (``F = 0.003, 0.01, 0.03, 0.1``), ``t1 = 1000 s`` from rest, window
   30 s, RK4 ``dt = 0.02``: 7 .. 12.5 s per 200-lane curve, compile included (the target was
