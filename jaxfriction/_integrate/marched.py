@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import Array
@@ -57,6 +58,29 @@ def contact_normals(system, count: int, dtype) -> Array:
     return jnp.broadcast_to(jnp.reshape(jnp.asarray(system.normal, dtype), (-1,)), (count,))
 
 
+class _StatesHeld(AbstractDynamicLaw):
+    """A marched law as the stages' vector field sees it: its force and stored energy, and a
+    state rate of zeros. The march sets the states and books the dissipation itself, so the
+    rate (and the power booked through it) would be computed at every stage and dropped; a
+    program written as loops over a lane's arrays cannot drop parts of a vector, and computed
+    them."""
+
+    law: AbstractDynamicLaw
+
+    @property
+    def n_state(self) -> int:
+        return self.law.n_state
+
+    def state_rate(self, v, z, normal) -> Array:
+        return jnp.zeros(jnp.broadcast_shapes(jnp.shape(v) + (1,), jnp.shape(z)), jnp.result_type(v, z))
+
+    def force(self, v, z, normal) -> Array:
+        return self.law.force(v, z, normal)
+
+    def stored_energy(self, z, normal) -> Array:
+        return self.law.stored_energy(z, normal)
+
+
 def marches(system) -> bool:
     """Whether fixed-step RK4 marches ``system``'s internal states (:func:`marched_rk4_step`):
     a system that carries the internal states of a dynamic law declaring
@@ -77,6 +101,7 @@ def marched_rk4_step(system: AbstractFrictionSystem, t, y: Array, h, args=None) 
         The state at ``t + h``, ``(state_size,)``. Nothing raises.
     """
     law = system.law  # type: ignore[attr-defined]  # marches(system): a dynamic law
+    stages = eqx.tree_at(lambda s: s.law, system, _StatesHeld(law))  # the stages' field: no state rate
     lo = 2 * system.n_dof
     hi = lo + system.n_internal
     z0 = jnp.reshape(y[lo:hi], (-1, law.n_state))
@@ -92,7 +117,7 @@ def marched_rk4_step(system: AbstractFrictionSystem, t, y: Array, h, args=None) 
         return jax.grad(lambda z: jnp.sum(law.stored_energy(z, normal)))(z)
 
     def stage(t, y_stage) -> tuple[Array, Array, Array]:
-        k = system.vector_field(t, y_stage, args)
+        k = stages.vector_field(t, y_stage, args)
         s = jnp.reshape(system.slip_velocity(t, y_stage), (-1,))
         z = jnp.reshape(y_stage[lo:hi], (-1, law.n_state))
         # the friction's power on the slip less what the springs take while they follow it (viscous part)
