@@ -28,8 +28,8 @@ def jenkins_rate(v: ArrayLike, z: Array, stiffness: ArrayLike, slip_force: Array
     derivatives of a simulation in the slip forces are zero (measured on the jointed
     oscillator: ``d D / d chi`` by AD 4e-20 against -1.3e-4 by finite differences); marched,
     they are the derivatives of the return map (``d x / d F_S`` by AD within 5e-12 of finite
-    differences, ``tests/test_fit_report.py``). ``smoothing = eps > 0`` replaces the switch by a ramp
-    in the normalized elongation ``w = k |z| / phi``: while loading (``v z > 0``) ``z' = v
+    differences, ``tests/test_fit_report.py``). ``smoothing = eps > 0`` replaces the switch by
+    a ramp in the normalized elongation ``w = k |z| / phi``: while loading (``v z > 0``) ``z' = v
     clip((1 - w) / eps, 0, 1)``, so the element is elastic up to ``w = 1 - eps`` and then
     approaches its slip force exponentially over a slip of about ``eps phi / k``. The state
     is then a Lipschitz function of the parameters and AD derivatives agree with finite
@@ -87,14 +87,14 @@ _RK4_LIMIT = 2.785293563405282
 
 def switch_rate(v, stiffness, slip_force):
     """The step rule of parallel elements whose stick/slip switch is integrated through its
-    rate (the smoothing ramp; Maxwell-slip's state rate under ``passivity``'s drive), 1/time, ``(...)``:
-    ``2.785 sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)`` (so that the rule ``h rate
-    <= 2.785`` is ``h sum_i k_i |v| / sum_i phi_i <= SWITCH_OVERSHOOT``). With an exact
-    switch integrated through its rate (not marched) the state Jacobian is zero (``z' = v`` or 0), so nothing at a saved state shows the step's
-    overshoot past a slip limit, ``O(k_i |v| h)`` per element, a first-order error; runs
-    with ``h sum_i k_i |v| / sum_i phi_i > 0.1`` (one step's slip loads the springs by more
-    than a tenth of the joint's slip force) get ``STATUS_UNSTABLE_STEP``. Zero where every
-    slip force is 0 (the joint is a free slider).
+    rate (the smoothing ramp; Maxwell-slip's state rate under ``passivity``'s drive), 1/time,
+    ``(...)``: ``2.785 sum_i k_i |v| / (SWITCH_OVERSHOOT sum_i phi_i)`` (so that the rule ``h
+    rate <= 2.785`` is ``h sum_i k_i |v| / sum_i phi_i <= SWITCH_OVERSHOOT``). With an exact
+    switch integrated through its rate (not marched) the state Jacobian is zero (``z' = v`` or
+    0), so nothing at a saved state shows the step's overshoot past a slip limit, ``O(k_i |v|
+    h)`` per element, a first-order error; runs with ``h sum_i k_i |v| / sum_i phi_i > 0.1``
+    (one step's slip loads the springs by more than a tenth of the joint's slip force) get
+    ``STATUS_UNSTABLE_STEP``. Zero where every slip force is 0 (the joint is a free slider).
     """
     total = jnp.sum(jnp.atleast_1d(slip_force), axis=-1)
     ok = total > 0
