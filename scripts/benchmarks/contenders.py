@@ -744,11 +744,18 @@ def numpy_chain(alpha, *, n, steps, h, omega, eps, mu=1.0):
 
 
 @njit(inline="always", fastmath=FASTMATH)
+def _jenkins(elongation, limit):
+    """A Jenkins element's elongation ``z + slip`` after a monotone slip, held to its limit
+    ``phi / k``: ``clip(z + slip, -phi / k, phi / k)`` (:func:`jaxfriction._laws.iwan.jenkins_update`,
+    exact within a step)."""
+    return min(max(elongation, -limit), limit)
+
+
+@njit(inline="always", fastmath=FASTMATH)
 def _march(z, slip, limit, out):
-    """Jenkins elements from ``z`` along the monotone slip ``slip`` into ``out``: ``clip(z + slip,
-    -phi / k, phi / k)`` (:func:`jaxfriction._laws.iwan.jenkins_update`, exact within a step)."""
+    """Jenkins elements from ``z`` along the monotone slip ``slip`` into ``out`` (:func:`_jenkins`)."""
     for i in range(z.shape[0]):
-        out[i] = min(max(z[i] + slip, -limit[i]), limit[i])
+        out[i] = _jenkins(z[i] + slip, limit[i])
 
 
 @njit(fastmath=FASTMATH)
@@ -887,7 +894,7 @@ def _modal_eval(q, p, z, omega2, c2, b, phi_modes, k, force, s, kz, acc):
 def _march_contacts(z, h, s, limit, out):
     """Each contact's Jenkins element from ``z`` along its slip ``h s_j`` into ``out`` (:func:`_march`)."""
     for j in range(z.shape[0]):
-        out[j] = min(max(z[j] + h * s[j], -limit[j]), limit[j])
+        out[j] = _jenkins(z[j] + h * s[j], limit[j])
 
 
 def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
@@ -948,7 +955,7 @@ def _modal_py(amplitude, omega2, c2, b, phi_modes, k, limit, steps, h, omega):
             plastic = 0.0
             for j in range(c):
                 sj = h6 * (slip[j] + s[j])
-                zj = min(max(z[j] + sj, -limit[j]), limit[j])
+                zj = _jenkins(z[j] + sj, limit[j])
                 plastic += 0.5 * (k[j] * z[j] + k[j] * zj) * (z[j] + sj - zj)
                 z[j] = zj
             e = e + plastic
