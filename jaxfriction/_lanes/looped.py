@@ -74,6 +74,7 @@ from .looped_values import (
     identity_operand,
     joined,
     runs_of,
+    shared_elements,
     size_of,
     view,
 )
@@ -635,11 +636,23 @@ class Piece:
         ir = np.broadcast_to(right[:, None, :, :], (left.shape[0], left.shape[1], right.shape[1], count))
         n_out = int(np.prod(eqn.outvars[0].aval.shape, dtype=int))
         dtype = np.dtype(eqn.outvars[0].aval.dtype)
-        ins = [self.whole(x, v.aval.dtype) for x, v in zip(ins, eqn.invars)]
+        # a shared value in parts (a transposed table: the contact modes in a modal
+        # structure's generalized force) is read through its base where that is affine,
+        # instead of copied into a lane buffer at every stage
+        direct = [None, None]
+        for i, (x, table) in enumerate(zip(ins, (il, ir))):
+            shared = shared_elements(x)
+            position = None if shared is None else _affine(shared[1][table].reshape(n_out, count))
+            if position is not None:
+                direct[i] = shared[0].expr(position)
+        ins = [x if d is not None else self.whole(x, v.aval.dtype) for x, d, v in zip(ins, direct, eqn.invars)]
         at = self._open("elem", n_out)
         self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
         factors = []
-        for x, table in zip(ins, (il, ir)):
+        for x, table, d in zip(ins, (il, ir), direct):
+            if d is not None:
+                factors.append(d)
+                continue
             position = _affine(table.reshape(n_out, count))
             if position is None:  # not affine in (k, r): an index table of the program
                 index = self._const_array(np.ascontiguousarray(table.reshape(-1)).astype(np.int64), table_ok=True)

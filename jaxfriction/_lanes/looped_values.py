@@ -51,6 +51,9 @@ class Uniform:
     expr: Callable[..., str]
     size: int
     scalar: bool = False
+    #: for a view of another shared value: ``(base, elements)``, element ``e`` is ``base``'s
+    #: ``elements[e]`` (what a product reads through, instead of a copy: :func:`shared_elements`)
+    of: tuple | None = dataclasses.field(default=None, compare=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,7 +111,9 @@ def view(x, first: int, length: int, stride: int = 1):
     if isinstance(x, Uniform):
         if x.scalar or x.size == 1:
             return Uniform(x.expr, length)
-        return Uniform(lambda e, expr=x.expr: expr(f"{first} + {stride} * ({e})"), length)
+        base, elements = x.of if x.of is not None else (x, np.arange(x.size))
+        return Uniform(lambda e, expr=x.expr: expr(f"{first} + {stride} * ({e})"), length,
+                       of=(base, elements[first + stride * np.arange(length)]))
     if isinstance(x, Pieces):
         start, part = next((a, p) for a, p in reversed(x.parts) if a <= first)
         if first + length > start + size_of(part):
@@ -118,6 +123,18 @@ def view(x, first: int, length: int, stride: int = 1):
         return Lane(x.buffer, x.offset, length, 0 if length > 1 else 1)
     step = x.stride * stride
     return Lane(x.buffer, x.offset + x.stride * first, length, step if length > 1 else 1)
+
+
+def shared_elements(x):
+    """``(base, elements)`` where ``x`` is :class:`Pieces` of views of one shared value
+    ``base`` (a transposed table: its columns as parts), element ``e`` of ``x`` being
+    ``base``'s ``elements[e]``; else None."""
+    if not isinstance(x, Pieces) or not all(isinstance(p, Uniform) and p.of is not None for _, p in x.parts):
+        return None
+    bases = {id(p.of[0]) for _, p in x.parts}
+    if len(bases) != 1:
+        return None
+    return x.parts[0][1].of[0], np.concatenate([p.of[1] for _, p in x.parts])
 
 
 def joined(parts, size: int, scalar: bool):
