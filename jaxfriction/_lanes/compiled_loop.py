@@ -693,7 +693,7 @@ def _one_lane(source: str) -> str:
     """``source`` with the lane index folded away for blocks of one lane (the looped program's
     default). numba types every integer operation of an index before LLVM folds it: on a
     100-block chain's program with a tangent (1,835 lines), the folded indices cut numba's
-    compile from 11.6 s to 8.7 s (``docs/performance.md``); the machine code is the same."""
+    compile from 11.6 s to 8.2 s (``docs/performance.md``); the machine code is the same."""
     for pattern, replacement in _ONE_LANE:
         source = pattern.sub(replacement, source)
     return source
