@@ -29,10 +29,10 @@ def _chain(n, **options):
     return jf.BurridgeKnopoffChain(law=jf.Quinn(mu=1.0, eps=0.05), n=n, **options)
 
 
-def _source(system, grid, **options):
+def _source(system, grid, lanes=1, **options):
     plan = jf.plan_sweep(system, grid, kernel="vmap", **options)
     kernel, _ = LaneProgram(plan.lane).pieces(list(grid), analyse_live=False)
-    return CompiledLoop(kernel, 1, compile=False, looped=True).source
+    return CompiledLoop(kernel, lanes, compile=False, looped=True).source
 
 
 def test_the_program_does_not_grow_with_the_contacts():
@@ -49,9 +49,7 @@ def test_a_block_of_one_lane_indexes_its_rows_without_the_lane():
     """With one lane per block (``L = 1``, the looped default) an index ``(row) * L + j`` is
     written as the row: numba types each integer operation of an index (29 % of the compile
     of a 100-block chain with a tangent). Blocks of several lanes keep the lane index."""
-    plan = jf.plan_sweep(_chain(32), {"alpha": [0.2]}, kernel="vmap", t1=0.2, dt=0.01)
-    kernel, _ = LaneProgram(plan.lane).pieces(["alpha"], analyse_live=False)
-    one, eight = (CompiledLoop(kernel, lanes, compile=False, looped=True).source for lanes in (1, 8))
+    one, eight = (_source(_chain(32), {"alpha": [0.2]}, lanes, t1=0.2, dt=0.01) for lanes in (1, 8))
     assert "L = 1\n" in one and "* L + j" not in one and not re.search(r"\[\d+ \+ j\]", one)
     assert "C[1]" in one or "C[1 + k]" in one  # a carry row, read by row alone
     assert eight.count("* L + j") > 100
