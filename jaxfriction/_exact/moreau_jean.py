@@ -35,9 +35,8 @@ from jax.typing import ArrayLike
 
 from .._integrate.grid import check_rounding
 from .._integrate.solvers import (
-    AbstractSolver,
+    FixedStepSolver,
     check_saved_size,
-    fixed_step_grid,
     fixed_step_scan,
 )
 from .._laws.vector import safe_norm
@@ -47,7 +46,6 @@ from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
 
 if TYPE_CHECKING:
-    from .._integrate.saveat import SaveAt
     from .._systems.base import AbstractFrictionSystem
 
 
@@ -174,7 +172,7 @@ def _step_function(system):
                      f"Moreau-Jean, got {type(system).__name__}")
 
 
-class MoreauJean(AbstractSolver):
+class MoreauJean(FixedStepSolver):
     """Moreau-Jean time stepping: exact (set-valued) Coulomb friction, exact stick, first order.
 
     A solver object for :func:`~jaxfriction.simulate` (see the module docstring for the
@@ -200,18 +198,11 @@ class MoreauJean(AbstractSolver):
     def __check_init__(self):
         check_rounding(self.rounding)
 
-    def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float]:
-        return fixed_step_grid(t0, t1, dt, saveat, self.rounding)
-
-    def compiles_whole(self) -> bool:
-        return True
-
-    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
-                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
+    def integrate_on_grid(self, system: AbstractFrictionSystem, y0: Array, t0: ArrayLike, h: ArrayLike,
+                          n_saves: int, every: int, args) -> tuple[Array, Array, Array]:
         del args
         step = _step_function(system)
         mu_s, mu_k = coulomb_coefficients(system)
-        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         kwargs = {"sweeps": self.sweeps} if step is contact_moreau_jean_step else {}
 

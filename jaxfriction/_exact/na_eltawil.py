@@ -73,9 +73,8 @@ from .._checks import check_int, is_concrete
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
 from .._integrate.solvers import (
-    AbstractSolver,
+    FixedStepSolver,
     check_saved_size,
-    fixed_step_grid,
     fixed_step_scan,
 )
 from .._laws.base import safe_divide
@@ -83,7 +82,6 @@ from .._laws.vector import VectorCoulomb, safe_norm
 from .._systems.block2d import BlockOnShakingFloor
 
 if TYPE_CHECKING:
-    from .._integrate.saveat import SaveAt
     from .._systems.base import AbstractFrictionSystem
 
 #: Case codes of the algorithm (paper 003 Sec. 2.3), as returned by :func:`na_eltawil_step`.
@@ -170,7 +168,7 @@ def na_eltawil_step(system: BlockOnShakingFloor, mu_s: ArrayLike, mu_k: ArrayLik
     return out, case
 
 
-class NaEltawil2D(AbstractSolver):
+class NaEltawil2D(FixedStepSolver):
     """Na et al.'s 2-D stick-slip model (paper 003 Sec. 2.3): Westermo-Udwadia in 2-D.
 
     A solver object for :func:`~jaxfriction.simulate` on a
@@ -200,9 +198,6 @@ class NaEltawil2D(AbstractSolver):
         check_rounding(self.rounding)
         check_int("substeps", self.substeps, minimum=1)
 
-    def compiles_whole(self) -> bool:
-        return True
-
     def check_system(self, system: AbstractFrictionSystem) -> None:
         """Raise ValueError unless ``system`` is a BlockOnShakingFloor with VectorCoulomb
         friction and no viscous part (a concrete ``law.viscous`` other than 0)."""
@@ -213,13 +208,12 @@ class NaEltawil2D(AbstractSolver):
         if is_concrete(viscous) and np.any(np.asarray(viscous) != 0):
             raise ValueError(f"law.viscous must be 0 for NaEltawil2D (paper 003 has none), got {viscous}")
 
-    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
-                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
+    def integrate_on_grid(self, system: AbstractFrictionSystem, y0: Array, t0: ArrayLike, h: ArrayLike,
+                          n_saves: int, every: int, args) -> tuple[Array, Array, Array]:
         del args
         self.check_system(system)
         assert isinstance(system, BlockOnShakingFloor) and isinstance(system.law, VectorCoulomb)  # checked above
         mu = system.law.mu
-        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         k = self.substeps
 

@@ -35,9 +35,8 @@ from .._checks import check_int
 from .._integrate.grid import check_rounding
 from .._integrate.rk4 import rk4_step
 from .._integrate.solvers import (
-    AbstractSolver,
+    FixedStepSolver,
     check_saved_size,
-    fixed_step_grid,
     fixed_step_scan,
 )
 from .._laws.base import AbstractFrictionLaw, broadcast_like
@@ -45,7 +44,6 @@ from .._systems.oscillator import Oscillator
 from .coulomb_params import coulomb_coefficients
 
 if TYPE_CHECKING:
-    from .._integrate.saveat import SaveAt
     from .._systems.base import AbstractFrictionSystem
 
 
@@ -144,7 +142,7 @@ def westermo_udwadia_step(system: Oscillator, mu_s: ArrayLike, mu_k: ArrayLike, 
     return y_new, done
 
 
-class WestermoUdwadia(AbstractSolver):
+class WestermoUdwadia(FixedStepSolver):
     """Westermo and Udwadia's stick-slip model with transitions located inside each step.
 
     A solver object for :func:`~jaxfriction.simulate` (paper 003 Sec. 2.1, eqs. 2-3; the
@@ -177,16 +175,12 @@ class WestermoUdwadia(AbstractSolver):
         check_int("max_transitions", self.max_transitions, minimum=2)
         check_int("iterations", self.iterations, minimum=1)
 
-    def compiles_whole(self) -> bool:
-        return True
-
-    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
-                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
+    def integrate_on_grid(self, system: AbstractFrictionSystem, y0: Array, t0: ArrayLike, h: ArrayLike,
+                          n_saves: int, every: int, args) -> tuple[Array, Array, Array]:
         del args
         if not isinstance(system, Oscillator):
             raise ValueError(f"system must be an Oscillator for WestermoUdwadia, got {type(system).__name__}")
         mu_s, mu_k = coulomb_coefficients(system)
-        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
 
         def step(t, y) -> tuple[Array, Array]:

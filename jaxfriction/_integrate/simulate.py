@@ -6,6 +6,7 @@ import inspect
 import sys
 
 import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 
 from .._checks import check_field_shape, check_time_span, is_concrete
@@ -50,9 +51,11 @@ def _run(solver, system, y0, t0, t1, dt, saveat, args):
     return solver.integrate(system, y0, t0, t1, dt, saveat, args)
 
 
-#: ``_run`` compiled (``t0``, ``t1``, ``dt``, the solver and the saving static): one program per
-#: system structure and time grid for the solvers that declare ``compiles_whole``
-_compiled_run = eqx.filter_jit(_run)
+@eqx.filter_jit
+def _compiled_run(solver, system, y0, t0, h, n_saves, every, args):
+    """The run of a fixed-step solver on its grid, compiled: one program per system structure
+    and step count (``n_saves``, ``every`` and the solver static; ``t0`` and ``h`` arrays)."""
+    return solver.integrate_on_grid(system, y0, t0, h, n_saves, every, args)
 
 
 def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float | None = None, *, solver=None,
@@ -109,10 +112,11 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
     systems and initial states, and forward- and reverse-mode differentiation. With the
     fixed-step solvers (:class:`~jaxfriction.RK4`, :class:`~jaxfriction.MoreauJean`,
     :class:`~jaxfriction.WestermoUdwadia`, :class:`~jaxfriction.NaEltawil2D`) the run is
-    compiled once per system structure and time grid:
-    the system's float parameters enter the program as arrays, so a second call at other
-    parameter values or another ``y0`` does not compile again (a literal zero, such as no
-    damping, stays part of the structure).
+    compiled once per system structure and step count: the system's float parameters, ``t0``
+    and the step enter the program as arrays, so a second call at other parameter values,
+    another ``y0``, or another ``t0``, ``t1`` or ``dt`` with the same number of steps and saves
+    (a frequency sweep at a fixed number of steps per period) does not compile again (a literal
+    zero, such as no damping, stays part of the structure).
 
     Examples:
         Quinn 2004 Fig. 5: the unforced oscillator ``x'' + x = f`` from ``(2.75, 0)`` with
@@ -152,12 +156,14 @@ def simulate(system: AbstractFrictionSystem, y0, t0: float, t1: float, dt: float
                              f"{ts.min():g} to {ts.max():g}")
     y0 = system.as_state(y0)
     solver.check_system(system)
-    run, traced = _run, system
-    if solver.compiles_whole() and is_concrete((t0, t1, 0.0 if dt is None else dt)):
-        run, traced = _compiled_run, traced_parameters(system, keep_zeros=True)
-        t0, t1, dt = float(t0), float(t1), None if dt is None else float(dt)
     try:
-        ts, ys, status = run(solver, traced, y0, t0, t1, dt, saveat, args)
+        if solver.compiles_whole() and is_concrete((t0, t1, 0.0 if dt is None else dt)):
+            n_saves, every, h = solver.step_grid(float(t0), float(t1), None if dt is None else float(dt), saveat)
+            # t0 and h as (weakly typed) arrays: another start or step of the same count compiles nothing
+            ts, ys, status = _compiled_run(solver, traced_parameters(system, keep_zeros=True), y0,
+                                           jnp.asarray(float(t0)), jnp.asarray(h), n_saves, every, args)
+        else:
+            ts, ys, status = _run(solver, system, y0, t0, t1, dt, saveat, args)
     except (TypeError, ValueError):
         check_field_shape(system, y0)  # a parameter of the wrong shape: say which, not where it broke
         raise

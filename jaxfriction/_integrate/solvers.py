@@ -61,11 +61,12 @@ class AbstractSolver(eqx.Module):
         run, where a parameter's value is still known). Default: any system."""
 
     def compiles_whole(self) -> bool:
-        """True for a solver whose ``integrate`` traces with concrete ``t0``, ``t1``, ``dt``
-        and array parameters (the fixed-step scans): :func:`~jaxfriction.simulate` then
-        compiles the whole run once per system structure and time grid, with the system's
-        floats as arrays, so a call at other parameter values compiles nothing. False (the
-        default) runs ``integrate`` as it is (diffrax compiles its own solve)."""
+        """True for a :class:`FixedStepSolver` (the fixed-step scans): :func:`~jaxfriction.simulate`
+        then compiles :meth:`FixedStepSolver.integrate_on_grid` once per system structure and
+        step count, with the system's floats, ``t0`` and the step ``h`` as arrays, so a call at
+        other parameter values, another ``t0`` or another step of the same count compiles
+        nothing. False (the default) runs ``integrate`` as it is (diffrax compiles its own
+        solve)."""
         return False
 
     def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float] | None:
@@ -79,6 +80,46 @@ class AbstractSolver(eqx.Module):
         itself; a solver whose derivatives go through a diffrax adjoint returns a copy with
         ``diffrax.ForwardMode()`` (diffrax's default adjoint is reverse mode only)."""
         return self
+
+
+class FixedStepSolver(AbstractSolver):
+    """A solver that steps with ``dt`` on a step-aligned fixed grid and compiles whole: RK4,
+    :class:`~jaxfriction.MoreauJean`, :class:`~jaxfriction.WestermoUdwadia`,
+    :class:`~jaxfriction.NaEltawil2D`. A subclass has a ``rounding`` field (the step-count
+    convention of :func:`~jaxfriction.fixed_grid`) and writes :meth:`integrate_on_grid`;
+    ``integrate`` is that method on the grid of ``(t0, t1, dt, saveat)``.
+    """
+
+    rounding: eqx.AbstractVar[str]
+
+    @abc.abstractmethod
+    def integrate_on_grid(self, system: AbstractFrictionSystem, y0: Array, t0: ArrayLike, h: ArrayLike,
+                          n_saves: int, every: int, args) -> tuple[Array, Array, Array]:
+        """Integrate ``n_saves * every`` steps of ``h`` from the full state ``y0`` at ``t0``,
+        saving every ``every`` steps.
+
+        Args:
+            system: the system (its floats may be arrays).
+            y0: ``(state_size,)`` full state.
+            t0, h: start time and step (time units): floats or scalar arrays (traced in
+                :func:`~jaxfriction.simulate`'s compiled run).
+            n_saves, every: concrete ints (the program's length).
+            args: passed to ``system.vector_field``.
+
+        Returns:
+            ``(ts (n_saves + 1,), ys (n_saves + 1, state_size), status)``.
+        """
+
+    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
+                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
+        n_saves, every, h = self.step_grid(t0, t1, dt, saveat)
+        return self.integrate_on_grid(system, y0, t0, h, n_saves, every, args)
+
+    def compiles_whole(self) -> bool:
+        return True
+
+    def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float]:
+        return fixed_step_grid(t0, t1, dt, saveat, self.rounding)
 
 
 def fixed_step_grid(t0: float, t1: float, dt: float, saveat: SaveAt,
@@ -198,7 +239,7 @@ def fixed_step_scan(step, y0: Array, t0: ArrayLike, h: ArrayLike, n_saves: int,
     return t0 + jnp.arange(n_saves + 1) * (every * h), ys, finite_status(ys, ok)  # type: ignore[return-value]
 
 
-class RK4(AbstractSolver):
+class RK4(FixedStepSolver):
     """Classical fixed-step RK4 in ``lax.scan``: the papers' method and the default.
 
     Quinn 2004 Sec. 3 and paper 002 Sec. 4 integrate with it; it is the fastest path (small
@@ -225,18 +266,11 @@ class RK4(AbstractSolver):
     def __check_init__(self):
         check_rounding(self.rounding)
 
-    def integrate(self, system: AbstractFrictionSystem, y0: Array, t0: float, t1: float, dt: float,
-                  saveat: SaveAt, args) -> tuple[Array, Array, Array]:
-        n_saves, every, h = fixed_step_grid(t0, t1, dt, saveat, self.rounding)
+    def integrate_on_grid(self, system: AbstractFrictionSystem, y0: Array, t0: ArrayLike, h: ArrayLike,
+                          n_saves: int, every: int, args) -> tuple[Array, Array, Array]:
         check_saved_size(n_saves + 1, y0.size, y0.dtype)
         ts, ys = rk4_scan(system.vector_field, y0, t0, h, n_saves, every, args, checkpoint=self.checkpoint)
         return ts, ys, rk4_status(system, ts, ys, h)
-
-    def compiles_whole(self) -> bool:
-        return True
-
-    def step_grid(self, t0: float, t1: float, dt: float, saveat: SaveAt) -> tuple[int, int, float]:
-        return fixed_step_grid(t0, t1, dt, saveat, self.rounding)
 
     def transient_and_window(self, system: AbstractFrictionSystem, y0: Array, t_measure: float, t_end: float,
                              dt: float, saveat: SaveAt, args=None) -> tuple[Array, Array, Array]:
