@@ -110,6 +110,17 @@ def test_sums_over_tables_shared_by_every_lane_are_reduced_once_per_piece():
     assert len(loops) >= 4 and not [b for b in loops if fixed_row.search(b)]
 
 
+def test_values_of_the_shared_tables_alone_are_computed_once_before_the_time_loop():
+    """An Iwan joint's slip displacements ``phi_i / k_i`` (a division per slider) depend on
+    its tables alone: they are written once per call of the program, before its time loop,
+    instead of at every RK4 stage of every lane (the joint of 100 sliders: 425 to 459 M
+    slider-steps/s, ``docs/performance.md``)."""
+    source = _source(_iwan_tables(16), {"force.amplitude": [0.3]}, t1=0.1, dt=0.01)
+    before, loop = source.split("for n in range(", 1)
+    assert re.search(r"^\s*v\d+\[k\] = S\[16 \+ k\] / v\d+\[k\]$", before, re.M)
+    assert not re.search(r"S\[[^\]]*\] / ", loop)
+
+
 @pytest.mark.slow
 def test_an_iwan_joint_of_tables_agrees_with_the_xla_path():
     check_fused(_iwan_tables(16), {"force.amplitude": [0.1, 0.6, 1.5]}, kernel="looped", wrt=("force.amplitude",),
@@ -125,13 +136,16 @@ def test_per_contact_sums_over_tables_shared_by_every_lane_are_written_once_per_
     """A reduced-order structure whose contacts each carry an Iwan joint: the step rule sums
     each contact's shared tables over its elements (a reduction over some axes of a value
     shared by every lane, which the looped program refused: the jointed bar ran on the XLA
-    path). With several elements per contact the sums go to a table of the piece, written
-    before its lane loops; with one element the table is read as it is. (The contacts' switch
+    path). With several elements per contact the sums go to a table written once per call
+    of the program, before its time loop (the tables are the same at every step); with one
+    element the table is read as it is. (The contacts' switch
     is smoothed, so that the switch rule sums the tables, as in the test above.)"""
     options = {"t1": 0.1, "dt": 0.01}
     several = _source(_bar(3, 0.05), {"force.amplitude": [0.3]}, **options)
-    assert re.search(r"^\s*(v\d+) = np\.empty\(6, np\.float64\)\n\s*for k in range\(6\):", several, re.M)
-    assert "np.empty(6" not in _source(_bar(1, 0.05), {"force.amplitude": [0.3]}, **options)
+    # the sum of each contact's elements of a shared table (read from S), over r
+    summed = r"^\s*v\d+ = np\.empty\(6, np\.float64\)\n\s*for k in range\(6\):\n.*\n\s*for r in range\(3\):\n\s*v\d+ = radd\(v\d+, S\["
+    assert re.search(summed, several, re.M)
+    assert not re.search(summed.replace("3", r"\d+"), _source(_bar(1, 0.05), {"force.amplitude": [0.3]}, **options), re.M)
 
 
 def test_a_product_reads_a_transposed_shared_table_through_the_table():

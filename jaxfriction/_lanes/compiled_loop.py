@@ -121,6 +121,7 @@ class _Writer:
         # arrays) or once per call (shared scalars), for every piece: their names, lines
         # and expressions
         self.invariant, self.hoisted_shared, self.hoisted_lane, self.hoisted = set(), [], [], {}
+        self.tables = {}  # the looped programs' invariant shared tables: ("table", expression) -> name
 
     def constant(self, value, dtype) -> str:
         value = np.asarray(value, dtype=dtype)
@@ -441,10 +442,11 @@ class CompiledLoop:
             size = int(np.prod(x.shape, dtype=int))
             if not x.shape:
                 self._shared_scalars.append((f"s{at}", at, np.dtype(x.dtype)))
-                shared.append(Uniform(lambda e, name=f"s{at}": name, 1, True))
+                shared.append(Uniform(lambda e, name=f"s{at}": name, 1, True, invariant=True))
                 writer.types[f"s{at}"] = np.dtype(x.dtype)
             else:
-                shared.append(Uniform(lambda e, at=at, dt=x.dtype: writer.cast(f"S[{at} + {e}]", dt), size))
+                shared.append(Uniform(lambda e, at=at, dt=x.dtype: writer.cast(f"S[{at} + {e}]", dt), size,
+                                      invariant=True))
             at += size
 
         def lane(array, row, size):

@@ -136,7 +136,7 @@ class Piece:
         self.loops: list[_Loop] = []
         self.buffers: list[Buffer] = []
         self._ids: dict = {}  # id(buffer) -> its index in ``buffers``
-        self._seen_uniform: dict = {}  # expression -> name
+        self._seen_uniform: dict = {}  # (what, expression) -> name: the shared values of this piece
         self._reduced: dict = {}  # (reduction, operand) -> its result (a sum the trace repeats)
         self.outputs = self._lower(closed.jaxpr, closed.consts, inputs)
 
@@ -327,15 +327,19 @@ class Piece:
         if kept is not None:
             return kept
         lane = [x for x in ins if isinstance(x, Lane)]
+        if size > 1 and not lane and all(isinstance(x, Const) or x.invariant for x in ins):
+            return self._shared_table(eqn, ins, size, dtype)
         if size == 1:  # one element: a lane value, no loop over elements
-            if not lane and scalar:  # shared by every lane: once per piece
+            if not lane and scalar:  # shared by every lane: once per call where invariant, else once per piece
                 expr = self.writer.expression(eqn, [self.read(x, -1) for x in ins])
-                local = self._seen_uniform.get(expr)
+                invariant = all(isinstance(x, Const) or x.invariant for x in ins)
+                seen = self.writer.tables if invariant else self._seen_uniform
+                local = seen.get(("scalar", expr))
                 if local is None:
-                    local = self._seen_uniform[expr] = self.writer.name()
+                    local = seen[("scalar", expr)] = self.writer.name()
                     self.writer.types[local] = dtype
-                    self.uniform_lines.append(f"{local} = {expr}")
-                return Uniform(lambda e, local=local: local, 1, True)
+                    (self.writer.hoisted_shared if invariant else self.uniform_lines).append(f"{local} = {expr}")
+                return Uniform(lambda e, local=local: local, 1, True, invariant=invariant)
             at = self.place("lane", 1, lane)
             args = [self.read(x, at) for x in ins]
         else:
@@ -350,6 +354,19 @@ class Piece:
         loop.lines.append(f"{local} = {expr}")
         b = loop.seen[expr] = self.buffer(size, dtype, at, local)
         return Lane(b, 0, size, 1, scalar)
+
+    def _shared_table(self, eqn, ins, size: int, dtype) -> Uniform:
+        """An elementwise equation on invariant values shared by every lane (an Iwan joint's
+        slip displacements ``phi / k`` from its tables): computed into a table once per call of
+        the program, instead of in the lanes' element loops, per lane, per RK4 stage and per
+        step."""
+        expr = self.writer.expression(eqn, [self.read(x, -1, "k") for x in ins])
+        table = self.writer.tables.get(("table", expr))
+        if table is None:
+            table = self.writer.tables[("table", expr)] = self.writer.name()
+            self.writer.hoisted_shared.extend([f"{table} = np.empty({size}, np.{np.dtype(dtype).name})",
+                                               f"for k in range({size}):", f"    {table}[k] = {expr}"])
+        return Uniform(lambda e, table=table: f"{table}[{e}]", size, invariant=True)
 
     def _movement(self, eqn, ins):
         """Data movement worked out on integer labels of the operands' elements: the output as
@@ -465,14 +482,19 @@ class Piece:
             return total
         if isinstance(x, Uniform) and every_axis and x.size > 1:
             # a value shared by every lane (a table of the template, e.g. an Iwan joint's
-            # stiffnesses): reduced once per piece, before its lane loops
+            # stiffnesses): reduced once per program call where it is invariant, else once per
+            # piece, before its lane loops
             binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
-            local = self.writer.name()
-            self.writer.types[local] = dtype
-            identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
-            self.uniform_lines += [f"{local} = {identity}", f"for k in range({x.size}):",
-                                   f"    {local} = {self._accumulate(binary, local, x.expr('k'))}"]
-            return Uniform(lambda e, local=local: local, 1, True)
+            seen = self.writer.tables if x.invariant else self._seen_uniform
+            local = seen.get((eqn.primitive.name, x.expr("k")))
+            if local is None:
+                local = seen[(eqn.primitive.name, x.expr("k"))] = self.writer.name()
+                self.writer.types[local] = dtype
+                identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
+                (self.writer.hoisted_shared if x.invariant else self.uniform_lines).extend(
+                    [f"{local} = {identity}", f"for k in range({x.size}):",
+                     f"    {local} = {self._accumulate(binary, local, x.expr('k'))}"])
+            return Uniform(lambda e, local=local: local, 1, True, invariant=x.invariant)
         x = self.whole(x, var.aval.dtype)
         if not every_axis and isinstance(x, (Lane, Uniform)):
             return self._partial_reduction(eqn, x, dtype)
@@ -605,16 +627,22 @@ class Piece:
         first, step, stride, n_out, count = rows
         scalar = not eqn.outvars[0].aval.shape
         if count == 1:
-            return Uniform(lambda e, x=x: x.expr(f"{first} + {step} * ({e})"), n_out, scalar)
+            return Uniform(lambda e, x=x: x.expr(f"{first} + {step} * ({e})"), n_out, scalar, invariant=x.invariant)
         binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
-        table, acc = self.writer.name(), self.writer.name()
-        self.writer.types[acc] = dtype
         element = x.expr(f"{first} + {step} * k + {stride} * r")
-        identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
-        self.uniform_lines += [f"{table} = np.empty({n_out}, np.{np.dtype(dtype).name})", f"for k in range({n_out}):",
-                               f"    {acc} = {identity}", f"    for r in range({count}):",
-                               f"        {acc} = {self._accumulate(binary, acc, element)}", f"    {table}[k] = {acc}"]
-        return Uniform(lambda e, table=table: f"{table}[{e}]", n_out, scalar)
+        seen = self.writer.tables if x.invariant else self._seen_uniform
+        key = (eqn.primitive.name, element, n_out, count)
+        table = seen.get(key)
+        if table is None:
+            table, acc = self.writer.name(), self.writer.name()
+            seen[key] = table
+            self.writer.types[acc] = dtype
+            identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
+            (self.writer.hoisted_shared if x.invariant else self.uniform_lines).extend(
+                [f"{table} = np.empty({n_out}, np.{np.dtype(dtype).name})", f"for k in range({n_out}):",
+                 f"    {acc} = {identity}", f"    for r in range({count}):",
+                 f"        {acc} = {self._accumulate(binary, acc, element)}", f"    {table}[k] = {acc}"])
+        return Uniform(lambda e, table=table: f"{table}[{e}]", n_out, scalar, invariant=x.invariant)
 
     def _dot_general(self, eqn, ins):
         """``dot_general``: output element ``k`` sums ``lhs[IL[k, r]] * rhs[IR[k, r]]`` over

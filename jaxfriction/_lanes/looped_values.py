@@ -54,6 +54,9 @@ class Uniform:
     #: for a view of another shared value: ``(base, elements)``, element ``e`` is ``base``'s
     #: ``elements[e]`` (what a product reads through, instead of a copy: :func:`shared_elements`)
     of: tuple | None = dataclasses.field(default=None, compare=False)
+    #: the same in every piece and at every step (the template's shared arrays and what is
+    #: computed from them alone, not the time or the step): computed once per program call
+    invariant: bool = dataclasses.field(default=False, compare=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,10 +113,10 @@ def view(x, first: int, length: int, stride: int = 1):
         return Const(v[first + stride * np.arange(length)] if v.size > 1 else np.repeat(v, length))
     if isinstance(x, Uniform):
         if x.scalar or x.size == 1:
-            return Uniform(x.expr, length)
+            return Uniform(x.expr, length, invariant=x.invariant)
         base, elements = x.of if x.of is not None else (x, np.arange(x.size))
         return Uniform(lambda e, expr=x.expr: expr(f"{first} + {stride} * ({e})"), length,
-                       of=(base, elements[first + stride * np.arange(length)]))
+                       of=(base, elements[first + stride * np.arange(length)]), invariant=x.invariant)
     if isinstance(x, Pieces):
         start, part = next((a, p) for a, p in reversed(x.parts) if a <= first)
         if first + length > start + size_of(part):
