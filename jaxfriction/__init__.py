@@ -50,8 +50,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._integrate import (  # noqa: F401
         MAX_SAVED_BYTES, RK4, RK4_STABILITY_LIMIT, STATUS_EVENT_BUDGET, STATUS_INVALID_PARAMETER,
         STATUS_MEANINGS, STATUS_NONFINITE, STATUS_NONFINITE_GRADIENT, STATUS_NOT_PERIODIC, STATUS_OK,
-        STATUS_SOLVER_FAILED, STATUS_UNSTABLE_STEP, AbstractSolver, Diffrax, SaveAt, Trajectory, fixed_grid, rk4_scan, rk4_step,
-        simulate, stick_band_rate,
+        STATUS_SOLVER_FAILED, STATUS_UNSTABLE_STEP, AbstractSolver, Diffrax, FixedStepSolver, SaveAt, Trajectory, fixed_grid,
+        rk4_scan, rk4_step, simulate, stick_band_rate,
     )
     from ._integrate.diffrax_solvers import ClassicRK4, dynamics_rms_norm  # noqa: F401
     from ._laws import (  # noqa: F401
@@ -136,8 +136,8 @@ _EXPORTS = {
     "._integrate": (
         "MAX_SAVED_BYTES", "RK4", "RK4_STABILITY_LIMIT", "STATUS_EVENT_BUDGET", "STATUS_INVALID_PARAMETER",
         "STATUS_MEANINGS", "STATUS_NONFINITE", "STATUS_NONFINITE_GRADIENT", "STATUS_NOT_PERIODIC", "STATUS_OK",
-        "STATUS_SOLVER_FAILED", "STATUS_UNSTABLE_STEP", "AbstractSolver", "Diffrax", "SaveAt", "Trajectory",
-        "fixed_grid", "rk4_scan", "rk4_step", "simulate", "stick_band_rate",
+        "STATUS_SOLVER_FAILED", "STATUS_UNSTABLE_STEP", "AbstractSolver", "Diffrax", "FixedStepSolver", "SaveAt",
+        "Trajectory", "fixed_grid", "rk4_scan", "rk4_step", "simulate", "stick_band_rate",
     ),
     "._integrate.diffrax_solvers": ("ClassicRK4", "dynamics_rms_norm"),
     "._laws": (

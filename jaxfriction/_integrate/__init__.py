@@ -4,7 +4,7 @@ from .grid import fixed_grid
 from .rk4 import rk4_scan, rk4_step
 from .saveat import SaveAt
 from .simulate import as_solver, simulate
-from .solvers import MAX_SAVED_BYTES, RK4, AbstractSolver, Diffrax
+from .solvers import MAX_SAVED_BYTES, RK4, AbstractSolver, Diffrax, FixedStepSolver
 from .stability import RK4_STABILITY_LIMIT, stick_band_rate
 from .status import (
     STATUS_EVENT_BUDGET,
@@ -33,6 +33,7 @@ __all__ = [
     "STATUS_SOLVER_FAILED",
     "STATUS_UNSTABLE_STEP",
     "AbstractSolver",
+    "FixedStepSolver",
     "Diffrax",
     "SaveAt",
     "Trajectory",

@@ -83,11 +83,20 @@ class AbstractSolver(eqx.Module):
 
 
 class FixedStepSolver(AbstractSolver):
-    """A solver that steps with ``dt`` on a step-aligned fixed grid and compiles whole: RK4,
-    :class:`~jaxfriction.MoreauJean`, :class:`~jaxfriction.WestermoUdwadia`,
-    :class:`~jaxfriction.NaEltawil2D`. A subclass has a ``rounding`` field (the step-count
-    convention of :func:`~jaxfriction.fixed_grid`) and writes :meth:`integrate_on_grid`;
-    ``integrate`` is that method on the grid of ``(t0, t1, dt, saveat)``.
+    """A solver that steps with ``dt`` on a step-aligned fixed grid: :class:`~jaxfriction.RK4`
+    (Quinn 2004 Sec. 3), :class:`~jaxfriction.MoreauJean`, :class:`~jaxfriction.WestermoUdwadia`,
+    :class:`~jaxfriction.NaEltawil2D`.
+
+    A subclass has a static ``rounding`` field (the step-count convention of
+    :func:`~jaxfriction.fixed_grid`, ``"ceil"`` or ``"round"``) and writes
+    :meth:`integrate_on_grid`; ``integrate`` is that method on the grid of ``(t0, t1, dt,
+    saveat)`` (:meth:`step_grid`). :func:`~jaxfriction.simulate` compiles a run once per system
+    structure and step count, with ``t0`` and the step ``h`` as arrays: another span or step of
+    the same count compiles nothing. That is how a user's own fixed-step scheme joins in.
+
+    Raises:
+        ValueError: from :meth:`step_grid`: ``SaveAt(ts=...)`` (fixed-step solvers save on
+            their grid), a missing or non-positive ``dt``, an invalid span.
     """
 
     rounding: eqx.AbstractVar[str]
