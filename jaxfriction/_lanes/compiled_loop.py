@@ -121,7 +121,7 @@ class _Writer:
         # arrays) or once per call (shared scalars), for every piece: their names, lines
         # and expressions
         self.invariant, self.hoisted_shared, self.hoisted_lane, self.hoisted = set(), [], [], {}
-        self.tables = {}  # the looped programs' invariant shared tables: ("table", expression) -> name
+        self.tables = {}  # the looped programs' invariant shared values: (what, expression) -> name
 
     def constant(self, value, dtype) -> str:
         value = np.asarray(value, dtype=dtype)

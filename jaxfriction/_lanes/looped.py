@@ -232,6 +232,18 @@ class Piece:
             return last - 1
         return self._open(kind, size)
 
+    def _shared(self, key, invariant: bool, dtype, write) -> str:
+        """The name of a value shared by every lane, written once (``key``: what it is):
+        ``write(name)`` gives its lines, placed once per call of the program where the value
+        is ``invariant`` (before the time loop), else once per piece (before its lane loops)."""
+        seen = self.writer.tables if invariant else self._seen_uniform
+        name = seen.get(key)
+        if name is None:
+            name = seen[key] = self.writer.name()
+            self.writer.types[name] = dtype
+            (self.writer.hoisted_shared if invariant else self.uniform_lines).extend(write(name))
+        return name
+
     # -- lowering -------------------------------------------------------------------------
     def _lower(self, jaxpr, consts, args) -> list:
         env: dict[Any, Any] = {}
@@ -330,15 +342,10 @@ class Piece:
         if size > 1 and not lane and all(isinstance(x, Const) or x.invariant for x in ins):
             return self._shared_table(eqn, ins, size, dtype)
         if size == 1:  # one element: a lane value, no loop over elements
-            if not lane and scalar:  # shared by every lane: once per call where invariant, else once per piece
+            if not lane and scalar:  # shared by every lane
                 expr = self.writer.expression(eqn, [self.read(x, -1) for x in ins])
                 invariant = all(isinstance(x, Const) or x.invariant for x in ins)
-                seen = self.writer.tables if invariant else self._seen_uniform
-                local = seen.get(("scalar", expr))
-                if local is None:
-                    local = seen[("scalar", expr)] = self.writer.name()
-                    self.writer.types[local] = dtype
-                    (self.writer.hoisted_shared if invariant else self.uniform_lines).append(f"{local} = {expr}")
+                local = self._shared(("scalar", expr), invariant, dtype, lambda name: [f"{name} = {expr}"])
                 return Uniform(lambda e, local=local: local, 1, True, invariant=invariant)
             at = self.place("lane", 1, lane)
             args = [self.read(x, at) for x in ins]
@@ -361,11 +368,8 @@ class Piece:
         the program, instead of in the lanes' element loops, per lane, per RK4 stage and per
         step."""
         expr = self.writer.expression(eqn, [self.read(x, -1, "k") for x in ins])
-        table = self.writer.tables.get(("table", expr))
-        if table is None:
-            table = self.writer.tables[("table", expr)] = self.writer.name()
-            self.writer.hoisted_shared.extend([f"{table} = np.empty({size}, np.{np.dtype(dtype).name})",
-                                               f"for k in range({size}):", f"    {table}[k] = {expr}"])
+        table = self._shared(("table", expr), True, dtype, lambda name: [
+            f"{name} = np.empty({size}, np.{np.dtype(dtype).name})", f"for k in range({size}):", f"    {name}[k] = {expr}"])
         return Uniform(lambda e, table=table: f"{table}[{e}]", size, invariant=True)
 
     def _movement(self, eqn, ins):
@@ -485,15 +489,10 @@ class Piece:
             # stiffnesses): reduced once per program call where it is invariant, else once per
             # piece, before its lane loops
             binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
-            seen = self.writer.tables if x.invariant else self._seen_uniform
-            local = seen.get((eqn.primitive.name, x.expr("k")))
-            if local is None:
-                local = seen[(eqn.primitive.name, x.expr("k"))] = self.writer.name()
-                self.writer.types[local] = dtype
-                identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
-                (self.writer.hoisted_shared if x.invariant else self.uniform_lines).extend(
-                    [f"{local} = {identity}", f"for k in range({x.size}):",
-                     f"    {local} = {self._accumulate(binary, local, x.expr('k'))}"])
+            identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
+            local = self._shared((eqn.primitive.name, x.expr("k")), x.invariant, dtype, lambda name: [
+                f"{name} = {identity}", f"for k in range({x.size}):",
+                f"    {name} = {self._accumulate(binary, name, x.expr('k'))}"])
             return Uniform(lambda e, local=local: local, 1, True, invariant=x.invariant)
         x = self.whole(x, var.aval.dtype)
         if not every_axis and isinstance(x, (Lane, Uniform)):
@@ -630,18 +629,16 @@ class Piece:
             return Uniform(lambda e, x=x: x.expr(f"{first} + {step} * ({e})"), n_out, scalar, invariant=x.invariant)
         binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
         element = x.expr(f"{first} + {step} * k + {stride} * r")
-        seen = self.writer.tables if x.invariant else self._seen_uniform
-        key = (eqn.primitive.name, element, n_out, count)
-        table = seen.get(key)
-        if table is None:
-            table, acc = self.writer.name(), self.writer.name()
-            seen[key] = table
+        identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
+
+        def write(table) -> list[str]:
+            acc = self.writer.name()
             self.writer.types[acc] = dtype
-            identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)
-            (self.writer.hoisted_shared if x.invariant else self.uniform_lines).extend(
-                [f"{table} = np.empty({n_out}, np.{np.dtype(dtype).name})", f"for k in range({n_out}):",
-                 f"    {acc} = {identity}", f"    for r in range({count}):",
-                 f"        {acc} = {self._accumulate(binary, acc, element)}", f"    {table}[k] = {acc}"])
+            return [f"{table} = np.empty({n_out}, np.{np.dtype(dtype).name})", f"for k in range({n_out}):",
+                    f"    {acc} = {identity}", f"    for r in range({count}):",
+                    f"        {acc} = {self._accumulate(binary, acc, element)}", f"    {table}[k] = {acc}"]
+
+        table = self._shared((eqn.primitive.name, element, n_out, count), x.invariant, dtype, write)
         return Uniform(lambda e, table=table: f"{table}[{e}]", n_out, scalar, invariant=x.invariant)
 
     def _dot_general(self, eqn, ins):
