@@ -138,8 +138,8 @@ def test_per_contact_sums_over_tables_shared_by_every_lane_are_written_once_per_
     shared by every lane, which the looped program refused: the jointed bar ran on the XLA
     path). With several elements per contact the sums go to a table written once per call
     of the program, before its time loop (the tables are the same at every step); with one
-    element the table is read as it is. (The contacts' switch
-    is smoothed, so that the switch rule sums the tables, as in the test above.)"""
+    element the table is read as it is. (The contacts' switch is smoothed, so that the switch
+    rule sums the tables, as in the test above.)"""
     options = {"t1": 0.1, "dt": 0.01}
     several = _source(_bar(3, 0.05), {"force.amplitude": [0.3]}, **options)
     # the sum of each contact's elements of a shared table (read from S), over r
