@@ -720,19 +720,19 @@ class Piece:
                 and self.loops[value.buffer.loop].kind == ("lane" if size == 1 else "elem"):
             at = value.buffer.loop  # written where it is computed
             index = f"{row}" if size == 1 else f"{row} + k"
-            self.loops[at].lines.append(f"{target}[{_index(index, self.loops[at].kind)}] = "
+            self.loops[at].lines.append(f"{target}[{_index(index)}] = "
                                         f"{self.writer.cast(value.buffer.local, dtype)}")
         elif size == 1:
             at = self.place("lane", 1, [value] if isinstance(value, Lane) else [])
             src = self._element(value, at, 0)
-            self.loops[at].lines.append(f"{target}[{_index(str(row), 'lane')}] = {self.writer.cast(src, dtype)}")
+            self.loops[at].lines.append(f"{target}[{_index(str(row))}] = {self.writer.cast(src, dtype)}")
         else:
             at = self._open("elem", size)
             src = self._element(value, at, "k", 0, 1) if not isinstance(value, Lane) else \
                 self._token(value.buffer, value.offset, value.stride)
             if isinstance(value, Lane):
                 value.buffer.stored, value.buffer.last = True, max(value.buffer.last, at)
-            self.loops[at].lines.append(f"{target}[{_index(f'{row} + k', 'elem')}] = {self.writer.cast(src, dtype)}")
+            self.loops[at].lines.append(f"{target}[{_index(f'{row} + k')}] = {self.writer.cast(src, dtype)}")
 
     def render(self, indent: int, lanes: int, rows: dict) -> list[str]:
         """The piece's lines at ``indent``: its shared lines, then its loops. Scratch rows are
@@ -772,7 +772,7 @@ class Piece:
         def token(match):
             b = self.buffers[int(match.group(1))]
             base, index = b.row + int(match.group(2)), match.group(3)
-            return f"{b.array}[{_index(str(base) if index == '0' else f'{base} + {index}', 'elem')}]"
+            return f"{b.array}[{_index(str(base) if index == '0' else f'{base} + {index}')}]"
 
         def hoisted(match, held: dict):
             """A lane value read in a loop over one lane's elements, read once before it
@@ -803,7 +803,7 @@ class Piece:
                 b = stores.get(line.split(" = ", 1)[0])  # type: ignore[assignment]  # None for lines that store no buffer
                 if b is not None:  # read by a later loop: kept in its rows
                     index = "0" if b.size == 1 else "k"
-                    body.append(f"{b.array}[{_index(f'{b.row} + {index}', loop.kind)}] = {b.local}")
+                    body.append(f"{b.array}[{_index(f'{b.row} + {index}')}] = {b.local}")
             if loop.kind == "elem" and loop.size == 1:  # one element: no loop over them
                 body = ["k = 0", *body]
             # a folded reduction: in a local with one lane (a scalar LLVM may split into vector
@@ -811,7 +811,7 @@ class Piece:
             # over the lanes vectorizes)
             before, after = [], []
             for b, step, identity in loop.folds:
-                row = f"{b.array}[{_index(str(b.row), 'lane')}]"
+                row = f"{b.array}[{_index(str(b.row))}]"
                 acc = b.local if lanes == 1 else row
                 body.append(f"{acc} = {step.format(acc=acc)}")
                 before.append(f"{acc} = {identity}")
@@ -859,7 +859,7 @@ def _affine(table: np.ndarray) -> str | None:
     return f"{a} + {b} * k + {c} * r"
 
 
-def _index(row: str, kind: str) -> str:
+def _index(row: str) -> str:
     """Row ``row`` (an expression, ``k`` in element loops) of lane ``j``."""
     return f"({row}) * L + j"
 
