@@ -119,9 +119,9 @@ class _Writer:
         # values that depend on the lane's parameters and the shared values only (not on the
         # time or the state), written once per block (lane values, kept in rows of ``Q``
         # arrays) or once per call (shared scalars), for every piece: their names, lines
-        # and expressions
+        # and expressions (the looped programs' shared values and tables by ``(what,
+        # expression)``: :meth:`~jaxfriction._lanes.looped.Piece._shared`)
         self.invariant, self.hoisted_shared, self.hoisted_lane, self.hoisted = set(), [], [], {}
-        self.tables = {}  # the looped programs' invariant shared values: (what, expression) -> name
 
     def constant(self, value, dtype) -> str:
         value = np.asarray(value, dtype=dtype)

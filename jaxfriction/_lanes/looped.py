@@ -236,7 +236,7 @@ class Piece:
         """The name of a value shared by every lane, written once (``key``: what it is):
         ``write(name)`` gives its lines, placed once per call of the program where the value
         is ``invariant`` (before the time loop), else once per piece (before its lane loops)."""
-        seen = self.writer.tables if invariant else self._seen_uniform
+        seen = self.writer.hoisted if invariant else self._seen_uniform
         name = seen.get(key)
         if name is None:
             name = seen[key] = self.writer.name()
@@ -339,12 +339,12 @@ class Piece:
         if kept is not None:
             return kept
         lane = [x for x in ins if isinstance(x, Lane)]
-        if size > 1 and not lane and all(isinstance(x, Const) or x.invariant for x in ins):
+        invariant = not lane and all(isinstance(x, Const) or x.invariant for x in ins)
+        if size > 1 and invariant:
             return self._shared_table(eqn, ins, size, dtype)
         if size == 1:  # one element: a lane value, no loop over elements
             if not lane and scalar:  # shared by every lane
                 expr = self.writer.expression(eqn, [self.read(x, -1) for x in ins])
-                invariant = all(isinstance(x, Const) or x.invariant for x in ins)
                 local = self._shared(("scalar", expr), invariant, dtype, lambda name: [f"{name} = {expr}"])
                 return Uniform(lambda e, local=local: local, 1, True, invariant=invariant)
             at = self.place("lane", 1, lane)
