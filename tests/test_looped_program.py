@@ -15,6 +15,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from test_contracts import SYSTEMS
@@ -157,6 +158,52 @@ def test_a_product_reads_a_transposed_shared_table_through_the_table():
     source = _source(jf.jointed_bar(n_contacts=40, n_modes=4), {"force.amplitude": [0.1]}, t1=0.1, dt=0.01)
     assert not re.search(r"^\s*X_\w+\[[^\]]*\] = S\[", source, re.M)  # no shared value copied per lane
     assert re.search(r"radd\(v\d+, S\[\d+ \+ \d+ \+ 4 \* k \+ 1 \* r\] \*", source)  # Phi^T read in Phi
+
+
+def test_a_product_the_step_repeats_is_computed_once_per_stage():
+    """The bar's contact slips ``Phi q'`` are read by the law and by the dissipation's
+    booking: two equal products in the trace of each RK4 stage, computed twice (the bar of 40
+    contacts: 59 M to 75 M contact-steps/s once computed once, ``docs/performance.md``)."""
+    source = _source(jf.jointed_bar(n_contacts=40, n_modes=4), {"force.amplitude": [0.1]}, t1=0.1, dt=0.01)
+    step = source[source.index("if n < "):]
+    slips = re.findall(r"radd\(v\d+, S\[88 \+ 0 \+ 4 \* k \+ 1 \* r\] \*", step)  # Phi's rows times q'
+    assert len(slips) == 4  # one per RK4 stage
+
+
+def test_an_iwan_stage_sums_the_force_and_the_spring_forces_alone():
+    """Per RK4 stage of an Iwan joint (its switch marched), the sliders' loop holds two sums:
+    the force ``sum k_i z_i`` and the springs' forces of the march's booking. It held four:
+    the force again (its table read through a view of itself, an index written otherwise)
+    and the stored energy's rate along the stages' zero state rate (the dissipation rate the
+    march replaces). The march's own booking at the step's end adds one sum."""
+    source = _source(_iwan_tables(100), {"force.amplitude": [0.1]}, t1=0.1, dt=0.01)
+    step = source[source.index("if n < "):]
+    assert step.count("radd(") == 2 * 4 + 1  # four stages and the step's end
+
+
+def test_a_step_of_many_operations_is_written_as_loops_without_trying_one_expression(monkeypatch):
+    """The bar of 40 contacts has 48 numbers of state (under ``LOOPED_STATE``) but a step of
+    about 19,000 per-lane operations: the default plan writes it as loops at once (1.3 s)
+    instead of writing one expression per component first (9,425 lines, over the limit: 5.3 s
+    of planning). The operations are counted on the array-level trace."""
+    from jaxfriction._lanes import compiled
+    from jaxfriction._lanes.pieces import _lane_operations
+
+    a = np.arange(12.0).reshape(3, 4)
+    closed = jax.make_jaxpr(lambda t, y, s: jnp.dot(a, y) * t + jnp.sum(s))(1.0, jnp.ones(4), jnp.ones(5))
+    # the product 3 * 2 * 4, the time's conversion, the scaling and the sum by lane: 3 each;
+    # the sum over the shared ``s`` counts nothing
+    assert _lane_operations(closed.jaxpr, [True, True, False]) == 24 + 1 + 3 + 3
+    written = []
+    emitted = compiled.emitted
+    monkeypatch.setattr(compiled, "emitted", lambda pieces, lanes, looped: written.append(looped) or
+                        emitted(pieces, lanes, looped))
+    system = jf.jointed_bar(n_contacts=40, n_modes=4)
+    plan = jf.plan_sweep(system, {"force.amplitude": [0.1]}, t1=0.1, dt=0.01, progress=False)
+    assert plan.kernel == "compiled" and "loops" in plan.kernel_reason
+    assert False not in written  # no program of one expression per component was written
+    pieces, _ = LaneProgram(plan.lane).pieces(["force.amplitude"], analyse_live=False)
+    assert pieces.lane_operations > compiled.LOOPED_OPERATIONS > compiled.MAX_SOURCE_LINES
 
 
 @pytest.mark.slow  # 35-70 s of numba compile; the per-contact tables' trace is the fast test above

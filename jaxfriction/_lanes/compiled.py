@@ -34,6 +34,15 @@ log = logging.getLogger("jaxfriction")
 #: (the n = 32 chain's 67 numbers: 4,755 lines) and its planning alone takes seconds.
 LOOPED_STATE = 64
 
+#: Steps of more than this many per-lane operations are written as loops by default. One
+#: expression per component writes 0.33 to 0.88 lines per operation (measured on chains of 4
+#: to 32 blocks, Iwan joints of 4 to 62 sliders, Segalman joints of 4 to 40 elements, the
+#: jointed bar of 2 to 40 contacts; the most for the smallest, the scaffold of the program
+#: counting): past three times :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES`
+#: operations it does not fit, and writing it to find out took 4 s for the bar of 40
+#: contacts (48 numbers of state).
+LOOPED_OPERATIONS = 3 * MAX_SOURCE_LINES
+
 
 class CompiledLoopKernel(AbstractKernel):
     """The fused lane program emitted as Python source and compiled by numba, for CPUs
@@ -62,8 +71,9 @@ class CompiledLoopKernel(AbstractKernel):
             block for a looped program (the loops over a lane's arrays are vectorized).
         loops: write the program as loops over each lane's arrays: True always, False never
             (one expression per component), None (default) for states of more than
-            :data:`LOOPED_STATE` numbers and where one expression per component does not fit
-            (more than :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES` lines).
+            :data:`LOOPED_STATE` numbers, steps of more than :data:`LOOPED_OPERATIONS`
+            per-lane operations, and where one expression per component does not fit (more
+            than :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES` lines).
 
     Raises:
         ValueError: ``lanes`` not a positive integer, ``loops`` not None or a bool; in a
@@ -91,7 +101,7 @@ class CompiledLoopKernel(AbstractKernel):
         :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES` lines), or None."""
         if self.loops is not None:
             return self._why_not(lane, paths, self.loops)
-        if not self._large(lane) and self._why_not(lane, paths, False) is None:
+        if not self._large(lane, paths) and self._why_not(lane, paths, False) is None:
             return None
         return self._why_not(lane, paths, True)
 
@@ -115,16 +125,25 @@ class CompiledLoopKernel(AbstractKernel):
                        analyse_live=not looped)
 
     @staticmethod
-    def _large(lane) -> bool:
-        """A state past :data:`LOOPED_STATE`: loops without trying one expression per component."""
-        return lane.measure.y0.size > LOOPED_STATE
+    def _large(lane, paths) -> bool:
+        """Loops without trying one expression per component: a state past
+        :data:`LOOPED_STATE` numbers, or a step of more than :data:`LOOPED_OPERATIONS`
+        per-lane operations (:attr:`~jaxfriction._lanes.pieces.LanePieces.lane_operations`,
+        from the traced pieces the looped program is written from)."""
+        if lane.measure.y0.size > LOOPED_STATE:
+            return True
+        try:
+            pieces, _ = LaneProgram(lane).pieces(LaneProgram(lane).names(dict.fromkeys(paths)), analyse_live=False)
+        except Exception:  # noqa: BLE001 - the sweep's support check names what fails
+            return False
+        return pieces.lane_operations > LOOPED_OPERATIONS
 
     def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
         reason = self.why_not(lane, paths, devices)
         if reason is not None:
             raise ValueError(f"kernel: the compiled loop cannot run this sweep: {reason}")
         looped = self.loops if self.loops is not None else \
-            self._large(lane) or self._why_not(lane, paths, False) is not None
+            self._large(lane, paths) or self._why_not(lane, paths, False) is not None
         reason = "numba on the CPU" + (", written as loops over each lane's arrays" if looped else "")
         log.debug("sweep on the compiled loop: %s", reason)
         return CompiledLoopLanes(lane, self.lanes, looped), "compiled", reason

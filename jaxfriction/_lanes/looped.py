@@ -137,7 +137,7 @@ class Piece:
         self.buffers: list[Buffer] = []
         self._ids: dict = {}  # id(buffer) -> its index in ``buffers``
         self._seen_uniform: dict = {}  # (what, expression) -> name: the shared values of this piece
-        self._reduced: dict = {}  # (reduction, operand) -> its result (a sum the trace repeats)
+        self._reduced: dict = {}  # (reduction, operand) -> its result (a sum or a product the trace repeats)
         self.outputs = self._lower(closed.jaxpr, closed.consts, inputs)
 
     # -- values ---------------------------------------------------------------------------
@@ -671,9 +671,7 @@ class Piece:
             if position is not None:
                 direct[i] = shared[0].expr(position)
         ins = [x if d is not None else self.whole(x, v.aval.dtype) for x, d, v in zip(ins, direct, eqn.invars)]
-        at = self._open("elem", n_out)
-        self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
-        factors = []
+        factors, read = [], []
         for x, table, d in zip(ins, (il, ir), direct):
             if d is not None:
                 factors.append(d)
@@ -689,16 +687,26 @@ class Piece:
             elif isinstance(x, Uniform):
                 factors.append(x.expr(position) if not (x.scalar or x.size == 1) else x.expr("0"))
             else:
-                x.buffer.stored, x.buffer.last = True, max(x.buffer.last, at)
+                read.append(x.buffer)
                 factors.append(self._token(x.buffer, x.offset, f"{x.stride} * {position}"))
         factors = [self.writer.cast(f, dtype) for f in factors]
+        # the same product again (the bar's contact slips ``Phi q'``, once for the law and
+        # once for the dissipation): the earlier result (its rows are kept while it is read)
+        key = ("dot_general", tuple(factors), n_out, count, dtype, not eqn.outvars[0].aval.shape)
+        if key in self._reduced:
+            return self._reduced[key]
+        at = self._open("elem", n_out)
+        self.loops[at].alone = True  # an inner loop: nothing else would vectorize here
+        for b in read:
+            b.stored, b.last = True, max(b.last, at)
         acc, local = self.writer.name(), self.writer.name()
         self.writer.types[acc] = self.writer.types[local] = dtype
         add = self._accumulate(_Binary("add", dtype), acc, f"{factors[0]} * {factors[1]}")
         self.loops[at].lines += [f"{acc} = {self.writer.constant(0, dtype)}", f"for r in range({count}):",
                                  f"    {acc} = {add}", f"{local} = {acc}"]
         b = self.buffer(n_out, dtype, at, local)
-        return Lane(b, 0, n_out, 1, not eqn.outvars[0].aval.shape)
+        self._reduced[key] = out = Lane(b, 0, n_out, 1, not eqn.outvars[0].aval.shape)
+        return out
 
     # -- output ---------------------------------------------------------------------------
     def store(self, target: str, dtype) -> int:

@@ -149,6 +149,7 @@ class LanePieces:
         self.shared = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in shared_example]
         self.n_shared = sum(int(np.prod(x.shape, dtype=int)) for x in self.shared)
         self.n_p, self.n_w = int(n_p), len(self.wrt)
+        self._lane_operations: int | None = None
         basis = np.zeros((self.n_w, self.n_p), self.dtype)
         basis[np.arange(self.n_w), list(self.wrt)] = 1.0
 
@@ -242,6 +243,19 @@ class LanePieces:
             live |= reads
         return None if len(live) == n else np.isin(np.arange(n), sorted(live))
 
+    @property
+    def lane_operations(self) -> int:
+        """Per-lane scalar operations of one step, counted on its array-level trace (each
+        operation on a lane's values counts its output's size; a dot product its output's
+        size times twice the contracted size; a reduction its operand's size; operations
+        on the shared values and constants alone count nothing): what the program written
+        as one expression per component would write before it folds and merges equal
+        expressions, and costs a cheap trace where writing it costs seconds."""
+        if self._lane_operations is None:
+            varying = [True, True, True] + [False] * len(self.shared) + [True, True]  # t, h, y, shared..., p, ydot
+            self._lane_operations = _lane_operations(self.step.closed.jaxpr, varying)
+        return self._lane_operations
+
     def operations_per_step(self, block: int = 2) -> dict:
         """Per-lane operations of one RK4 step (with tangents), by primitive name: the
         arithmetic the kernel does per lane and step (shared and constant values excluded),
@@ -298,6 +312,30 @@ class LanePieces:
     @property
     def n_out(self) -> int:
         return sum(int(np.prod(s, dtype=int)) for _, s in self.outputs.values())
+
+
+def _lane_operations(jaxpr, varying: list[bool]) -> int:
+    """:attr:`LanePieces.lane_operations` of ``jaxpr`` whose inputs vary by lane where ``varying``."""
+    lane_vars = {v for v, x in zip(jaxpr.invars, varying) if x}
+    count = 0
+    for eqn in jaxpr.eqns:
+        reads = [not isinstance(v, jex_core.Literal) and v in lane_vars for v in eqn.invars]
+        if not any(reads):
+            continue
+        lane_vars.update(eqn.outvars)
+        inner = [x for value in eqn.params.values() for x in (value if isinstance(value, tuple) else (value,))
+                 if isinstance(x, (jex_core.ClosedJaxpr, jex_core.Jaxpr))]
+        if inner:
+            count += sum(_lane_operations(getattr(x, "jaxpr", x), reads) for x in inner)
+            continue
+        size = sum(int(np.prod(v.aval.shape, dtype=int)) for v in eqn.outvars)
+        if eqn.primitive.name == "dot_general":
+            (contracted, _), _ = eqn.params["dimension_numbers"]
+            size *= 2 * int(np.prod([eqn.invars[0].aval.shape[i] for i in contracted], dtype=int))
+        elif eqn.primitive.name.startswith("reduce_"):
+            size = int(np.prod(eqn.invars[0].aval.shape, dtype=int))
+        count += size
+    return count
 
 
 def components_read(fn, example_args) -> set[int] | None:
