@@ -52,7 +52,7 @@ def test_a_block_of_one_lane_indexes_its_rows_without_the_lane():
     of a 100-block chain with a tangent). Blocks of several lanes keep the lane index."""
     one, eight = (_source(_chain(32), {"alpha": [0.2]}, lanes, t1=0.2, dt=0.01) for lanes in (1, 8))
     assert "L = 1\n" in one and "* L + j" not in one and not re.search(r"\[\d+ \+ j\]", one)
-    assert "C[1]" in one or "C[1 + k]" in one  # a carry row, read by row alone
+    assert re.search(r"\bC[ZK]?\[1( \+ k)?\]", one)  # a carry row (or a stage's row), read by row alone
     assert eight.count("* L + j") > 100
 
 
@@ -106,9 +106,23 @@ def test_sums_over_tables_shared_by_every_lane_are_reduced_once_per_piece():
     # over the sliders: a read of an array at a fixed row inside a loop that also stores rows of
     # it kept LLVM from vectorizing the loop (the joint of 1,000 sliders ran 2.9x slower)
     step = source[source.index("if n < "):]
-    fixed_row = re.compile(r"\b(X_\w+|C)\[\(\d+\) \* L \+ j\]")
-    loops = [block.split("\n" + " " * 16 + "j = 0")[0] for block in re.split(r"\n\s*for k in range\(100\):", step)[1:]]
-    assert len(loops) >= 4 and not [b for b in loops if fixed_row.search(b)]
+    fixed_row = re.compile(r"\b(X_\w+|C[ZK]?)\[\(?\d+( \+ 0\))?\]")  # a row, the lane index folded (L = 1)
+    loops = _blocks(step, "for k in range(100):")
+    assert loops and not [b for b in loops if fixed_row.search(b)]
+
+
+def _blocks(source, header):
+    """The bodies of the blocks of ``source`` opened by the line ``header`` (by indentation)."""
+    lines, bodies = source.splitlines(), []
+    for at, line in enumerate(lines):
+        if line.strip() == header:
+            depth, body = len(line) - len(line.lstrip()), []
+            for inner in lines[at + 1:]:
+                if inner.strip() and len(inner) - len(inner.lstrip()) <= depth:
+                    break
+                body.append(inner)
+            bodies.append("\n".join(body))
+    return bodies
 
 
 def test_values_of_the_shared_tables_alone_are_computed_once_before_the_time_loop():
@@ -179,6 +193,46 @@ def test_an_iwan_stage_sums_the_force_and_the_spring_forces_alone():
     source = _source(_iwan_tables(100), {"force.amplitude": [0.1]}, t1=0.1, dt=0.01)
     step = source[source.index("if n < "):]
     assert step.count("radd(") == 2 * 4 + 1  # four stages and the step's end
+
+
+@pytest.mark.parametrize("case", ["chain", "bar"])
+def test_a_long_program_writes_the_later_rk4_stages_once_and_loops_over_them(case):
+    """A looped program that written stage by stage is past ``STAGED_LINES`` lines (a chain
+    with a tangent: 1,656 lines, 7.9 s of numba compile) writes RK4's later three stages once,
+    in a loop over them (their time, the next stage's state and the weighted sum of the
+    stages' rates in its body): 687 lines, 4.2 s. A bar whose contacts' states are marched,
+    with a tangent, the same. The forcing's sine is then written in two places (the first
+    stage and the loop) instead of three. A shorter program is written out stage by stage
+    (the loop costs run time: ``STAGED_LINES``)."""
+    from jaxfriction._lanes.compiled_loop import STAGED_LINES
+
+    if case == "chain":
+        system, grid = _chain(32), {"alpha": [0.2]}
+    else:
+        system, grid = jf.jointed_bar(n_contacts=40, n_modes=4), {"force.amplitude": [0.1]}
+    source = _source(system, grid, t1=0.1, dt=0.01, wrt=tuple(grid))
+    step = source[source.index("if n < "):]
+    assert "for st in range(1, 4):" in step and step.count("math.sin(") == 2
+    assert len(source.splitlines()) < STAGED_LINES
+    short = _source(system, grid, t1=0.1, dt=0.01)
+    # written out: one sine per stage time (the second and third stages share theirs)
+    assert "for st in range(" not in short and short[short.index("if n < "):].count("math.sin(") == 3
+
+
+@pytest.mark.parametrize("case", ["bar", pytest.param("lugre-chain", marks=pytest.mark.slow)])  # XLA: 15 s
+def test_a_program_with_its_stages_looped_over_agrees_with_the_xla_path(case):
+    """The stage loop's arithmetic is RK4's (``staged_rk4_step``): a bar whose contacts'
+    states are marched (the marched stage's rate, its state along the previous stage's slip,
+    the booked end) and a chain of LuGre contacts, both with a tangent (so written with the
+    loop), give the XLA path's observables, gradients and statuses to round-off. (The chain of
+    100 Quinn blocks with a tangent above runs the loop too.)"""
+    if case == "bar":
+        system, grid = jf.jointed_bar(n_contacts=2, n_modes=2, force_amplitude=0.3), {"force.amplitude": [0.1, 0.3]}
+    else:
+        system, grid = jf.BurridgeKnopoffChain(law=jf.LuGre(), n=8, alpha=0.5), {"alpha": [0.3, 0.8]}
+    source = _source(system, grid, t1=1.0, dt=0.01, wrt=tuple(grid))
+    assert "for st in range(1, 4):" in source
+    check_fused(system, grid, kernel="looped", block=1, wrt=tuple(grid), t1=1.0, dt=0.01)
 
 
 def test_a_step_of_many_operations_is_written_as_loops_without_trying_one_expression(monkeypatch):

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from .._laws.dynamic import AbstractDynamicLaw
+from .stages import Stages, staged_rk4_step
 
 if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem
@@ -102,39 +103,71 @@ def marched_rk4_step(system: AbstractFrictionSystem, t, y: Array, h, args=None) 
     Returns:
         The state at ``t + h``, ``(state_size,)``. Nothing raises.
     """
-    law = system.law  # type: ignore[attr-defined]  # marches(system): a dynamic law
-    stages = eqx.tree_at(lambda s: s.law, system, _StatesHeld(law))  # the stages' field: no state rate
-    lo = 2 * system.n_dof
-    hi = lo + system.n_internal
-    z0 = jnp.reshape(y[lo:hi], (-1, law.n_state))
-    normal = contact_normals(system, z0.shape[0], y.dtype)
+    return staged_rk4_step(MarchedStages(system, args), t, y, h)
 
-    def update(slip, tau) -> Array:
-        return jnp.reshape(law.interval_update(z0, slip, tau, normal), (-1,))
 
-    def with_states(y_stage, z) -> Array:
-        return jnp.concatenate([y_stage[:lo], z, y_stage[hi:]])
+class MarchedStages(Stages):
+    """:class:`Stages` of a system whose law's states RK4 marches (:func:`marches`): a
+    stage's ``K`` is its rate less the law's states (held: their rate is 0), its slip
+    velocities and its power, ``[k (without the states), s, p]``; a stage's state holds the
+    law's states updated from the step's start along the stage's slip (module docstring);
+    the end books the dissipation."""
 
-    def spring_forces(z) -> Array:  # d stored / d z, (contacts, n_state): 0 for states that store nothing
+    def _parts(self, y):
+        system = self.system
+        law = system.law  # marches(system): a dynamic law
+        lo = 2 * system.n_dof
+        hi = lo + system.n_internal
+        z0 = jnp.reshape(y[lo:hi], (-1, law.n_state))
+        return law, lo, hi, z0, contact_normals(system, z0.shape[0], y.dtype)
+
+    @staticmethod
+    def _spring_forces(law, z, normal) -> Array:  # d stored / d z, (contacts, n_state): 0 where nothing is stored
         return jax.grad(lambda z: jnp.sum(law.stored_energy(z, normal)))(z)
 
-    def stage(t, y_stage) -> tuple[Array, Array, Array]:
-        k = stages.vector_field(t, y_stage, args)
-        s = jnp.reshape(system.slip_velocity(t, y_stage), (-1,))
-        z = jnp.reshape(y_stage[lo:hi], (-1, law.n_state))
-        # the friction's power on the slip less what the springs take while they follow it (viscous part)
-        return k, s, -jnp.sum(law.force(s, z, normal) * s) - jnp.sum(jnp.sum(spring_forces(z), axis=-1) * s)
+    def rate(self, t, y_stage: Array) -> Array:
+        """``[k, s, p]`` ``(state_size - n_internal + contacts + 1,)``: the stages' vector
+        field but the law's states (held), the slip velocities, and the friction's power on
+        the slip less what the springs take while they follow it (the viscous part)."""
+        law, lo, hi, z, normal = self._parts(y_stage)
+        stages = eqx.tree_at(lambda s: s.law, self.system, _StatesHeld(law))  # the stages' field: no state rate
+        k = stages.vector_field(t, y_stage, self.args)
+        s = jnp.reshape(self.system.slip_velocity(t, y_stage), (-1,))
+        p = -jnp.sum(law.force(s, z, normal) * s) - jnp.sum(jnp.sum(self._spring_forces(law, z, normal), axis=-1) * s)
+        return jnp.concatenate([k[:lo], k[hi:], s, p[None]])
 
-    k1, s1, p1 = stage(t, y)
-    k2, s2, p2 = stage(t + 0.5 * h, with_states(y + 0.5 * h * k1, update(0.5 * h * s1, 0.5 * h)))
-    k3, s3, p3 = stage(t + 0.5 * h, with_states(y + 0.5 * h * k2, update(0.5 * h * s2, 0.5 * h)))
-    k4, s4, p4 = stage(t + h, with_states(y + h * k3, update(h * s3, h)))
-    y1 = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    slip = (h / 6.0) * (s1 + 2.0 * s2 + 2.0 * s3 + s4)
-    z1 = update(slip, h)
-    y1 = with_states(y1, z1)
-    z1 = jnp.reshape(z1, z0.shape)
-    # the springs' slip past their elongation, at the mean of the step's end forces: 0 while they stick
-    plastic = jnp.sum(0.5 * (spring_forces(z0) + spring_forces(z1)) * (z0 + slip[:, None] - z1))
-    dissipated = y[-3] + (h / 6.0) * (p1 + 2.0 * p2 + 2.0 * p3 + p4) + plastic
-    return jnp.concatenate([y1[:-3], dissipated[None], y1[-2:]])
+    def _update(self, y, slip, tau) -> Array:
+        law, lo, hi, z0, normal = self._parts(y)
+        return jnp.reshape(law.interval_update(z0, slip, tau, normal), (-1,))
+
+    def _advanced(self, y, a, k, parts) -> Array:
+        """``y + a k`` but the law's states, which ``parts(y)`` gives instead."""
+        _, lo, hi, _, _ = self._parts(y)
+        n = y.shape[0] - (hi - lo)
+        return jnp.concatenate([y[:lo] + a * k[:lo], parts, y[hi:] + a * k[lo:n]])
+
+    def state(self, y: Array, a, k: Array) -> Array:
+        """``y + a k`` with the law's states updated from ``y``'s along the slip ``a s``."""
+        n = y.shape[0] - self.system.n_internal
+        return self._advanced(y, a, k, self._update(y, a * k[n:-1], a))
+
+    def finish(self, y: Array, h, weighted: Array) -> Array:
+        """``y + (h / 6) A`` with the states updated along RK4's slip and the dissipation
+        booked: the springs' slip past their elongation at the mean of the step's end
+        forces (0 while they stick), and RK4's quadrature of the rest of the power."""
+        law, lo, hi, z0, normal = self._parts(y)
+        n = y.shape[0] - (hi - lo)
+        slip = (h / 6.0) * weighted[n:-1]
+        z1 = self._update(y, slip, h)
+        y1 = self._advanced(y, h / 6.0, weighted, z1)
+        z1 = jnp.reshape(z1, z0.shape)
+        forces = self._spring_forces(law, z0, normal) + self._spring_forces(law, z1, normal)
+        plastic = jnp.sum(0.5 * forces * (z0 + slip[:, None] - z1))
+        dissipated = y[-3] + (h / 6.0) * weighted[-1] + plastic
+        return jnp.concatenate([y1[:-3], dissipated[None], y1[-2:]])
+
+
+def rk4_stages(system, args=None) -> Stages:
+    """The :class:`Stages` of fixed-step RK4 on ``system``: :class:`MarchedStages` where
+    :func:`marches` is true."""
+    return MarchedStages(system, args) if marches(system) else Stages(system, args)

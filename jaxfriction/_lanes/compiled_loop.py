@@ -342,7 +342,15 @@ class CompiledLoop:
         began = time.perf_counter()
         self.fused, self.lanes, self.looped = fused, int(lanes), bool(looped)
         self.dtype = np.dtype(fused.dtype)
-        self.source = self._looped_source() if self.looped else self._source()
+        #: the later RK4 stages written once and looped over (a looped program of more than
+        #: :data:`STAGED_LINES` lines written out, where the system's step allows it)
+        self.stages = False
+        if self.looped:
+            self.source = self._looped_source(stages=False)
+            if self.source.count("\n") > STAGED_LINES and "field" in fused.functions:
+                self.source = self._looped_source(stages=True)
+        else:
+            self.source = self._source()
         if self.lanes == 1:
             self.source = _one_lane(self.source)
         self.run = load(self.source, self.dtype) if compile else None
@@ -428,8 +436,9 @@ class CompiledLoop:
                                           ["tq"] + s_names + p_names + c_names[:n_y])
         return self._program(writer, pieces, point_names, n_c)
 
-    def _looped_source(self) -> str:
-        """The program with every piece written as loops over the lane's arrays."""
+    def _looped_source(self, stages: bool) -> str:
+        """The program with every piece written as loops over the lane's arrays (``stages``:
+        the later RK4 stages written once, in a loop over them)."""
         from .looped import Piece
         from .looped_values import Buffer, Lane, Uniform
 
@@ -467,13 +476,28 @@ class CompiledLoop:
             return Piece(writer, closed, flat)
 
         fns = f.functions
-        self.dense_rate = bool(f.plan.n_pre and "rate_pre" in f.outputs and f.plan.every == 1)
+        # the later RK4 stages written once (``stage_loop`` in ``_program``); the transient's
+        # rate is then its own piece at every step of the transient (written out, it shares
+        # the first stage's evaluation)
+        self.stages = stages
+        self.dense_rate = bool(f.plan.n_pre and "rate_pre" in f.outputs and f.plan.every == 1 and not self.stages)
         start_fn, start_args = fns["start"]
         step_fn, step_args = fns["step"]
         point_fn, point_args = fns["point"]
         rate_fn, rate_args = fns["rate_at"]
         pieces = {"start": piece(start_fn, start_args, [shared, p])}
-        if self.dense_rate:
+        if self.stages:
+            n_k = f.n_k
+            for name in ("ts", "ha"):
+                writer.types[name] = dtype
+            for name, inputs in (
+                    ("field", [scalar("t"), y, shared, p, ydot]),
+                    ("next_stage", [scalar("ts"), scalar("ha"), y, lane("CK", 0, n_k), shared, p, ydot,
+                                    lane("CK", n_k, n_k * n_w)]),
+                    ("finish", [scalar("h"), y, lane("CA", 0, n_k), shared, p, ydot, lane("CA", n_k, n_k * n_w)])):
+                fn, args = fns[name]
+                pieces[name] = piece(fn, args, inputs)
+        elif self.dense_rate:
             def step_and_rate(t, h, y, shared, p, ydot):
                 return step_fn(t, h, y, shared, p, ydot), rate_fn(t, y, shared, p)
             pieces["step"] = piece(step_and_rate, step_args, [scalar("t"), scalar("h"), y, shared, p, ydot])
@@ -484,7 +508,8 @@ class CompiledLoop:
         pieces["point"] = piece(point_fn, point_args, [scalar("tp"), y, shared, p, ydot])
         if f.plan.n_pre and "rate_pre" in f.outputs:
             pieces["rate"] = piece(rate_fn, rate_args, [scalar("tq"), y, shared, p])
-        for name, target in (("start", "C"), ("step", "CN"), ("point", "M"), ("rate", "W")):
+        for name, target in (("start", "C"), ("step", "CN"), ("field", "CK"), ("next_stage", "CZ"), ("finish", "CN"),
+                             ("point", "M"), ("rate", "W")):
             if name in pieces:
                 pieces[name].store(target, dtype)
         return self._program(writer, pieces, point_names, n_c)
@@ -610,12 +635,39 @@ class CompiledLoop:
                 lines += [f"r = {cast(names[n_c])}", *rate_max("r", "due")]
             return lines
 
+        def stage_loop(indent):
+            """RK4's stages in the order and arithmetic of
+            :func:`~jaxfriction._integrate.stages.staged_rk4_step`: the first stage's ``K``
+            (``CK``, also ``CA``), then the later three as one loop over them (at ``ts``, from
+            the step's start along the previous ``K`` over ``ha``: ``CZ``, summed into ``CA``
+            with weights 2, 2, 1 and copied to ``CK``), then the ``finish`` piece from ``C``
+            and ``CA``; the tangents ride along. The first stage is written apart: read from
+            ``C`` itself, its rate is not a copy away, and each later stage's state is
+            computed in the loops that read it (as loops of their own, the Iwan joint of 100
+            sliders ran 335 M slider-steps/s instead of 455 M)."""
+            half, two = writer.constant(0.5, dtype), writer.constant(2.0, dtype)
+            n_a = f.n_k * (1 + n_w)
+
+            def rows(at, *lines):
+                return loop([f"for i in range({n_a}):", *("    " + x for x in lines)], at)
+
+            inner = " " * (indent + 4)
+            return [*looped("field", "CK", indent), *rows(indent, "CA[i * L + j] = CK[i * L + j]"),
+                    " " * indent + "for st in range(1, 4):",
+                    inner + f"ts = sel(st == 3, t + h, t + {half} * h)",
+                    inner + f"ha = sel(st == 3, h, {half} * h)",
+                    inner + f"wt = sel(st == 3, {writer.constant(1.0, dtype)}, {two})",  # 1.0 x is x, to the bit
+                    *looped("next_stage", "CZ", indent + 4),
+                    *rows(indent + 4, "x = CZ[i * L + j]", "CA[i * L + j] = CA[i * L + j] + wt * x", "CK[i * L + j] = x"),
+                    *looped("finish", "CN", indent),
+                    *loop([f"for i in range({n_c}):", "    C[i * L + j] = CN[i * L + j]"], indent)]
+
         if self.looped:  # rendered first: the scratch arrays' sizes come from the pieces
             rendered = {"start": looped("start", "C", 8), "point": looped("point", "M", I + 4),
                         # the new state copied over the old (swapping the two arrays would make
                         # ``C`` a variable of many definitions, whose every use numba's SSA pass
                         # traces back through the blocks between: recursion past Python's limit)
-                        "step": looped("step", "CN", I + 4) + loop(
+                        "step": stage_loop(I + 4) if self.stages else looped("step", "CN", I + 4) + loop(
                             [f"for i in range({n_c + self.dense_rate}):", "    C[i * L + j] = CN[i * L + j]"], I + 4)}
             if "rate" in pieces:
                 rendered["rate"] = looped("rate", "W", I + 4) + loop(["r = W[j]", *rate_max("r")], I + 4)
@@ -635,7 +687,10 @@ class CompiledLoop:
                   for name, i, dt in scalars),
                 f"    PB = np.empty({max(n_p, 1) * L}, {F})",
                 f"    C = np.empty({(n_c + self.dense_rate) * L}, {F})",
-                *([f"    CN = np.empty({(n_c + self.dense_rate) * L}, {F})", f"    W = np.empty(L, {F})"]
+                *([f"    {a} = np.empty({rows * L}, {F})" for a, rows in
+                   ((("CN", n_c), ("CZ", f.n_k * (1 + n_w)), ("CK", f.n_k * (1 + n_w)), ("CA", f.n_k * (1 + n_w)))
+                    if self.stages
+                    else (("CN", n_c + self.dense_rate),))] + [f"    W = np.empty(L, {F})"]
                   if self.looped else []),
                 *(f"    X_{np.dtype(dt).name} = np.empty({max(n, 1) * L}, {_ctor(dt)})"
                   for dt, n in (scratch.items() if self.looped else [])),
@@ -700,6 +755,16 @@ def _one_lane(source: str) -> str:
         source = pattern.sub(replacement, source)
     return source
 
+
+#: A looped program longer than this (lines), written out stage by stage, is written with
+#: RK4's later three stages once, in a loop over them, where the system's step allows it
+#: (:meth:`CompiledLoop._looped_source`). numba's compile time follows the lines (the
+#: 32-block chain with a tangent: 1,656 lines, 7.9 s; with the loop 687 lines, 4.2 s; a LuGre
+#: chain with a tangent: 3,216 lines, 943 with the loop), but the loop costs run time where
+#: a stage's loops are short (its next state and its weighted sum are passes of their own:
+#: that chain ran 76-78 M block-steps/s against 82-86 M written out, a chain of 256 blocks
+#: without a tangent 257-283 M against 353-402 M), so shorter programs are written out.
+STAGED_LINES = 1200
 
 #: The longest emitted program the compiled loop runs (lines). numba's compile time grows
 #: faster than the program: the default sweep's 778 lines take about 1.5 s, the jointed

@@ -27,6 +27,7 @@ import numpy as np
 from jax import Array
 from jax.extend import core as jex_core
 
+from .._integrate.marched import rk4_stages
 from .._integrate.rk4 import rk4_step
 from .._integrate.stability import saved_state_rate
 from .._laws.vector import safe_norm
@@ -169,6 +170,27 @@ class LanePieces:
 
             return with_tangents(advance, (y, p), (ydot, basis)) if self.n_w else (advance(y, p), ydot)
 
+        def tangents(f, primals, rows) -> tuple:  # with_tangents, or no tangent rows
+            if self.n_w:
+                return with_tangents(f, primals, rows)
+            out = f(*primals)
+            return out, jnp.zeros((0,) + out.shape, out.dtype)
+
+        # RK4's stage written once (rk4_stages): its rate, the next stage's state, the step's end
+        def field(t, y, shared, p, ydot) -> tuple:
+            return tangents(lambda y, p: rk4_stages(make_system(shared, p)).rate(t, y), (y, p), (ydot, basis))
+
+        def next_stage(t, a, y, k, shared, p, ydot, kdot) -> tuple:  # the rate at the state along k over a
+            def rate(y, k, p) -> Any:
+                stages = rk4_stages(make_system(shared, p))
+                return stages.rate(t, stages.state(y, a, k))
+
+            return tangents(rate, (y, k, p), (ydot, kdot, basis))
+
+        def finish(h, y, weighted, shared, p, ydot, weighted_dot) -> tuple:
+            return tangents(lambda y, w, p: rk4_stages(make_system(shared, p)).finish(y, h, w), (y, weighted, p),
+                            (ydot, weighted_dot, basis))
+
         def point(t, y, shared, p, ydot) -> dict:
             system = make_system(shared, p)
             out: dict[str, Any] = {}
@@ -198,9 +220,22 @@ class LanePieces:
         if observed is not None and analyse_live:
             self.live = self._live(observed, lambda *a: step(*a)[0], point, rate_at, (t, h, y, self.shared, p, ydot))
         #: the pieces as functions of one lane's arrays (for the looped program,
-        #: :mod:`jaxfriction._lanes.looped`), and their example arguments
+        #: :mod:`jaxfriction._lanes.looped`), and their example arguments; where every
+        #: component is integrated, also RK4's stages (:class:`~jaxfriction._integrate.stages.Stages`):
+        #: ``"field"``, the first stage's ``K`` (:attr:`n_k` numbers) with its tangents,
+        #: ``"next_stage"``, a later stage's from the step's start and the previous ``K``, and
+        #: ``"finish"``, the step's end, so that a program may loop over the later three
+        #: stages instead of writing each
         self.functions = {"start": (start, (self.shared, p)), "step": (step, (t, h, y, self.shared, p, ydot)),
                           "point": (point, (t, y, self.shared, p, ydot)), "rate_at": (rate_at, (t, y, self.shared, p))}
+        #: the size of a stage's ``K`` (the state's, or more where the law's states are marched)
+        self.n_k = int(jax.eval_shape(lambda t, y, shared, p: rk4_stages(make_system(shared, p)).rate(t, y),
+                                      t, y, self.shared, p).shape[0])
+        if self.live is None:
+            k, kdot = jax.ShapeDtypeStruct((self.n_k,), self.dtype), jax.ShapeDtypeStruct((self.n_w, self.n_k), self.dtype)
+            self.functions.update(field=(field, (t, y, self.shared, p, ydot)),
+                                  next_stage=(next_stage, (t, h, y, k, self.shared, p, ydot, kdot)),
+                                  finish=(finish, (h, y, k, self.shared, p, ydot, kdot)))
         self.start = Componentwise(start, self.shared, p)
         self.step = Componentwise(step, t, h, y, self.shared, p, ydot)
         self.point = Componentwise(point, t, y, self.shared, p, ydot)
