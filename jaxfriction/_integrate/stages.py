@@ -1,7 +1,7 @@
 """Classical RK4 with its stage written once: the rate of a stage, the next stage's state, the
 step's end (:class:`Stages`), run by :func:`staged_rk4_step` in
 :func:`~jaxfriction._integrate.rk4.rk4_step`'s order and arithmetic. A program that loops over
-the stages instead of writing each (the looped lane program, ``jaxfriction._lanes``) and the
+the stages instead of writing each (the sweep's looped lane program) and the
 marched step of :mod:`jaxfriction._integrate.marched` (whose stages carry the slip and the
 power besides the rate) are written from them."""
 
@@ -18,8 +18,8 @@ class Stages(eqx.Module):
     a, K)`` the next stage's state from the step's start ``y`` along the previous stage's
     ``K`` over ``a`` (``h / 2`` or ``h``), and ``finish(y, h, A)`` the step's end from the
     weighted sum ``A = K1 + 2 K2 + 2 K3 + K4``; :func:`staged_rk4_step` runs them in the
-    order and arithmetic of :func:`~jaxfriction._integrate.rk4.rk4_step` (the looped lane
-    program writes the later three stages once, in a loop over them: ``jaxfriction._lanes``).
+    order and arithmetic of :func:`~jaxfriction._integrate.rk4.rk4_step` (the sweep's looped
+    lane program writes the later three stages once, in a loop over them).
     This class: the system's vector field, ``K = f(t, Y)``; subclasses change what a stage
     carries (:class:`~jaxfriction._integrate.marched.MarchedStages`)."""
 

@@ -132,8 +132,9 @@ class CompiledLoopKernel(AbstractKernel):
         from the traced pieces the looped program is written from)."""
         if lane.measure.y0.size > LOOPED_STATE:
             return True
+        program = LaneProgram(lane)
         try:
-            pieces, _ = LaneProgram(lane).pieces(LaneProgram(lane).names(dict.fromkeys(paths)), analyse_live=False)
+            pieces, _ = program.pieces(program.names(dict.fromkeys(paths)), analyse_live=False)
         except Exception:  # noqa: BLE001 - the sweep's support check names what fails
             return False
         return pieces.lane_operations > LOOPED_OPERATIONS
