@@ -758,13 +758,15 @@ def _one_lane(source: str) -> str:
 
 #: A looped program longer than this (lines), written out stage by stage, is written with
 #: RK4's later three stages once, in a loop over them, where the system's step allows it
-#: (:meth:`CompiledLoop._looped_source`). numba's compile time follows the lines (the
-#: 32-block chain with a tangent: 1,656 lines, 7.9 s; with the loop 687 lines, 4.2 s; a LuGre
-#: chain with a tangent: 3,216 lines, 943 with the loop), but the loop costs run time where
-#: a stage's loops are short (its next state and its weighted sum are passes of their own:
-#: that chain ran 76-78 M block-steps/s against 82-86 M written out, a chain of 256 blocks
-#: without a tangent 257-283 M against 353-402 M), so shorter programs are written out.
-STAGED_LINES = 1200
+#: (:meth:`CompiledLoop._looped_source`). numba's compile time follows the lines, at 5 to 14
+#: ms a line (the 32-block chain with a tangent: 1,656 lines, 7.9 s, with the loop 687 lines,
+#: 4.2 s; a LuGre chain with a tangent: 3,216 lines, 13.9 s, with the loop 943, 5.4 s; the
+#: block on a shaking floor with a tangent, eight lanes a block: 975 lines, 14.1 s, with the
+#: loop 552, 6.2 s), but the loop costs run time where a stage's loops are short (its weighted
+#: sum and its carried rates are passes of their own: that chain ran 76-78 M block-steps/s
+#: against 82-86 M written out, a chain of 256 blocks without a tangent 257-283 M against
+#: 353-402 M), so shorter programs are written out.
+STAGED_LINES = 900
 
 #: The longest emitted program the compiled loop runs (lines). numba's compile time grows
 #: faster than the program: the default sweep's 778 lines take about 1.5 s, the jointed
