@@ -113,13 +113,16 @@ class MarchedStages(Stages):
     law's states updated from the step's start along the stage's slip (module docstring);
     the end books the dissipation."""
 
+    def _bounds(self) -> tuple[int, int]:
+        """The law's states' rows ``lo:hi`` of the state."""
+        lo = 2 * self.system.n_dof
+        return lo, lo + self.system.n_internal
+
     def _parts(self, y):
-        system = self.system
-        law = system.law  # marches(system): a dynamic law
-        lo = 2 * system.n_dof
-        hi = lo + system.n_internal
+        law = self.system.law  # marches(system): a dynamic law
+        lo, hi = self._bounds()
         z0 = jnp.reshape(y[lo:hi], (-1, law.n_state))
-        return law, lo, hi, z0, contact_normals(system, z0.shape[0], y.dtype)
+        return law, lo, hi, z0, contact_normals(self.system, z0.shape[0], y.dtype)
 
     @staticmethod
     def _spring_forces(law, z, normal) -> Array:  # d stored / d z, (contacts, n_state): 0 where nothing is stored
@@ -140,24 +143,28 @@ class MarchedStages(Stages):
         law, lo, hi, z0, normal = self._parts(y)
         return jnp.reshape(law.interval_update(z0, slip, tau, normal), (-1,))
 
-    def _advanced(self, y, a, k, parts) -> Array:
-        """``y + a k`` but the law's states, which ``parts(y)`` gives instead."""
-        _, lo, hi, _, _ = self._parts(y)
+    def _advanced(self, y, a, k, states) -> Array:
+        """``y + a k`` but the law's states, ``states`` instead (``k``'s first ``len(y) - (hi -
+        lo)`` rows are the rate less the states)."""
+        lo, hi = self._bounds()
         n = y.shape[0] - (hi - lo)
-        return jnp.concatenate([y[:lo] + a * k[:lo], parts, y[hi:] + a * k[lo:n]])
+        return jnp.concatenate([y[:lo] + a * k[:lo], states, y[hi:] + a * k[lo:n]])
+
+    def _slip(self, y, k) -> Array:
+        """The slip velocities' rows of a stage's ``k``."""
+        lo, hi = self._bounds()
+        return k[y.shape[0] - (hi - lo):-1]
 
     def state(self, y: Array, a, k: Array) -> Array:
         """``y + a k`` with the law's states updated from ``y``'s along the slip ``a s``."""
-        n = y.shape[0] - self.system.n_internal
-        return self._advanced(y, a, k, self._update(y, a * k[n:-1], a))
+        return self._advanced(y, a, k, self._update(y, a * self._slip(y, k), a))
 
     def finish(self, y: Array, h, weighted: Array) -> Array:
         """``y + (h / 6) A`` with the states updated along RK4's slip and the dissipation
         booked: the springs' slip past their elongation at the mean of the step's end
         forces (0 while they stick), and RK4's quadrature of the rest of the power."""
-        law, lo, hi, z0, normal = self._parts(y)
-        n = y.shape[0] - (hi - lo)
-        slip = (h / 6.0) * weighted[n:-1]
+        law, _, _, z0, normal = self._parts(y)
+        slip = (h / 6.0) * self._slip(y, weighted)
         z1 = self._update(y, slip, h)
         y1 = self._advanced(y, h / 6.0, weighted, z1)
         z1 = jnp.reshape(z1, z0.shape)

@@ -555,6 +555,7 @@ class CompiledLoop:
             at += size
         n_m = max(at, 1)
         n_pre, every, n_steps = plan.n_pre, plan.every, plan.n_pre + plan.n_saves * plan.every
+        n_stage = f.n_k * (1 + n_w) if self.stages else 0  # a stage's K and its tangents (the stage loop)
 
         def cast(name):
             return writer.cast(name, dtype)
@@ -644,12 +645,12 @@ class CompiledLoop:
             and ``CA``; the tangents ride along. The first stage is written apart: read from
             ``C`` itself, its rate is not a copy away, and each later stage's state is
             computed in the loops that read it (as loops of their own, the Iwan joint of 100
-            sliders ran 335 M slider-steps/s instead of 455 M)."""
+            sliders ran 335 M slider-steps/s instead of 455 M). The new state is copied over the
+            old after it, as for a step written out."""
             half, two = writer.constant(0.5, dtype), writer.constant(2.0, dtype)
-            n_a = f.n_k * (1 + n_w)
 
             def rows(at, *lines):
-                return loop([f"for i in range({n_a}):", *("    " + x for x in lines)], at)
+                return loop([f"for i in range({n_stage}):", *("    " + x for x in lines)], at)
 
             inner = " " * (indent + 4)
             return [*looped("field", "CK", indent), *rows(indent, "CA[i * L + j] = CK[i * L + j]"),
@@ -659,15 +660,14 @@ class CompiledLoop:
                     inner + f"wt = sel(st == 3, {writer.constant(1.0, dtype)}, {two})",  # 1.0 x is x, to the bit
                     *looped("next_stage", "CZ", indent + 4),
                     *rows(indent + 4, "x = CZ[i * L + j]", "CA[i * L + j] = CA[i * L + j] + wt * x", "CK[i * L + j] = x"),
-                    *looped("finish", "CN", indent),
-                    *loop([f"for i in range({n_c}):", "    C[i * L + j] = CN[i * L + j]"], indent)]
+                    *looped("finish", "CN", indent)]
 
         if self.looped:  # rendered first: the scratch arrays' sizes come from the pieces
             rendered = {"start": looped("start", "C", 8), "point": looped("point", "M", I + 4),
                         # the new state copied over the old (swapping the two arrays would make
                         # ``C`` a variable of many definitions, whose every use numba's SSA pass
                         # traces back through the blocks between: recursion past Python's limit)
-                        "step": stage_loop(I + 4) if self.stages else looped("step", "CN", I + 4) + loop(
+                        "step": (stage_loop(I + 4) if self.stages else looped("step", "CN", I + 4)) + loop(
                             [f"for i in range({n_c + self.dense_rate}):", "    C[i * L + j] = CN[i * L + j]"], I + 4)}
             if "rate" in pieces:
                 rendered["rate"] = looped("rate", "W", I + 4) + loop(["r = W[j]", *rate_max("r")], I + 4)
@@ -687,11 +687,9 @@ class CompiledLoop:
                   for name, i, dt in scalars),
                 f"    PB = np.empty({max(n_p, 1) * L}, {F})",
                 f"    C = np.empty({(n_c + self.dense_rate) * L}, {F})",
-                *([f"    {a} = np.empty({rows * L}, {F})" for a, rows in
-                   ((("CN", n_c), ("CZ", f.n_k * (1 + n_w)), ("CK", f.n_k * (1 + n_w)), ("CA", f.n_k * (1 + n_w)))
-                    if self.stages
-                    else (("CN", n_c + self.dense_rate),))] + [f"    W = np.empty(L, {F})"]
-                  if self.looped else []),
+                *([f"    CN = np.empty({(n_c + self.dense_rate) * L}, {F})",
+                   *(f"    {a} = np.empty({n_stage * L}, {F})" for a in (("CZ", "CK", "CA") if self.stages else ())),
+                   f"    W = np.empty(L, {F})"] if self.looped else []),
                 *(f"    X_{np.dtype(dt).name} = np.empty({max(n, 1) * L}, {_ctor(dt)})"
                   for dt, n in (scratch.items() if self.looped else [])),
                 f"    M = np.empty({n_m * L}, {F})",

@@ -19,6 +19,7 @@ executor as it is written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -150,17 +151,18 @@ class LanePieces:
         self.shared = [jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)) for x in shared_example]
         self.n_shared = sum(int(np.prod(x.shape, dtype=int)) for x in self.shared)
         self.n_p, self.n_w = int(n_p), len(self.wrt)
-        self._lane_operations: int | None = None
         basis = np.zeros((self.n_w, self.n_p), self.dtype)
         basis[np.arange(self.n_w), list(self.wrt)] = 1.0
 
         def with_tangents(f, primals, tangent_rows) -> tuple:
-            """``f(*primals)`` (once) and its derivatives along each of the W rows."""
+            """``f(*primals)`` (once) and its derivatives along each of the W rows (none: an
+            empty ``(0, ...)`` array)."""
+            if not self.n_w:
+                out = f(*primals)
+                return out, jnp.zeros((0,) + jnp.shape(out), jnp.result_type(out))
             return jax.vmap(lambda *d: jax.jvp(f, primals, d), out_axes=(None, 0))(*tangent_rows)
 
         def start(shared, p) -> tuple:
-            if not self.n_w:
-                return initial_state(shared, p), jnp.zeros((0,) + y_shape, self.dtype)
             return with_tangents(lambda p: initial_state(shared, p), (p,), (basis,))
 
         def step(t, h, y, shared, p, ydot) -> tuple:
@@ -168,28 +170,22 @@ class LanePieces:
                 y_next = rk4_step(make_system(shared, p).vector_field, t, y, h)
                 return y_next if self.live is None else jnp.where(self.live, y_next, y)
 
-            return with_tangents(advance, (y, p), (ydot, basis)) if self.n_w else (advance(y, p), ydot)
-
-        def tangents(f, primals, rows) -> tuple:  # with_tangents, or no tangent rows
-            if self.n_w:
-                return with_tangents(f, primals, rows)
-            out = f(*primals)
-            return out, jnp.zeros((0,) + out.shape, out.dtype)
+            return with_tangents(advance, (y, p), (ydot, basis))
 
         # RK4's stage written once (rk4_stages): its rate, the next stage's state, the step's end
         def field(t, y, shared, p, ydot) -> tuple:
-            return tangents(lambda y, p: rk4_stages(make_system(shared, p)).rate(t, y), (y, p), (ydot, basis))
+            return with_tangents(lambda y, p: rk4_stages(make_system(shared, p)).rate(t, y), (y, p), (ydot, basis))
 
         def next_stage(t, a, y, k, shared, p, ydot, kdot) -> tuple:  # the rate at the state along k over a
             def rate(y, k, p) -> Any:
                 stages = rk4_stages(make_system(shared, p))
                 return stages.rate(t, stages.state(y, a, k))
 
-            return tangents(rate, (y, k, p), (ydot, kdot, basis))
+            return with_tangents(rate, (y, k, p), (ydot, kdot, basis))
 
         def finish(h, y, weighted, shared, p, ydot, weighted_dot) -> tuple:
-            return tangents(lambda y, w, p: rk4_stages(make_system(shared, p)).finish(y, h, w), (y, weighted, p),
-                            (ydot, weighted_dot, basis))
+            return with_tangents(lambda y, w, p: rk4_stages(make_system(shared, p)).finish(y, h, w), (y, weighted, p),
+                                 (ydot, weighted_dot, basis))
 
         def point(t, y, shared, p, ydot) -> dict:
             system = make_system(shared, p)
@@ -278,7 +274,7 @@ class LanePieces:
             live |= reads
         return None if len(live) == n else np.isin(np.arange(n), sorted(live))
 
-    @property
+    @functools.cached_property
     def lane_operations(self) -> int:
         """Per-lane scalar operations of one step, counted on its array-level trace (each
         operation on a lane's values counts its output's size; a dot product its output's
@@ -286,10 +282,8 @@ class LanePieces:
         on the shared values and constants alone count nothing): what the program written
         as one expression per component would write before it folds and merges equal
         expressions, and costs a cheap trace where writing it costs seconds."""
-        if self._lane_operations is None:
-            varying = [True, True, True] + [False] * len(self.shared) + [True, True]  # t, h, y, shared..., p, ydot
-            self._lane_operations = _lane_operations(self.step.closed.jaxpr, varying)
-        return self._lane_operations
+        varying = [True, True, True] + [False] * len(self.shared) + [True, True]  # t, h, y, shared..., p, ydot
+        return _lane_operations(self.step.closed.jaxpr, varying)
 
     def operations_per_step(self, block: int = 2) -> dict:
         """Per-lane operations of one RK4 step (with tangents), by primitive name: the
