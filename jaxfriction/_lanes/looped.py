@@ -71,6 +71,7 @@ from .looped_values import (
     Lane,
     Pieces,
     Uniform,
+    element_index,
     identity_operand,
     joined,
     runs_of,
@@ -626,7 +627,7 @@ class Piece:
         first, step, stride, n_out, count = rows
         scalar = not eqn.outvars[0].aval.shape
         if count == 1:
-            return Uniform(lambda e, x=x: x.expr(f"{first} + {step} * ({e})"), n_out, scalar, invariant=x.invariant)
+            return Uniform(lambda e, x=x: x.expr(element_index(first, step, e)), n_out, scalar, invariant=x.invariant)
         binary = _Binary(_REDUCE[eqn.primitive.name], dtype)
         element = x.expr(f"{first} + {step} * k + {stride} * r")
         identity = self.writer.constant(reduction_identity(eqn.primitive.name, dtype), dtype)

@@ -115,7 +115,7 @@ def view(x, first: int, length: int, stride: int = 1):
         if x.scalar or x.size == 1:
             return Uniform(x.expr, length, invariant=x.invariant)
         base, elements = x.of if x.of is not None else (x, np.arange(x.size))
-        return Uniform(lambda e, expr=x.expr: expr(_index(first, stride, e)), length,
+        return Uniform(lambda e, expr=x.expr: expr(element_index(first, stride, e)), length,
                        of=(base, elements[first + stride * np.arange(length)]), invariant=x.invariant)
     if isinstance(x, Pieces):
         start, part = next((a, p) for a, p in reversed(x.parts) if a <= first)
@@ -128,7 +128,7 @@ def view(x, first: int, length: int, stride: int = 1):
     return Lane(x.buffer, x.offset + x.stride * first, length, step if length > 1 else 1)
 
 
-def _index(first: int, stride: int, e: str) -> str:
+def element_index(first: int, stride: int, e: str) -> str:
     """The index expression of element ``first + stride e``, written alike wherever it is the
     same (a table read through a view of itself is then recognised as the table's own
     element: an Iwan joint's force ``sum k_i z_i`` was computed twice per stage)."""
