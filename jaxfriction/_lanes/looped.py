@@ -121,7 +121,7 @@ class Piece:
     """One piece of the program (start, step, saved point, rate) written as loops.
 
     Args:
-        writer: the program's :class:`~jaxfriction._lanes.compiled_loop._Writer`
+        writer: the program's :class:`~jaxfriction._lanes.source_writer.Writer`
             (constants, scalar expressions, names).
         closed: the piece's closed jaxpr (one lane).
         inputs: one descriptor per input variable (:class:`Lane` of an input
@@ -878,7 +878,7 @@ def _scratch(dtype) -> str:
 
 
 class _Binary:
-    """A stand-in equation for ``_Writer.expression``: the binary primitive ``op`` on ``dtype``."""
+    """A stand-in equation for ``Writer.expression``: the binary primitive ``op`` on ``dtype``."""
 
     def __init__(self, op, dtype):
         from jax import lax
