@@ -106,8 +106,14 @@ def parameter_paths(tree) -> list[str]:
         >>> jf.parameter_paths(system)[:4]
         ['law.mu', 'law.eps', 'force.amplitude', 'force.omega']
     """
-    return [jax.tree_util.keystr(path).lstrip(".")
-            for path, leaf in jax.tree_util.tree_leaves_with_path(tree) if _is_param_leaf(leaf)]
+    return list(parameter_leaves(tree))
+
+
+def parameter_leaves(tree) -> dict:
+    """The floating-point leaves of ``tree`` by their paths (as :func:`parameter_paths`
+    names them), in one walk of the tree."""
+    return {jax.tree_util.keystr(path).lstrip("."): leaf
+            for path, leaf in jax.tree_util.tree_leaves_with_path(tree) if _is_param_leaf(leaf)}
 
 
 def scalar_parameter_paths(tree) -> list[str]:

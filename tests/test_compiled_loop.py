@@ -84,6 +84,34 @@ def test_auto_picks_the_compiled_loop_on_cpu_and_falls_back_with_the_reason(capl
         jf.CompiledLoopKernel(lanes=0)
 
 
+def test_a_plan_decides_its_kernel_once_per_sweep_structure(monkeypatch):
+    """A small sweep runs in milliseconds, so its planning must not repeat work: the default
+    kernel's check and its program share one decision, a second plan of the same structure
+    (another system object of equal structure, other values along the grid) makes none, and
+    the structure's key is the same object for both (the caches compare it by identity)."""
+    from jaxfriction._lanes import compiled
+    from jaxfriction._lanes.structure import structure
+
+    calls = []
+    choose = compiled.CompiledLoopKernel._choose
+    monkeypatch.setattr(compiled.CompiledLoopKernel, "_choose",
+                        lambda self, lane, paths: calls.append(paths) or choose(self, lane, paths))
+
+    def plan(amplitudes):  # t1 = 3.217 s: a structure no other test plans
+        system = jf.Oscillator(law=jf.Quinn(mu=0.3, eps=1e-3), force=jf.Harmonic(1.0, 0.8))
+        return jf.plan_sweep(system, {"force.amplitude": amplitudes}, t1=3.217, dt=0.01, progress=False)
+
+    first = plan(np.linspace(0.5, 1.0, 4))
+    assert first.kernel == "compiled" and len(calls) == 1  # the check and the program: one decision
+    again = plan(np.linspace(1.5, 3.0, 8))
+    assert again.kernel == "compiled" and len(calls) == 1 and again.lane is not first.lane
+    assert structure(again.lane) is structure(first.lane)
+    xla = jf.plan_sweep(again.lane.system, {"force.amplitude": np.linspace(1.5, 3.0, 8)}, t1=3.217, dt=0.01,
+                        kernel="vmap", progress=False).run()
+    assert np.all(xla["dissipation"].values > 1e-3)  # the lanes slip
+    np.testing.assert_allclose(again.run()["dissipation"].values, xla["dissipation"].values, rtol=1e-12)
+
+
 def test_a_second_sweep_compiles_nothing_and_the_program_is_kept_on_disk(tmp_path, monkeypatch):
     """The program is cached in the process by its source and on disk next to its source file:
     loading it in a fresh namespace (as a new process does) reuses numba's machine code."""

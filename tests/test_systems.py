@@ -141,3 +141,24 @@ def test_closed_form_rest_position_cases():
 def test_bad_system_input(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize("system", [
+    jf.BurridgeKnopoffChain(law=jf.LuGre(), n=3),
+    jf.Oscillator(law=jf.RateState(a=0.01, b=0.015, D_c=0.01, mu_0=0.3, V_0=1.0), force=jf.Harmonic(1.0, 0.8)),
+    jf.Oscillator(law=jf.Quinn(mu=0.3, eps=1e-3)),
+], ids=["lugre-chain", "rate-state", "quinn"])
+def test_a_concrete_start_state_is_the_traced_ones_numbers(system):
+    """``as_state`` assembles a concrete ``y0`` on the host (a plan dispatches no XLA op for
+    it) and a traced one in the trace: the same numbers, positions, velocities, the law's
+    initial internal state (rate-state: the steady state at ``V_0``) and zero integrals."""
+    n, m = system.n_dof, system.n_internal
+    for y0 in (np.arange(1.0, 2 * n + 1), np.arange(1.0, 2 * n + m + 1), np.arange(1.0, system.state_size + 1)):
+        host = system.as_state(y0)
+        traced = jax.jit(system.as_state)(jnp.asarray(y0))
+        assert isinstance(host, jax.Array) and host.dtype == jnp.float64 and host.shape == (system.state_size,)
+        np.testing.assert_array_equal(host, traced)
+        np.testing.assert_array_equal(host[: y0.size], y0)
+    assert np.all(np.asarray(system.as_state(jnp.zeros(2 * n)))[2 * n + m:] == 0)
+    with pytest.raises(ValueError, match="y0"):
+        system.as_state(np.zeros(2 * n + 1) if m != 1 else np.zeros(2 * n + 2))

@@ -11,6 +11,7 @@ fused kernel and the XLA path. :class:`CompiledLoopKernel` is the option
 
 from __future__ import annotations
 
+import collections
 import logging
 import weakref
 from typing import ClassVar
@@ -24,6 +25,7 @@ from .._checks import check_int
 from .compiled_loop import LANES, MAX_SOURCE_LINES, CompiledLoop
 from .kernels import AbstractKernel
 from .numba_program import load, numba_available, numba_threads
+from .structure import structure
 from .traced import MAX_CARRIED, LaneProgram, support
 
 log = logging.getLogger("jaxfriction")
@@ -99,11 +101,29 @@ class CompiledLoopKernel(AbstractKernel):
         operation with no scalar form; one expression per component: at most
         :data:`~jaxfriction._lanes.traced.MAX_CARRIED` carried numbers and
         :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES` lines), or None."""
+        return self._choice(lane, paths)[0]
+
+    def _choice(self, lane, paths) -> tuple[str | None, bool]:
+        """``(why_not, looped)``, worked out once per sweep structure (a plan asks it of the
+        option's check and of its program, the default kernel of both)."""
+        key = structure(lane) + (tuple(paths), self.loops)
+        try:
+            if key in _CHOICES:
+                _CHOICES.move_to_end(key)
+                return _CHOICES[key]
+        except TypeError:  # unhashable static parts: not remembered
+            return self._choose(lane, paths)
+        _CHOICES[key] = self._choose(lane, paths)
+        while len(_CHOICES) > 64:
+            _CHOICES.popitem(last=False)
+        return _CHOICES[key]
+
+    def _choose(self, lane, paths) -> tuple[str | None, bool]:
         if self.loops is not None:
-            return self._why_not(lane, paths, self.loops)
+            return self._why_not(lane, paths, self.loops), self.loops
         if not self._large(lane, paths) and self._why_not(lane, paths, False) is None:
-            return None
-        return self._why_not(lane, paths, True)
+            return None, False
+        return self._why_not(lane, paths, True), True
 
     @staticmethod
     def _why_not(lane, paths, looped: bool) -> str | None:
@@ -140,11 +160,9 @@ class CompiledLoopKernel(AbstractKernel):
         return pieces.lane_operations > LOOPED_OPERATIONS
 
     def program(self, lane, paths: list[str], devices: list, *, dry: bool = False) -> tuple:
-        reason = self.why_not(lane, paths, devices)
+        reason, looped = self._choice(lane, paths)
         if reason is not None:
             raise ValueError(f"kernel: the compiled loop cannot run this sweep: {reason}")
-        looped = self.loops if self.loops is not None else \
-            self._large(lane, paths) or self._why_not(lane, paths, False) is not None
         reason = "numba on the CPU" + (", written as loops over each lane's arrays" if looped else "")
         log.debug("sweep on the compiled loop: %s", reason)
         return CompiledLoopLanes(lane, self.lanes, looped), "compiled", reason
@@ -201,6 +219,9 @@ def emitted(pieces, lanes: int, looped: bool) -> CompiledLoop:
         written[lanes, looped] = CompiledLoop(pieces, lanes, compile=False, looped=looped)
     return written[lanes, looped]
 
+
+#: :meth:`CompiledLoopKernel._choice`'s latest answers by sweep structure and ``loops``.
+_CHOICES: collections.OrderedDict = collections.OrderedDict()
 
 #: :func:`emitted`'s programs, by the pieces they were written for (gone with the pieces).
 _EMITTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

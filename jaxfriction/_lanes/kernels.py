@@ -19,6 +19,7 @@ A fourth executor is one module: a subclass of :class:`AbstractKernel` with a ``
 from __future__ import annotations
 
 import abc
+import functools
 import importlib
 import logging
 from typing import ClassVar
@@ -74,14 +75,19 @@ class AbstractKernel(eqx.Module):
         return self.why_not(lane, paths, devices)
 
 
-def executors() -> list[type[AbstractKernel]]:
-    """The executor options of :data:`EXECUTORS`, in that order (their modules imported)."""
-    found = []
+@functools.cache
+def _executors() -> tuple[type[AbstractKernel], ...]:
+    found: list[type[AbstractKernel]] = []
     for module in EXECUTORS:
         names = vars(importlib.import_module(f"{__package__}.{module}"))
         found += [cls for cls in names.values() if isinstance(cls, type) and issubclass(cls, AbstractKernel)
                   and cls.__module__ == f"{__package__}.{module}" and cls.shortcut]
-    return found
+    return tuple(found)
+
+
+def executors() -> list[type[AbstractKernel]]:
+    """The executor options of :data:`EXECUTORS`, in that order (their modules imported once)."""
+    return list(_executors())
 
 
 class AutoKernel(AbstractKernel):

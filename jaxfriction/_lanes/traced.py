@@ -37,6 +37,7 @@ from .._paths import get_parameter, set_parameters
 from .componentwise import Unsupported
 from .pieces import LanePieces, Reductions, WindowPlan
 from .program import Window, initial_index, lane_result
+from .structure import structure
 
 if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem
@@ -104,7 +105,7 @@ class LaneProgram(eqx.Module):
         :class:`~jaxfriction._lanes.pieces.LanePieces` for ``analyse_live``. The pieces depend
         on the sweep's structure only (the arrays are their arguments): they are traced once
         for it, and an executor's check and its run share them."""
-        key = _structure(self.lane) + (tuple(names), analyse_live)
+        key = structure(self.lane) + (tuple(names), analyse_live)
         try:
             hit = _PIECES.get(key)
         except TypeError:  # unhashable static parts: not remembered
@@ -212,7 +213,7 @@ def support(lane: Lane, paths: list[str], executor: tuple, check: Callable | Non
     (a string, or None). The answer depends on the sweep's structure only and is remembered
     for it under ``executor`` (a hashable name of the executor and its options).
     """
-    key = _structure(lane) + (tuple(paths), executor)
+    key = structure(lane) + (tuple(paths), executor)
     answer = functools.partial(_support, lane, paths, check, carried_limit, analyse_live)
     try:
         if key in _SUPPORT:
@@ -230,14 +231,6 @@ def support(lane: Lane, paths: list[str], executor: tuple, check: Callable | Non
 _SUPPORT: collections.OrderedDict = collections.OrderedDict()
 #: The latest traced pieces by sweep structure (:meth:`LaneProgram.pieces`).
 _PIECES: collections.OrderedDict = collections.OrderedDict()
-
-
-def _structure(lane) -> tuple:
-    """What a lane's traced form depends on: its static parts, its arrays' shapes and dtypes,
-    the default float type."""
-    dynamic, static = eqx.partition(lane, eqx.is_array)
-    return (static, jax.tree.structure(dynamic), str(jnp.result_type(float)),
-            tuple((jnp.shape(x), str(jnp.result_type(x))) for x in jax.tree.leaves(dynamic)))
 
 
 def _support(lane, paths, check, carried_limit, analyse_live):

@@ -180,13 +180,17 @@ class AbstractFrictionSystem(eqx.Module):
         """Initial internal variables ``z`` (zeros: relaxed internal springs)."""
         return jnp.zeros(self.n_internal)
 
-    def initial_state(self, q: Array, v: Array, z: Array | None = None) -> Array:
+    def initial_state(self, q: ArrayLike, v: ArrayLike, z: ArrayLike | None = None) -> Array:
         """Full state from positions ``q``, velocities ``v`` and internal variables ``z``
         (default :meth:`initial_internal`); the integrals start at 0."""
         dtype = jnp.result_type(float)
+        z = self.initial_internal() if z is None else z
+        if is_concrete(q) and is_concrete(v) and is_concrete(z):  # assembled on the host: no XLA op dispatched
+            parts = [np.reshape(np.asarray(x, dtype=dtype), (n,)) for x, n in
+                     ((q, self.n_dof), (v, self.n_dof), (z, self.n_internal))]
+            return jnp.asarray(np.concatenate([*parts, np.zeros(N_INTEGRALS, dtype=dtype)]))
         q = jnp.reshape(jnp.asarray(q, dtype=dtype), (self.n_dof,))
         v = jnp.reshape(jnp.asarray(v, dtype=dtype), (self.n_dof,))
-        z = self.initial_internal() if z is None else z
         z = jnp.reshape(jnp.asarray(z, dtype=dtype), (self.n_internal,))
         return jnp.concatenate([q, v, z, jnp.zeros(N_INTEGRALS, dtype=dtype)])
 
@@ -198,7 +202,8 @@ class AbstractFrictionSystem(eqx.Module):
         Raises:
             ValueError: naming ``y0`` for a wrong shape or non-finite values.
         """
-        if is_concrete(y0):
+        concrete = is_concrete(y0)
+        if concrete:
             try:
                 if isinstance(y0, (str, bytes)) or y0 is None:
                     raise TypeError
@@ -207,7 +212,8 @@ class AbstractFrictionSystem(eqx.Module):
                 raise ValueError(f"y0 must be an array of numbers, got {y0!r}") from None
             if not finite:
                 raise ValueError(f"y0 must be finite, got {y0}")
-        y0 = jnp.asarray(y0)
+        # a concrete y0 is checked and cut on the host (a plan's start state dispatches no XLA op)
+        y0 = np.asarray(y0) if concrete else jnp.asarray(y0)
         n, m = self.n_dof, self.n_internal
         sizes = sorted({2 * n, 2 * n + m, self.state_size})
         if y0.ndim != 1 or y0.shape[0] not in sizes:
@@ -218,7 +224,7 @@ class AbstractFrictionSystem(eqx.Module):
             )
         y0 = y0.astype(jnp.result_type(float))
         if y0.shape[0] == self.state_size:
-            return y0
+            return jnp.asarray(y0)
         return self.initial_state(y0[:n], y0[n : 2 * n], y0[2 * n :] if y0.shape[0] > 2 * n else None)
 
     def positions(self, y: Array) -> Array:

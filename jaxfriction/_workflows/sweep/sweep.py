@@ -40,7 +40,7 @@ from ..._integrate.status import STATUS_MEANINGS, STATUS_OK
 from ..._lanes.kernels import as_kernel
 from ..._lanes.program import Lane, ScalarObservable, Window, check_initial_paths, grads_of, initial_index
 from ..._observables.window import WINDOW_OBSERVABLES
-from ..._paths import check_paths, get_parameter, parameter_paths
+from ..._paths import check_paths, get_parameter, parameter_leaves
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, run_times, split_template
 from ..gradient import as_gradient_mode
@@ -61,8 +61,8 @@ def _lane_count(grid, samples):
 def _scalar_parameters(system, exclude):
     """JSON of the scalar parameters of ``system`` not in ``exclude`` (provenance)."""
     out = {}
-    for path in parameter_paths(system):
-        value = np.asarray(get_parameter(system, path))
+    for path, leaf in parameter_leaves(system).items():
+        value = np.asarray(leaf)
         if path not in exclude and value.size == 1:
             out[path] = float(value)
     return json.dumps(out)
