@@ -37,12 +37,10 @@ log = logging.getLogger("jaxfriction")
 LOOPED_STATE = 64
 
 #: Steps of more than this many per-lane operations are written as loops by default. One
-#: expression per component writes 0.33 to 0.88 lines per operation (measured on chains of 4
-#: to 32 blocks, Iwan joints of 4 to 62 sliders, Segalman joints of 4 to 40 elements, the
-#: jointed bar of 2 to 40 contacts; the most for the smallest, the scaffold of the program
-#: counting): past three times :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES`
-#: operations it does not fit, and writing it to find out took 4 s for the bar of 40
-#: contacts (48 numbers of state).
+#: expression per component writes less than a line per operation (measured on chains,
+#: Iwan and Segalman joints and jointed bars: ``docs/performance.md``), so past three times
+#: :data:`~jaxfriction._lanes.compiled_loop.MAX_SOURCE_LINES` operations it does not fit,
+#: and writing it to find out would take seconds of planning.
 LOOPED_OPERATIONS = 3 * MAX_SOURCE_LINES
 
 

@@ -275,19 +275,14 @@ class CompiledLoop:
 
 #: A looped program longer than this (lines), written out stage by stage, is written with
 #: RK4's later three stages once, in a loop over them, where the system's step allows it
-#: (:meth:`CompiledLoop._looped_source`). numba's compile time follows the lines, at 5 to 14
-#: ms a line (the 32-block chain with a tangent: 1,656 lines, 7.9 s, with the loop 687 lines,
-#: 4.2 s; a LuGre chain with a tangent: 3,216 lines, 13.9 s, with the loop 943, 5.4 s; the
-#: block on a shaking floor with a tangent, eight lanes a block: 975 lines, 14.1 s, with the
-#: loop 552, 6.2 s), but the loop costs run time where a stage's loops are short (its weighted
-#: sum and its carried rates are passes of their own: that chain ran 76-78 M block-steps/s
-#: against 82-86 M written out, a chain of 256 blocks without a tangent 257-283 M against
-#: 353-402 M), so shorter programs are written out.
+#: (:meth:`CompiledLoop._looped_source`). numba's compile time follows the lines, but the
+#: loop costs run time where a stage's loops are short (its weighted sum and its carried rates
+#: are passes of their own), so shorter programs are written out (the trade-off measured:
+#: ``docs/performance.md``, "the stages written once").
 STAGED_LINES = 900
 
 #: The longest emitted program the compiled loop runs (lines). numba's compile time grows
-#: faster than the program: the default sweep's 778 lines take about 1.5 s, the jointed
-#: template's (64 Segalman elements, 22,497 lines) took 630 s in a 3-lane sweep (busy 2-core
-#: machine); LuGre's and Iwan's
-#: 1,250-1,275 lines compile in seconds. Longer programs fall back to the XLA path.
+#: faster than the program (from about a second for the default sweep's program to minutes
+#: past ten thousand lines: ``docs/performance.md``); longer programs fall back to the XLA
+#: path.
 MAX_SOURCE_LINES = 4000

@@ -118,7 +118,7 @@ class SweepPlan:
         ds.attrs = {**ds.attrs, **self.attrs, "system_type": type(system).__name__, "n_dof": system.n_dof,
                     "fixed": _scalar_parameters(system, set(self.grid)), "wrt": ",".join(lane.wrt),
                     "gradient": type(lane.mode).__name__ if lane.mode else "none",
-                    "gradient_of": ",".join(lane.gradient_of), "dtype": str(jnp.asarray(0.0).dtype),
+                    "gradient_of": ",".join(lane.gradient_of), "dtype": str(jnp.result_type(float)),
                     "flagged": json.dumps(counts), "kernel": self.kernel, "kernel_reason": self.kernel_reason}
         if self.steps_per_lane is not None:  # throughput of the lanes this call computed, compile excluded
             computed = min(int(ds["status"].size), ds.attrs["chunks_computed"] * ds.attrs["chunk_size"])
@@ -167,7 +167,7 @@ def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples,
     if kernel_name == "vmap" and check_memory is not None:
         check_memory()
     tag = sweep_digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
-                                "dtype": str(jnp.asarray(0.0).dtype)})
+                                "dtype": str(jnp.result_type(float))})
     return SweepPlan(program=program, kernel=kernel_name, kernel_reason=kernel_reason, lane=lane, grid=grid,
                      samples=samples, n_lanes=n_lanes, attrs=attrs, steps_per_lane=steps_per_lane,
                      engine=dict(chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress, tag=tag))
@@ -331,7 +331,7 @@ def plan_sweep(
     observables, gradient_of, wrt, gradient = _measured(observables, gradient_of, wrt, gradient, ())
     gradient = as_gradient_mode(gradient)
     kernel = as_kernel(kernel)
-    y0 = jnp.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
+    y0 = np.zeros(2 * system.n_dof) if y0 is None else jnp.asarray(y0, dtype=float)
 
     measure = Window(y0=system.as_state(y0), solver=solver, saveat=saveat, t_measure=t_measure, t_end=t_end,
                      dt=None if dt is None else float(dt),
