@@ -249,6 +249,8 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
     - finite derivatives of the force and the rate with respect to ``v``, ``z`` and every
       parameter leaf (forward mode), zero slip and states on bounds included;
     - the law's ``constraints()`` hold for its own parameters;
+    - where the law defines its own :meth:`~jaxfriction.AbstractDynamicLaw.viscous_force`, it
+      equals ``force + sum d stored_energy / dz`` (the definition the base class computes);
     - where the law defines :meth:`~jaxfriction.AbstractDynamicLaw.interval_update` (a
       closed-form update over an interval of constant slip speed; by default a
       rate-independent law's return map :meth:`~jaxfriction.AbstractDynamicLaw.slip_update`),
@@ -318,6 +320,9 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
         if not all(np.all(np.isfinite(d[path])) for d in out["d_p"]):
             problems.append(f"non-finite derivative with respect to {path}")
     checks, notes = ["state shapes", "finite force and rate", "bound", "finite derivatives", "constraints"], []
+    if not problems and type(law).viscous_force is not AbstractDynamicLaw.viscous_force:
+        problems += _viscous_force_problems(law, grid_v, grid_z, normal, atol)
+        checks.append("viscous force")
     if not problems and law.interval_update(z0[None], jnp.zeros(1), jnp.ones(1), jnp.full(1, normal)) is not None:
         problems += _interval_update_problems(law, normal, zs)
         checks.append("interval update")
@@ -330,6 +335,18 @@ def check_dynamic_law(law: AbstractDynamicLaw, normal: float = 1.0, *, states=No
         else:
             notes.append(verdict)
     return _fail(type(law).__name__, problems, "dynamic-law", checks, notes)
+
+
+def _viscous_force_problems(law, v, z, normal, atol) -> list:
+    """A law's own :meth:`~jaxfriction.AbstractDynamicLaw.viscous_force` against its
+    definition, ``force + sum d stored / dz`` (the base class's), at the probed pairs."""
+    own = np.asarray(law.viscous_force(v, z, normal))
+    defined = np.asarray(AbstractDynamicLaw.viscous_force(law, v, z, normal))
+    if own.shape != defined.shape or not np.allclose(own, defined, rtol=1e-12, atol=atol):
+        i = int(np.argmax(np.abs(own - defined))) if own.shape == defined.shape else 0
+        return [f"viscous_force differs from force + sum d stored / dz (e.g. {own.ravel()[i]} against "
+                f"{defined.ravel()[i]} at v = {v[i]}, z = {z[i]}; shapes {own.shape}, {defined.shape})"]
+    return []
 
 
 def _interval_update_problems(law, normal, zs) -> list:

@@ -5,6 +5,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxfriction as jf
@@ -91,6 +92,24 @@ def test_a_wrong_slip_update_is_caught():
     with pytest.raises(AssertionError, match="slip_update"):
         check_dynamic_law(Unbounded(k, phi))
     assert "interval update" in str(check_dynamic_law(jf.Iwan(k, phi)))
+
+
+def test_a_viscous_force_that_is_not_the_forces_rest_is_caught():
+    """``viscous_force`` is ``force + sum d stored / dz``: marched RK4 books its power by the
+    quadrature (the springs' by the march). Jenkins elements declare zeros, Maxwell-slip its
+    ``-sigma2 v`` (checked against the definition); a law that claims a viscous part it does
+    not have fails its contract."""
+
+    class Claims(jf.Iwan):
+        def viscous_force(self, v, z, normal):
+            return -0.1 * jnp.asarray(v) + 0.0 * z[..., 0]
+
+    k, phi = jnp.array([2.0, 1.0]), jnp.array([0.2, 0.3])
+    with pytest.raises(AssertionError, match="viscous_force"):
+        check_dynamic_law(Claims(k, phi))
+    viscous = jf.MaxwellSlip(k, phi, C=2.0, mu_c=0.2, mu_s=0.3, v_s=0.3, sigma2=0.2)
+    assert "viscous force" in str(check_dynamic_law(viscous)) and "viscous force" in str(check_dynamic_law(jf.Iwan(k, phi)))
+    np.testing.assert_allclose(viscous.viscous_force(jnp.array([0.5, -2.0]), jnp.zeros((2, 2)), 1.0), [-0.1, 0.4])
 
 
 @pytest.mark.parametrize("law, states", DYNAMIC_LAWS, ids=lambda x: type(x).__name__ if not isinstance(x, list) else "")

@@ -22,7 +22,9 @@ the other laws needs a state rate, which the march does not use): the springs' s
 elongation the slip would give them, ``z_n + s - z_{n+1}`` (0 while an element sticks, since
 the states of a marched law follow the slip then), times the mean of the step's end spring
 forces ``d stored / dz``; and RK4's quadrature of the rest of the friction's power on the slip
-(``-f v`` less the springs' ``(d stored / dz) v``: Maxwell-slip's viscous ``sigma2 v^2``). So a
+(``-f v`` less the springs' ``(d stored / dz) v``, the law's
+:meth:`~jaxfriction.AbstractDynamicLaw.viscous_force` times ``-v``: Maxwell-slip's viscous
+``sigma2 v^2``, nothing for Jenkins elements). So a
 sticking contact dissipates nothing, a slipping one never a negative amount, and the energy
 balance's residual measures the booking's second-order error (against the scipy oscillator of
 ``tests/test_maxwell_slip.py`` at dt 1e-3: dissipation 3.3e-6 J off of 1.238 J, relative
@@ -136,7 +138,7 @@ class MarchedStages(Stages):
         stages = eqx.tree_at(lambda s: s.law, self.system, _StatesHeld(law))  # the stages' field: no state rate
         k = stages.vector_field(t, y_stage, self.args)
         s = jnp.reshape(self.system.slip_velocity(t, y_stage), (-1,))
-        p = -jnp.sum(law.force(s, z, normal) * s) - jnp.sum(jnp.sum(self._spring_forces(law, z, normal), axis=-1) * s)
+        p = -jnp.sum(law.viscous_force(s, z, normal) * s)
         return jnp.concatenate([k[:lo], k[hi:], s, p[None]])
 
     def _update(self, y, slip, tau) -> Array:

@@ -120,6 +120,19 @@ class AbstractDynamicLaw(eqx.Module):
         """Energy stored in the contact's internal springs (J), ``(...)``; default 0."""
         return jnp.zeros(jnp.shape(z)[:-1])
 
+    def viscous_force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """The part of :meth:`force` (N) that the internal springs do not carry, ``(...)``:
+        ``force + sum_i d stored / d z_i`` at slip velocity ``v``, state ``z`` ``(..., n_state)``
+        and normal force ``normal``. Fixed-step RK4 books this part's power ``-f_visc v`` by
+        its quadrature where it marches the states (:attr:`marched_in_rk4`;
+        :class:`~jaxfriction._integrate.marched.MarchedStages`: the springs' part is booked by
+        the march). The default computes it from :meth:`force` and :meth:`stored_energy`; a law
+        whose springs carry all of its force (Jenkins elements) returns zeros, one with a
+        viscous term that term (Maxwell-slip's ``-sigma2 v``), which spares the stages a
+        second sum over the elements that cancels the first."""
+        springs = jax.grad(lambda z: jnp.sum(self.stored_energy(z, normal)))(z)
+        return self.force(v, z, normal) + jnp.sum(springs, axis=-1)
+
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """The state after a monotone slip increment ``slip`` (m), ``(...)``, from ``z``
         ``(..., n_state)``, for a rate-independent law whose state follows the slip path

@@ -107,6 +107,12 @@ def _check_smoothing(smoothing):
         raise ValueError(f"smoothing must be a finite Python float >= 0, got {smoothing!r}")
 
 
+def _no_viscous_force(v, z) -> Array:
+    """Zeros of the force's shape, ``(...)``: Jenkins elements have no viscous part
+    (:meth:`~jaxfriction.AbstractDynamicLaw.viscous_force`)."""
+    return jnp.zeros(jnp.broadcast_shapes(jnp.shape(v), jnp.shape(z)[:-1]), jnp.result_type(v, z))
+
+
 def _marched_with_the_exact_switch(law) -> bool:
     """True with the exact switch (``smoothing == 0``): fixed-step RK4 advances the elements by
     :func:`jenkins_update` along each stage's slip
@@ -179,6 +185,10 @@ class Iwan(AbstractDynamicLaw):
 
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -jnp.sum(self.stiffness * z, axis=-1) + 0.0 * v
+
+    def viscous_force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """Zeros: the elements' springs carry all of the force."""
+        return _no_viscous_force(v, z)
 
     def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * jnp.sum(self.stiffness * z**2, axis=-1)
@@ -325,6 +335,10 @@ class SegalmanIwan(AbstractDynamicLaw):
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         k, _ = self.elements()
         return -jnp.sum(k * z, axis=-1) + 0.0 * v
+
+    def viscous_force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """Zeros: the elements' springs carry all of the force."""
+        return _no_viscous_force(v, z)
 
     def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         k, _ = self.elements()

@@ -272,5 +272,9 @@ class MaxwellSlip(AbstractDynamicLaw):
     def force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
         return -(jnp.sum(self.stiffness * self._springs(z), axis=-1) + self.sigma2 * v)
 
+    def viscous_force(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:
+        """``-sigma2 v``: the springs carry the rest of the force."""
+        return -(self.sigma2 * v) + jnp.zeros(jnp.shape(z)[:-1], jnp.result_type(v, z))
+
     def stored_energy(self, z: Array, normal: ArrayLike) -> Array:
         return 0.5 * jnp.sum(self.stiffness * self._springs(z)**2, axis=-1)
