@@ -147,9 +147,11 @@ class Program:
     """``program(shared, p, out)``: the compiled blocks shared out over threads.
 
     The compiled code releases the GIL (``nogil``), so Python threads run blocks in
-    parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...``; ``n`` is numba's thread
-    count (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
+    parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...`` (the calling thread and
+    ``n - 1`` workers of a pool kept by the process); ``n`` is numba's thread count
+    (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
     instead of ``numba.prange``: the parallel compilation of the program cost seconds more.)
+    A worker's error is raised in the caller.
 
     numba compiles (or loads) the program in a thread of its own, started here: within a
     sweep it runs while XLA compiles the sweep's own program around the callback (which
@@ -192,12 +194,36 @@ class Program:
         if workers == 1:
             blocks(shared, p, out, 0, 1)
             return
-        threads = [threading.Thread(target=blocks, args=(shared, p, out, k, workers)) for k in range(1, workers)]
-        for thread in threads:
-            thread.start()
+        pool = _workers(workers - 1)
+        done = [pool.submit(blocks, shared, p, out, k, workers) for k in range(1, workers)]
         blocks(shared, p, out, 0, workers)
-        for thread in threads:
-            thread.join()
+        for future in done:
+            future.result()
+
+
+def _workers(count: int):
+    """The process's pool of at least ``count`` worker threads, kept between calls. Threads
+    started for each call cost a short sweep a varying part of its parallelism (an Iwan
+    joint of 100 sliders on two cores: 19.4-24.3 ms a run with new threads, 19.1-21.0 ms with
+    the pool in four of five processes; ``docs/performance.md``). A forked child starts its
+    own pool (the parent's threads do not survive a fork)."""
+    global _POOL
+    if _POOL is None or _POOL[0] < count:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = (count, ThreadPoolExecutor(max_workers=count, thread_name_prefix="jaxfriction-blocks"))
+    return _POOL[1]
+
+
+def _forget_pool() -> None:
+    global _POOL
+    _POOL = None
+
+
+#: ``(size, ThreadPoolExecutor)`` of :func:`_workers`, or None before the first parallel call.
+_POOL: tuple | None = None
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def numba_threads() -> int:
