@@ -25,7 +25,7 @@ from .._checks import check_int
 from .compiled_loop import LANES, MAX_SOURCE_LINES, CompiledLoop
 from .kernels import AbstractKernel
 from .numba_program import load, numba_available, numba_threads
-from .structure import structure
+from .structure import remembered, structure
 from .traced import MAX_CARRIED, LaneProgram, support
 
 log = logging.getLogger("jaxfriction")
@@ -105,16 +105,7 @@ class CompiledLoopKernel(AbstractKernel):
         """``(why_not, looped)``, worked out once per sweep structure (a plan asks it of the
         option's check and of its program, the default kernel of both)."""
         key = structure(lane) + (tuple(paths), self.loops)
-        try:
-            if key in _CHOICES:
-                _CHOICES.move_to_end(key)
-                return _CHOICES[key]
-        except TypeError:  # unhashable static parts: not remembered
-            return self._choose(lane, paths)
-        _CHOICES[key] = self._choose(lane, paths)
-        while len(_CHOICES) > 64:
-            _CHOICES.popitem(last=False)
-        return _CHOICES[key]
+        return remembered(_CHOICES, key, lambda: self._choose(lane, paths))
 
     def _choose(self, lane, paths) -> tuple[str | None, bool]:
         if self.loops is not None:

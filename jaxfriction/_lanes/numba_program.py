@@ -202,10 +202,9 @@ class Program:
 
 
 def _workers(count: int):
-    """The process's pool of at least ``count`` worker threads, kept between calls. Threads
-    started for each call cost a short sweep a varying part of its parallelism (an Iwan
-    joint of 100 sliders on two cores: 19.4-24.3 ms a run with new threads, 19.1-21.0 ms with
-    the pool in four of five processes; ``docs/performance.md``). A forked child starts its
+    """The process's pool of at least ``count`` worker threads, kept between calls: threads
+    started for each call cost a short sweep a varying part of its parallelism (measured in
+    ``docs/performance.md``, "The threads of the compiled loop"). A forked child starts its
     own pool (the parent's threads do not survive a fork)."""
     global _POOL
     if _POOL is None or _POOL[0] < count:

@@ -3,7 +3,8 @@
 A sweep's pieces, its executors' checks and its compiled programs depend on the lane's
 structure only (its static parts, its arrays' shapes and dtypes, the default float type), not
 on the arrays' values. Planning and running one sweep asks for that key several times, and a
-small sweep is done in milliseconds, so the key is built to be cheap to ask for again:
+small sweep is done in milliseconds, so the key is built to be cheap to ask for again
+(:func:`remembered` keeps answers under it):
 :func:`structure` remembers the latest lane's answer (a lane is immutable) and answers the
 first of equal keys (the caches keyed by it compare by identity), and :class:`HashedOnce`
 hashes an equinox module once (hashing one walks its fields, comparing two walks both).
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import collections
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import equinox as eqx
 import jax
@@ -62,17 +65,38 @@ def structure(lane) -> tuple:
     dynamic, static = eqx.partition(lane, eqx.is_array)
     key = (HashedOnce(static), jax.tree.structure(dynamic), float_type,
            tuple((jnp.shape(x), str(jnp.result_type(x))) for x in jax.tree.leaves(dynamic)))
+    # the first equal key seen stands for every later one: the caches keyed by it then find
+    # theirs by identity, without comparing two modules field by field
+    new = key
+    key = remembered(_INTERNED, new, lambda: new)
     try:
-        # the first equal key seen stands for every later one: the caches keyed by it then
-        # find theirs by identity, without comparing two modules field by field
-        key = _INTERNED.setdefault(key, key)
-        _INTERNED.move_to_end(key)
-        while len(_INTERNED) > 64:
-            _INTERNED.popitem(last=False)
         _LATEST[:] = [weakref.ref(lane), float_type, key]
-    except TypeError:  # unhashable static parts, or a lane that cannot be weakly referenced: not kept
+    except TypeError:  # a lane that cannot be weakly referenced: not kept
         pass
     return key
+
+
+def remembered(cache: collections.OrderedDict, key, compute: Callable[[], Any], size: int = 64) -> Any:
+    """``compute()``, kept in ``cache`` under ``key`` (a :func:`structure` with more parts):
+    a later call with an equal key returns it, the latest ``size`` answers are kept, and an
+    unhashable key (unhashable static parts) computes it every time.
+
+    Args:
+        cache: the cache (an ``OrderedDict``, latest last).
+        key: hashable, or raising ``TypeError`` when hashed.
+        compute: the answer's function of no arguments.
+        size: answers kept.
+    """
+    try:
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    except TypeError:  # unhashable static parts: not remembered
+        return compute()
+    cache[key] = answer = compute()
+    while len(cache) > size:
+        cache.popitem(last=False)
+    return answer
 
 
 #: The latest lane asked of :func:`structure`: a weak reference, the float type, the answer.

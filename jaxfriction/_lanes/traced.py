@@ -37,7 +37,7 @@ from .._paths import get_parameter, set_parameters
 from .componentwise import Unsupported
 from .pieces import LanePieces, Reductions, WindowPlan
 from .program import Window, initial_index, lane_result
-from .structure import structure
+from .structure import remembered, structure
 
 if TYPE_CHECKING:
     from .._systems.base import AbstractFrictionSystem
@@ -106,16 +106,8 @@ class LaneProgram(eqx.Module):
         on the sweep's structure only (the arrays are their arguments): they are traced once
         for it, and an executor's check and its run share them."""
         key = structure(self.lane) + (tuple(names), analyse_live)
-        try:
-            hit = _PIECES.get(key)
-        except TypeError:  # unhashable static parts: not remembered
-            return self._pieces(names, analyse_live)
-        if hit is None:
-            hit = _PIECES[key] = self._pieces(names, analyse_live)[0]
-            while len(_PIECES) > 8:
-                _PIECES.popitem(last=False)
-        _PIECES.move_to_end(key)
-        return hit, self.maker(names)[1]
+        pieces = remembered(_PIECES, key, lambda: self._pieces(names, analyse_live)[0], size=8)
+        return pieces, self.maker(names)[1]
 
     def _pieces(self, names: list[str], analyse_live: bool) -> tuple[LanePieces, list]:
         lane, window = self.lane, self.lane.measure
@@ -214,17 +206,7 @@ def support(lane: Lane, paths: list[str], executor: tuple, check: Callable | Non
     for it under ``executor`` (a hashable name of the executor and its options).
     """
     key = structure(lane) + (tuple(paths), executor)
-    answer = functools.partial(_support, lane, paths, check, carried_limit, analyse_live)
-    try:
-        if key in _SUPPORT:
-            _SUPPORT.move_to_end(key)
-            return _SUPPORT[key]
-    except TypeError:  # unhashable static parts: not remembered
-        return answer()
-    _SUPPORT[key] = answer()
-    while len(_SUPPORT) > 64:
-        _SUPPORT.popitem(last=False)
-    return _SUPPORT[key]
+    return remembered(_SUPPORT, key, functools.partial(_support, lane, paths, check, carried_limit, analyse_live))
 
 
 #: :func:`support`'s latest answers by sweep structure and executor.
