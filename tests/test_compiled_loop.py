@@ -2,8 +2,9 @@
 the XLA path.
 
 What is particular to the compiled loop: AutoKernel takes it on CPUs and says why when it
-cannot, the program is kept on disk and heals when damaged, books no output reads are not
-integrated, the line limit. The laws and contract systems through it (one expression per
+cannot (one decision per sweep structure), the program is kept on disk and heals when
+damaged, its blocks run on the caller's thread and a kept pool, books no output reads are
+not integrated, the line limit. The laws and contract systems through it (one expression per
 component, or loops where it chooses them) are in ``test_executors.py`` (executor ``compiled``).
 """
 
