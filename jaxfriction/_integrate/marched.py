@@ -37,7 +37,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 from jax import Array
 
@@ -126,10 +125,6 @@ class MarchedStages(Stages):
         z0 = jnp.reshape(y[lo:hi], (-1, law.n_state))
         return law, lo, hi, z0, contact_normals(self.system, z0.shape[0], y.dtype)
 
-    @staticmethod
-    def _spring_forces(law, z, normal) -> Array:  # d stored / d z, (contacts, n_state): 0 where nothing is stored
-        return jax.grad(lambda z: jnp.sum(law.stored_energy(z, normal)))(z)
-
     def rate(self, t, y_stage: Array) -> Array:
         """``[k, s, p]`` ``(state_size - n_internal + contacts + 1,)``: the stages' vector
         field but the law's states (held), the slip velocities, and the friction's power on
@@ -170,7 +165,7 @@ class MarchedStages(Stages):
         z1 = self._update(y, slip, h)
         y1 = self._advanced(y, h / 6.0, weighted, z1)
         z1 = jnp.reshape(z1, z0.shape)
-        forces = self._spring_forces(law, z0, normal) + self._spring_forces(law, z1, normal)
+        forces = law.spring_forces(z0, normal) + law.spring_forces(z1, normal)
         plastic = jnp.sum(0.5 * forces * (z0 + slip[:, None] - z1))
         dissipated = y[-3] + (h / 6.0) * weighted[-1] + plastic
         return jnp.concatenate([y1[:-3], dissipated[None], y1[-2:]])

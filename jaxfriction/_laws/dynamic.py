@@ -130,8 +130,12 @@ class AbstractDynamicLaw(eqx.Module):
         whose springs carry all of its force (Jenkins elements) returns zeros, one with a
         viscous term that term (Maxwell-slip's ``-sigma2 v``), which spares the stages a
         second sum over the elements that cancels the first."""
-        springs = jax.grad(lambda z: jnp.sum(self.stored_energy(z, normal)))(z)
-        return self.force(v, z, normal) + jnp.sum(springs, axis=-1)
+        return self.force(v, z, normal) + jnp.sum(self.spring_forces(z, normal), axis=-1)
+
+    def spring_forces(self, z: Array, normal: ArrayLike) -> Array:
+        """``d stored_energy / d z`` (N per unit of state), ``(..., n_state)``: the internal
+        springs' forces at state ``z`` (0 for a state that stores nothing)."""
+        return jax.grad(lambda z: jnp.sum(self.stored_energy(z, normal)))(z)
 
     def slip_update(self, z: Array, slip: ArrayLike, normal: ArrayLike) -> Array | None:
         """The state after a monotone slip increment ``slip`` (m), ``(...)``, from ``z``

@@ -185,14 +185,11 @@ class AbstractFrictionSystem(eqx.Module):
         (default :meth:`initial_internal`); the integrals start at 0."""
         dtype = jnp.result_type(float)
         z = self.initial_internal() if z is None else z
-        if is_concrete(q) and is_concrete(v) and is_concrete(z):  # assembled on the host: no XLA op dispatched
-            parts = [np.reshape(np.asarray(x, dtype=dtype), (n,)) for x, n in
-                     ((q, self.n_dof), (v, self.n_dof), (z, self.n_internal))]
-            return jnp.asarray(np.concatenate([*parts, np.zeros(N_INTEGRALS, dtype=dtype)]))
-        q = jnp.reshape(jnp.asarray(q, dtype=dtype), (self.n_dof,))
-        v = jnp.reshape(jnp.asarray(v, dtype=dtype), (self.n_dof,))
-        z = jnp.reshape(jnp.asarray(z, dtype=dtype), (self.n_internal,))
-        return jnp.concatenate([q, v, z, jnp.zeros(N_INTEGRALS, dtype=dtype)])
+        # concrete parts are assembled on the host (no XLA op dispatched), traced ones in the trace
+        xp = np if is_concrete(q) and is_concrete(v) and is_concrete(z) else jnp
+        parts = [xp.reshape(xp.asarray(x, dtype=dtype), (n,)) for x, n in
+                 ((q, self.n_dof), (v, self.n_dof), (z, self.n_internal))]
+        return jnp.asarray(xp.concatenate([*parts, xp.zeros(N_INTEGRALS, dtype=dtype)]))
 
     def as_state(self, y0: ArrayLike) -> Array:
         """Full state from ``y0``: positions and velocities ``(2 n_dof,)`` get the initial
