@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import os
 import sys
 import tempfile
@@ -147,11 +148,14 @@ class Program:
     """``program(shared, p, out)``: the compiled blocks shared out over threads.
 
     The compiled code releases the GIL (``nogil``), so Python threads run blocks in
-    parallel: thread ``k`` of ``n`` takes blocks ``k, k + n, ...`` (the calling thread and
-    ``n - 1`` workers of a pool kept by the process); ``n`` is numba's thread count
-    (``NUMBA_NUM_THREADS``, default the cores), at most the number of blocks. (Threads
-    instead of ``numba.prange``: the parallel compilation of the program cost seconds more.)
-    A worker's error is raised in the caller.
+    parallel: the calling thread and ``n - 1`` workers of a pool kept by the process, ``n``
+    numba's thread count (``NUMBA_NUM_THREADS``, default the cores), at most the number of
+    blocks. The blocks are dealt in up to :data:`SHARES_PER_THREAD` ``n`` shares (share
+    ``k`` of ``m``: blocks ``k, k + m, ...``), and each thread takes the next share when it
+    is done with one, so a thread whose core is slower or busy runs fewer blocks (measured
+    in ``docs/performance.md``, "The threads of the compiled loop"). (Threads instead of
+    ``numba.prange``: the parallel compilation of the program cost seconds more.) A
+    worker's error is raised in the caller.
 
     numba compiles (or loads) the program in a thread of its own, started here: within a
     sweep it runs while XLA compiles the sweep's own program around the callback (which
@@ -194,9 +198,16 @@ class Program:
         if workers == 1:
             blocks(shared, p, out, 0, 1)
             return
+        shares = min(n_blocks, SHARES_PER_THREAD * workers)
+        dealt = itertools.count()  # next() on it is one C call: atomic under the GIL
+
+        def take():
+            while (k := next(dealt)) < shares:
+                blocks(shared, p, out, k, shares)
+
         pool = _workers(workers - 1)
-        done = [pool.submit(blocks, shared, p, out, k, workers) for k in range(1, workers)]
-        blocks(shared, p, out, 0, workers)
+        done = [pool.submit(take) for _ in range(1, workers)]
+        take()
         for future in done:
             future.result()
 
@@ -218,6 +229,10 @@ def _forget_pool() -> None:
     global _POOL
     _POOL = None
 
+
+#: Shares of a call's blocks per thread, at most (one block per share below that): enough that
+#: a thread on a slower core hands its later shares to the others.
+SHARES_PER_THREAD = 32
 
 #: ``(size, ThreadPoolExecutor)`` of :func:`_workers`, or None before the first parallel call.
 _POOL: tuple | None = None
