@@ -33,8 +33,9 @@ Measured against the XLA path and a hand-written numba loop in ``docs/performanc
 
 Where each line goes, the scratch rows of values read in later loops and the writing-out of
 the loops are the :class:`~jaxfriction._lanes.loop_nest.LoopNest`'s. The physics is still
-the system's own ``vector_field``, traced; an operation without a looped form here (``cond``,
-loops, a gather at an index that depends on the state) raises :class:`~jaxfriction._lanes.componentwise.Unsupported` naming it.
+the system's own ``vector_field``, traced; an operation without a looped form here
+(``cond``, loops, a gather at an index that depends on the state) raises
+:class:`~jaxfriction._lanes.componentwise.Unsupported` naming it.
 """
 
 from __future__ import annotations

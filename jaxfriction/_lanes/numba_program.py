@@ -153,7 +153,7 @@ class Program:
     blocks. The blocks are dealt in up to :data:`SHARES_PER_THREAD` ``n`` shares (share
     ``k`` of ``m``: blocks ``k, k + m, ...``), and each thread takes the next share when it
     is done with one, so a thread whose core is slower or busy runs fewer blocks (measured
-    in ``docs/performance.md``, "The threads of the compiled loop"). (Threads instead of
+    in ``docs/performance.md``, "Blocks dealt in shares"). (Threads instead of
     ``numba.prange``: the parallel compilation of the program cost seconds more.) A
     worker's error is raised in the caller.
 
