@@ -18,8 +18,9 @@ written out as loops over the lane's arrays instead, for the compiled loop's num
   (:class:`Pieces`), and the elementwise equations on it run once per part, so the zeros
   that pad a chain's end blocks fold away and its rates are never gathered into one array
   (more runs than that: one copy loop per run).
-- An equation joins the latest of the last :data:`LOOK_BACK` loops of its size that can read
-  its operands, so the parts of consecutive equations share loops.
+- An equation joins the latest of the last :data:`~jaxfriction._lanes.loop_nest.LOOK_BACK`
+  loops of its size that can read its operands, so the parts of consecutive equations share
+  loops.
 - Reductions and products (:mod:`jaxfriction._lanes.looped_reductions`): a sum over a
   whole array is added up in the element loop that computes it; other reductions run in a
   lane loop of their own with partial results.
@@ -82,7 +83,7 @@ class Piece(ReductionRules):
             (constants, scalar expressions, names).
         closed: the piece's closed jaxpr (one lane).
         inputs: one descriptor per input variable (:class:`Lane` of an input
-            :class:`Buffer`, :class:`Uniform`).
+            :class:`~jaxfriction._lanes.looped_values.Buffer`, :class:`Uniform`).
 
     Raises:
         Unsupported: an operation without a looped form (named).
