@@ -394,7 +394,8 @@ def check_system(system: AbstractFrictionSystem, y0: ArrayLike | None = None, *,
       ``energy_rtol`` relative (:func:`~jaxfriction.relative_energy_residual`; use a looser
       value for discontinuous laws, whose residual is O(dt));
     - the derivative of the final state with respect to every scalar parameter (array
-      leaves by element) is finite (forward mode), and the ``constraints()`` of every
+      leaves by element) is finite (forward mode: their sum along all parameters, then each
+      one only where the sum is not, to name them), and the ``constraints()`` of every
       module hold.
 
     Args:
@@ -437,21 +438,28 @@ def check_system(system: AbstractFrictionSystem, y0: ArrayLike | None = None, *,
         problems.append("mechanical_energy is not finite at y0")
     scalars = {p: jnp.asarray(get_parameter(system, p), dtype=float) for p in scalar_parameter_paths(system)}
 
-    # one compiled run gives the trajectory and its derivatives (forward mode)
     def run(values) -> tuple[Array, tuple[Array, Array, Array]]:
         traj = simulate(set_parameters(system, values), y0, 0.0, t1, dt, save_every=10)
         return traj.ys[-1], (traj.ts, traj.ys, traj.status)
 
-    jac, (ts, ys, status) = jax.jit(jax.jacfwd(run, has_aux=True))(scalars)
+    # One compiled run gives the trajectory and the derivative of its final state along every
+    # parameter at once (forward mode, each tangent 1): the sum of the partial derivatives is
+    # finite exactly when each is (IEEE: NaN and inf stay in a sum), and the program compiles in
+    # about half the time of the whole Jacobian (the jointed oscillator's 12 parameters: 10 s
+    # against 18 s on a loaded 2-core machine), which is taken only to name the parameters
+    # when the sum is not finite.
+    ones = jax.tree.map(jnp.ones_like, scalars)
+    _, d_all, (ts, ys, status) = jax.jit(lambda s: jax.jvp(run, (s,), (ones,), has_aux=True))(scalars)
+    if not bool(jnp.all(jnp.isfinite(d_all))):
+        jac = jax.jit(jax.jacfwd(lambda s: run(s)[0]))(scalars)
+        problems += [f"non-finite derivative of the final state with respect to {path}"
+                     for path, d in jac.items() if not bool(jnp.all(jnp.isfinite(d)))]
     traj = Trajectory(ts=ts, ys=ys, system=system, status=status)
     if int(traj.status) != 0:
         problems.append(f"the run from y0 ended with status {int(traj.status)}")
     residual = float(relative_energy_residual(traj))
     if not residual <= energy_rtol:
         problems.append(f"energy balance: relative residual {residual:.3g} > {energy_rtol:g}")
-    for path, d in jac.items():
-        if not bool(jnp.all(jnp.isfinite(d))):
-            problems.append(f"non-finite derivative of the final state with respect to {path}")
     return _fail(f"{type(system).__name__}", problems, "system",
                  ["vector field under jit and vmap", "finite observables", f"status 0 over t1 = {t1:g}",
                   f"energy balance to {energy_rtol:g}", "finite parameter derivatives", "constraints"])

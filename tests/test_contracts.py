@@ -158,3 +158,10 @@ def test_the_checks_catch_broken_code():
 
     with pytest.raises(AssertionError, match="energy balance"):
         check_system(Creator(law=jf.Quinn(0.5, 0.02), force=jf.Harmonic(0.8, 0.5)), t1=2.0)
+
+    class RootViscous(jf.Quinn):  # a viscous term sqrt(mu - 0.5) v: infinite derivative in mu at 0.5
+        def __call__(self, v, f_eq, normal):
+            return jf.quinn(v, f_eq, normal, self.mu, self.eps) - jnp.sqrt(self.mu - 0.5) * v
+
+    with pytest.raises(AssertionError, match=r"non-finite derivative of the final state with respect to law\.mu"):
+        check_system(jf.Oscillator(law=RootViscous(0.5, 0.02), force=jf.Harmonic(0.8, 0.5)), t1=0.5)
