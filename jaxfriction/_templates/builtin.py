@@ -1,33 +1,17 @@
-"""Templates: a system with the run settings of its source paper, ready for every workflow.
-
-A :class:`Template` holds a system (the template system whose leaf paths name what varies)
-and the defaults a workflow needs to run it: the RK4 step of the paper, the run length and
-the measured window (or a number of forcing cycles and the path of the forcing frequency),
-the initial state, and a default grid and gradient for the command line. ``jf.sweep``,
-``jf.fit`` and ``jaxfriction sweep`` accept a template wherever they accept a system and
-take these defaults from it; explicit arguments win.
-
-The named templates (:data:`TEMPLATES`, built by :func:`template`) are the demo systems of
-the source papers. Their builders tie the regularization width to the step the way the
-papers do (Quinn's ``eps = 2 dt`` for the oscillator and belt, ``eps = 10 omega dt`` for the
-chain), so ``template("oscillator", dt=0.005)`` halves both. A researcher's own template is
-a :class:`Template` of their own system (or a function returning one, which the command
-line finds as ``--system package.module:function``).
-"""
+"""The named templates of the source papers (:data:`TEMPLATES`) and their lookup by name
+(:func:`template`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import check_int, check_real, check_tree_constraints
-from ._forcing.drives import Constant, Harmonic
-from ._laws import (
+from .._checks import check_real
+from .._forcing.drives import Constant, Harmonic
+from .._laws import (
     Awrejcewicz,
     Coulomb,
     Dahl,
@@ -42,133 +26,12 @@ from ._laws import (
     Threlfall,
     VelocityLimited,
 )
-from ._paths import check_paths, get_parameter, set_parameters
-from ._systems.base import AbstractFrictionSystem
-from ._systems.chain import BurridgeKnopoffChain, TwoBlocksOnBelt
-from ._systems.jointed import jointed_oscillator
-from ._systems.modal import jointed_bar
-from ._systems.oscillator import Oscillator, disc_on_driving_disc
-from ._systems.spring_slider import SpringSlider
-
-
-@dataclasses.dataclass(frozen=True)
-class Template:
-    """A system and the settings to run it (see the module docstring).
-
-    Attributes:
-        system: the template system (any :class:`~jaxfriction.AbstractFrictionSystem`).
-        dt: RK4 step bound (time units of the system), > 0.
-        t1: run length from ``t = 0`` (time units), with ``window``; or None with ``cycles``
-            (both None: the run length is left to the workflow's arguments).
-        window: length of the measured final window (``0 < window <= t1``).
-        cycles: run this many forcing periods and measure the last (int >= 1), with
-            ``frequency``.
-        frequency: path of the forcing frequency (rad per time unit), e.g. ``"force.omega"``.
-        y0: initial positions and velocities ``(2 n_dof,)``; None: at rest at the origin.
-        grid: default sweep axes for the command line, path -> ``"MIN:MAX:N"`` or values.
-        wrt: default gradient paths for the command line.
-        name, description, source: labels (the source names the paper and equation).
-
-    Changing ``dt`` with ``replace`` keeps the system's regularization width; the builders
-    of :data:`TEMPLATES` tie it to the step (``template("oscillator", dt=0.005)`` halves
-    both).
-
-    Raises:
-        ValueError: naming a field: not a system, ``dt <= 0``, both ``t1`` and ``cycles``, a
-            ``frequency`` or ``wrt``/``grid`` path the system lacks.
-    """
-
-    system: AbstractFrictionSystem
-    dt: float
-    t1: float | None = None
-    window: float | None = None
-    cycles: int | None = None
-    frequency: str | None = None
-    y0: Any = None
-    grid: dict = dataclasses.field(default_factory=dict)
-    wrt: tuple = ()
-    name: str = ""
-    description: str = ""
-    source: str = ""
-
-    def __post_init__(self):
-        if not isinstance(self.system, AbstractFrictionSystem):
-            raise ValueError(f"system must be a jaxfriction system, got {type(self.system).__name__}")
-        check_real("dt", self.dt, positive=True)
-        check_tree_constraints(self.system)  # fixed values set by with_parameters are checked here
-        if self.t1 is not None or self.cycles is not None or self.window is not None:
-            check_times(self.system, self.t1, self.window, self.cycles, self.frequency)
-        check_paths(self.system, self.grid, "grid")
-        check_paths(self.system, self.wrt, "wrt")
-
-    def replace(self, **changes) -> Template:
-        """A copy with fields replaced (``dataclasses.replace``), validated again."""
-        return dataclasses.replace(self, **changes)
-
-    def with_parameters(self, values: dict) -> Template:
-        """A copy whose system has the parameters ``{path: value}`` set (see
-        :func:`~jaxfriction.set_parameters`)."""
-        return self.replace(system=set_parameters(self.system, values))
-
-
-def split_template(obj, name: str = "system") -> tuple[AbstractFrictionSystem, Template | None]:
-    """``(system, template)`` of what a workflow was given: a :class:`Template` gives its
-    system and itself, a bare system itself and None. The one place where a template is
-    unwrapped (the sweep, the fit, the prediction, the steady state and the sensitivity all
-    take either).
-
-    Args:
-        obj: a system or a :class:`Template`.
-        name: the argument's name, for the error.
-
-    Raises:
-        ValueError: naming ``name`` when ``obj`` is neither.
-    """
-    if isinstance(obj, Template):
-        return obj.system, obj
-    if not isinstance(obj, AbstractFrictionSystem):
-        raise ValueError(f"{name} must be a jaxfriction system or a Template, got {type(obj).__name__}")
-    return obj, None
-
-
-def check_times(system, t1, window, cycles, frequency) -> None:
-    """Validate a run specification: ``t1`` (and ``window``), or ``cycles`` and ``frequency``.
-
-    Raises:
-        ValueError: naming the argument.
-    """
-    if cycles is not None:
-        if t1 is not None or window is not None:
-            raise ValueError("give cycles (with frequency), or t1 and window, not both")
-        check_int("cycles", cycles, minimum=1)
-        if frequency is None:
-            raise ValueError("cycles needs frequency, the path of the forcing frequency (e.g. 'force.omega')")
-        check_paths(system, [frequency], "frequency")
-        check_real("frequency", get_parameter(system, frequency), positive=True)
-        return
-    if t1 is None:
-        raise ValueError("give t1 (the run length) or cycles and frequency")
-    check_real("t1", t1, positive=True, scalar=True)
-    if window is not None:
-        check_real("window", window, positive=True, scalar=True)
-        if float(window) > float(t1):
-            raise ValueError(f"window must not be longer than the run, got window={window}, t1={t1}")
-
-
-def run_times(system, t1, window, cycles, frequency) -> tuple[float, float]:
-    """``(t_measure, t_end)``: the measured window of a run from ``t = 0`` (default: all of it).
-
-    With ``cycles`` the window is the last period, ``[(cycles - 1) T, (cycles - 1) T + T]``.
-    """
-    check_times(system, t1, window, cycles, frequency)
-    if cycles is not None:
-        period = 2 * math.pi / float(get_parameter(system, frequency))
-        return (cycles - 1) * period, (cycles - 1) * period + period
-    return (0.0 if window is None else float(t1) - float(window)), float(t1)
-
-
-# ---------------------------------------------------------------------------------------------
-# the named templates of the source papers
+from .._systems.chain import BurridgeKnopoffChain, TwoBlocksOnBelt
+from .._systems.jointed import jointed_oscillator
+from .._systems.modal import jointed_bar
+from .._systems.oscillator import Oscillator, disc_on_driving_disc
+from .._systems.spring_slider import SpringSlider
+from .base import Template
 
 #: Laws of the oscillator template by name, built from ``(mu, eps)``; ``eps`` is the law's
 #: regularization width (Karnopp's ``eta``, Threlfall's ``v0``), ignored by Coulomb.
@@ -435,89 +298,3 @@ def template(name: str, **options) -> Template:
         return TEMPLATES[name](**options)
     except TypeError as exc:
         raise ValueError(f"template {name!r}: {exc}") from None
-
-
-def load_template(spec, *, dt=None, law=None) -> Template:
-    """The template named by ``spec``: a key of :data:`TEMPLATES`, or a user's own as
-    ``package.module:attribute`` or ``path/to/file.py:attribute``.
-
-    The attribute may be a :class:`Template`, a function returning one (called with ``dt``
-    and ``law`` where it accepts them), or a bare system (then ``dt`` is required and the
-    run length comes from the caller). ``dt`` replaces the template's step; ``law`` selects
-    a named law of a library template.
-
-    Raises:
-        ValueError: naming ``system`` (unknown name, module or attribute, or not a
-            template), ``law`` (a law for a template that takes none) or ``dt``.
-    """
-    import importlib
-    import importlib.util
-    import inspect
-    import sys
-    from pathlib import Path
-
-    options = {k: v for k, v in (("dt", dt), ("law", law)) if v is not None}
-    if spec in TEMPLATES:
-        return template(spec, **options)
-    module_name, sep, attr = str(spec).rpartition(":")
-    if not sep or not module_name or not attr:
-        import difflib
-
-        close = difflib.get_close_matches(str(spec), list(TEMPLATES), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"system must be one of {sorted(TEMPLATES)} or module:attribute of your own, got "
-                         f"{spec!r}{hint}")
-    try:
-        if module_name.endswith(".py"):
-            path = Path(module_name)
-            # a name of its own, so that a user's file never shadows an installed module
-            loader = importlib.util.spec_from_file_location(f"jaxfriction_user_{path.stem}", path)
-            if loader is None or not path.is_file():
-                raise ImportError(f"no file {path}")
-            module = importlib.util.module_from_spec(loader)
-            # registered while it runs: dataclasses (equinox modules) with ``from __future__ import
-            # annotations`` look their module up in sys.modules to resolve the annotations
-            sys.modules[loader.name] = module
-            try:
-                loader.loader.exec_module(module)  # type: ignore[union-attr]
-            except BaseException:
-                sys.modules.pop(loader.name, None)
-                raise
-        else:
-            module = importlib.import_module(module_name)
-        obj = getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"system {spec!r}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's module failed while it was loaded
-        raise ValueError(f"system {spec!r}: loading {module_name} raised {type(exc).__name__}: {exc}") from None
-    if callable(obj) and not isinstance(obj, (Template, AbstractFrictionSystem)):
-        try:
-            accepted = inspect.signature(obj).parameters
-        except (TypeError, ValueError):
-            raise ValueError(f"system {spec!r}: {attr} is not a Template, a system or a function returning one "
-                             f"(got {type(obj).__name__} {obj!r})") from None
-        unknown = [k for k in options if k not in accepted]
-        if "law" in unknown:
-            raise ValueError(f"law: {spec} takes no law argument")
-        given = {k: v for k, v in options.items() if k in accepted}
-        needed = [name for name, p in accepted.items() if p.default is p.empty and name not in given
-                  and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-        if needed:
-            raise ValueError(f"system {spec!r}: a template function is called with dt and law only, but {attr} "
-                             f"needs {needed}")
-        try:
-            obj = obj(**given)
-        except Exception as exc:  # noqa: BLE001 - the user's function failed
-            raise ValueError(f"system {spec!r}: {attr}({', '.join(f'{k}={v!r}' for k, v in given.items())}) raised "
-                             f"{type(exc).__name__}: {exc}") from None
-        options = {k: v for k, v in options.items() if k in unknown}
-    if isinstance(obj, AbstractFrictionSystem):
-        if dt is None:
-            raise ValueError(f"dt: {spec} is a bare system; give its step (--dt) and run length")
-        obj = Template(obj, dt=dt)  # the caller gives the run length
-    if not isinstance(obj, Template):
-        raise ValueError(f"system {spec!r} must be a Template, a function returning one, or a system; got "
-                         f"{type(obj).__name__}")
-    if "law" in options:
-        raise ValueError(f"law: {spec} takes no law argument")
-    return obj.replace(dt=dt) if "dt" in options else obj
