@@ -293,7 +293,7 @@ def test_a_second_fit_from_another_guess_or_box_compiles_nothing(coulomb_record)
     # the fitted leaves enter the template as arrays: Python floats there were part of every
     # program's identity, so each new guess recompiled (5 s a fit and 50 MB more memory on the
     # Dahl benchmark problem; 0.3-0.7 s and flat memory after)
-    from jaxfriction._workflows.fit.problem import _ls_step
+    from jaxfriction._workflows.fit.local_phase import _ls_step
     from jaxfriction._workflows.fit.search import _refine
 
     system = jf.Oscillator(law=jf.Quinn(mu=0.05, eps=1e-3))

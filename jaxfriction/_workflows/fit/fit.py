@@ -49,8 +49,8 @@ from ..._paths import check_paths, get_parameter, set_parameters
 from ..._systems.base import AbstractFrictionSystem
 from ..._templates import Template, split_template
 from ..gradient import AutoMode, ForwardMode, ReverseMode, as_gradient_mode
+from .local_phase import negligible_decrease, run_least_squares, run_optax
 from .outputs import check_outputs
-from .problem import negligible_decrease, run_least_squares, run_optax
 from .report import report
 from .result import FitResult, FitWarning
 from .search import GlobalSearch, check_search_boxes, global_phase

@@ -25,15 +25,8 @@ import numpy as np
 from ..._paths import set_parameters
 from . import diagnostics
 from .hac import hac_covariance
-from .problem import (
-    NEGLIGIBLE,
-    NO_DECREASE,
-    STEP_LIMIT,
-    _stacked,
-    forward_value_and_grad,
-    natural_and_slope,
-    negligible_decrease,
-)
+from .local_phase import NEGLIGIBLE, NO_DECREASE, STEP_LIMIT, negligible_decrease
+from .problem import _stacked, forward_value_and_grad, natural_and_slope
 from .result import FitResult, FitWarning
 
 if TYPE_CHECKING:
@@ -79,7 +72,7 @@ STEP_FRACTION = 0.1
 def _stop_kind(message: str) -> str:
     """``"step-limit"``, ``"non-finite"``, ``"no-decrease"``, ``"negligible-decrease"`` or
     ``"stagnation"`` from the local
-    run's message (:func:`~.problem.run_optax`, :func:`~.problem.run_least_squares`)."""
+    run's message (:func:`~.local_phase.run_optax`, :func:`~.local_phase.run_least_squares`)."""
     if message.startswith(STEP_LIMIT):
         return "step-limit"
     if "non-finite" in message:

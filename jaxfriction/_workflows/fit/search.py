@@ -278,7 +278,7 @@ REFINE_TOL = 1e-8
 
 def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Levenberg-Marquardt from each start in turn, with the compiled step of the fit's local
-    optimiser (:func:`~.problem.run_least_squares` and the ``"lm"`` shortcut's solver).
+    optimiser (:func:`~.local_phase.run_least_squares` and the ``"lm"`` shortcut's solver).
 
     For records integrated by an adaptive solver: under ``vmap`` its steps run in lockstep
     until the slowest start's solve ends, and the batched Levenberg-Marquardt program is a
@@ -286,7 +286,7 @@ def _refine_one_by_one(u0s, problem: Problem, search: GlobalSearch) -> tuple[np.
     ``scripts/benchmarks/bench_rate_state_fit.py``, ten times longer than running it); one by one, the
     refinement shares its compiled step with the local optimiser that follows."""
     from .fit import _levenberg_marquardt
-    from .problem import negligible_decrease, run_least_squares
+    from .local_phase import negligible_decrease, run_least_squares
 
     solver, negligible = _levenberg_marquardt(), negligible_decrease(problem)
     ends, losses, steps = [], [], []
