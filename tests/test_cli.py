@@ -212,7 +212,10 @@ def _cached_sweep(tmp_path, out, *options, env=None):
                            str(tmp_path / out)], capture_output=True, text=True, env=env)
 
 
-def test_the_compilation_cache_stores_the_sweep_and_a_repeated_run_loads_it(tmp_path):
+def test_the_compilation_cache_is_loaded_by_a_repeated_run_and_survives_truncated_entries(tmp_path):
+    """A sweep stores its programs and a second process loads them; JAX's entries cut short (a
+    process killed while writing, a full disk) are recompiled by a third, whose result is bitwise
+    that of the clean run (issue 38; numba's side: test_compiled_loop). One first run serves both."""
     first = _cached_sweep(tmp_path, "a")
     assert first.returncode == 0, first.stdout + first.stderr
     stored = {p.name for p in (tmp_path / "cache").iterdir()}
@@ -227,6 +230,15 @@ def test_the_compilation_cache_stores_the_sweep_and_a_repeated_run_loads_it(tmp_
     assert "Persistent compilation cache hit" in again.stderr, again.stderr[-2000:]
     assert sorted(p.name for p in loop.glob("jf_compiled_loop_*.py")) == programs
     assert (tmp_path / "b" / "result.nc").exists()
+    entries = [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("jit_")]
+    assert entries
+    for p in entries:
+        p.write_bytes(p.read_bytes()[:50])
+    third = _cached_sweep(tmp_path, "c")
+    assert third.returncode == 0, third.stdout + third.stderr
+    with xr.open_dataset(tmp_path / "a" / "result.nc") as a, xr.open_dataset(tmp_path / "c" / "result.nc") as c:
+        for name in a.data_vars:
+            np.testing.assert_array_equal(a[name].values, c[name].values)
 
 
 def test_no_cache_writes_no_cache_entries(tmp_path):
@@ -321,22 +333,3 @@ def test_issue_25_devices_beyond_the_cores_is_said(tmp_path):
     result = sweep(tmp_path, "--devices", str(10 * (os.cpu_count() or 1)), "--param", "law.mu=0.5", "--cycles", "2")
     assert result.exit_code == 0, result.output
     assert "Warning: --devices" in result.output and "CPU cores" in result.output
-
-
-def test_truncated_jax_cache_entries_are_recompiled_with_the_same_result(tmp_path):
-    """JAX's persistent cache, as the command line sets it up, survives entries cut short (a
-    process killed while writing, a full disk): the run recompiles them and its result is
-    bitwise that of the clean run (issue 38; numba's side: test_compiled_loop)."""
-    import xarray as xr
-
-    first = _cached_sweep(tmp_path, "a")
-    assert first.returncode == 0, first.stdout + first.stderr
-    entries = [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("jit_")]
-    assert entries
-    for p in entries:
-        p.write_bytes(p.read_bytes()[:50])
-    again = _cached_sweep(tmp_path, "b")
-    assert again.returncode == 0, again.stdout + again.stderr
-    with xr.open_dataset(tmp_path / "a" / "result.nc") as a, xr.open_dataset(tmp_path / "b" / "result.nc") as b:
-        for name in a.data_vars:
-            np.testing.assert_array_equal(a[name].values, b[name].values)

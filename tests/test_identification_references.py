@@ -8,6 +8,7 @@ record's standard deviation) with a margin of 3-6x; RK4 converges slowly where t
 kinks in the slip velocity (LuGre's |v|, Dahl's sgn(v), Threlfall's tolerance velocity).
 """
 
+import functools
 import os
 import sys
 
@@ -36,8 +37,15 @@ SLOW_AGREEMENT = {
 }
 
 
+@functools.cache
+def problem_of(name):
+    """``ip.PROBLEMS[name]()``, its scipy reference computed once in this process (the tests
+    only read it: the parametrized check and the two tests below share a problem)."""
+    return ip.PROBLEMS[name]()
+
+
 def check_agreement(name, bound):
-    problem = ip.PROBLEMS[name]()
+    problem = problem_of(name)
     assert problem.record.q.shape == (len(problem.record), 1)
     assert np.all(np.isfinite(problem.clean))
     _, relative = ip.agreement(problem)
@@ -59,7 +67,7 @@ def test_slow_reference_agrees_with_simulate_at_the_truth(name):
 
 
 def test_belt_noise_is_one_percent_of_the_signal():
-    problem = ip.lugre_belt()
+    problem = problem_of("lugre-belt")  # ip.lugre_belt()
     assert problem.noise == pytest.approx(0.01 * np.std(problem.clean))
     assert len(problem.record) == 2001 and problem.record.interval == pytest.approx(0.01)
     # stick-slip: the body rides the belt (x' = 0.2, up to the bristles' creep) for a good share
@@ -84,7 +92,7 @@ def test_levenberg_marquardt_started_at_the_truth_does_not_stop_on_its_first_dam
     # the truth; LM's first steps from there are so damped that the loss changed by < 1e-10
     # (relative), and the fit used to stop, not converged (GN step > 0.1 stderr); the stop now
     # also needs the full Gauss-Newton step to gain nothing
-    problem = ip.PROBLEMS["rate-state"]()
+    problem = problem_of("rate-state")
     system, record, truth, dt = problem[:4]
     record = jf.Measurement(t=record.t, q=ip.noisy(problem.clean, 1e-7, 4), y0=record.y0)
     result = jf.fit(system, dict(truth), record, optimizer="lm", dt=dt)

@@ -238,7 +238,7 @@ def test_gradient_is_finite():
     assert np.isfinite(float(g)) and float(g) == pytest.approx(float(fd), rel=1e-4)
 
 
-def test_bad_input():
+def test_bad_input(rsf_run):
     with pytest.raises(ValueError, match="a"):
         jf.RateState(a=0.0)
     with pytest.raises(ValueError, match="D_c"):
@@ -262,8 +262,8 @@ def test_bad_input():
         jf.Steps((1.0, 2.0), (1.0, 2.0))
     with pytest.raises(ValueError, match="increase"):
         jf.Steps((1.0, 2.0, 3.0), (2.0, 1.0))
-    with pytest.raises(ValueError, match="name"):
-        jf.simulate(slider, slider.steady_sliding(), 0.0, 1.0, saveat=jf.SaveAt(n=2)).internal("phi")
+    with pytest.raises(ValueError, match="name"):  # a trajectory of this slider (simulated above)
+        rsf_run[0].internal("phi")
 
 
 def test_named_state_of_the_inertial_slider():
