@@ -100,7 +100,7 @@ def test_bad_input_gets_a_clear_error_or_status(oscillator, quinn_orbit):
     with pytest.raises(ValueError, match="did not converge"):
         jf.orbit_sensitivity(o, "law.mu")
     with pytest.raises(ValueError, match="not a floating-point parameter|not a field"):
-        jf.orbit_sensitivity(jf.periodic_orbit(oscillator), "law")
+        jf.orbit_sensitivity(quinn_orbit, "law")
     with pytest.raises(TypeError, match="orbit_sensitivity: missing the argument wrt"):
         jf.orbit_sensitivity(quinn_orbit)
     with pytest.warns(DeprecationWarning, match="orbit_sensitivity: the keyword params is now wrt"):
