@@ -1,5 +1,6 @@
 import math
 
+import equinox as eqx
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -21,17 +22,23 @@ def test_coupled_force_balance_matches_direct_solves():
     d = a @ a.T + 3 * np.eye(3)
     b = rng.normal(size=3)
     slide = rng.normal(size=3)
+    balance = jax.jit(jf.coupled_force_balance)  # one program for both calls, not one per operation
     # all sticking: z'' = D f + b = 0
-    f = jf.coupled_force_balance(jnp.asarray(d), jnp.asarray(b), jnp.asarray(slide), jnp.array([True, True, True]))
+    f = balance(jnp.asarray(d), jnp.asarray(b), jnp.asarray(slide), jnp.array([True, True, True]))
     np.testing.assert_allclose(f, -np.linalg.solve(d, b), rtol=1e-12)
     # contact 1 slips: the others balance with f_1 at its sliding value
     stick = np.array([True, False, True])
-    f = jf.coupled_force_balance(jnp.asarray(d), jnp.asarray(b), jnp.asarray(slide), jnp.asarray(stick))
+    f = balance(jnp.asarray(d), jnp.asarray(b), jnp.asarray(slide), jnp.asarray(stick))
     s = np.ix_(stick, stick)
     direct = -np.linalg.solve(d[s], b[stick] + d[stick][:, ~stick] @ slide[~stick])
     np.testing.assert_allclose(f[stick], direct, rtol=1e-12)
     own = -(b[1] + d[1, 0] * direct[0] + d[1, 2] * direct[1]) / d[1, 1]
     np.testing.assert_allclose(f[1], own, rtol=1e-12)
+
+
+#: a system's force balance compiled as one program for every case below (op by op, each
+#: operation compiled a program of its own)
+_f_eq = eqx.filter_jit(lambda system, t, y: system.f_eq(t, y))
 
 
 @pytest.mark.parametrize("stick", [(True, True), (True, False), (False, True)])
@@ -45,7 +52,7 @@ def test_two_blocks_force_balance_is_quinns_sec_3_3(stick):
     z = [0.0 if stick[0] else 0.3, 0.0 if stick[1] else -0.4]  # slip velocities
     v1 = ud + z[0]
     y = jnp.array([x1, x2, v1, v1 + z[1], 0.0, 0.0, 0.0])
-    f_eq = np.asarray(system.f_eq(t, y))
+    f_eq = np.asarray(_f_eq(system, t, y))
     c1, c2 = udd + x1, 2.0 * x2 - x1
     if all(stick):
         # both rows at once: f1 = c1 + f2, f2 = (f1 + c2) / 2
@@ -62,10 +69,12 @@ def test_two_blocks_force_balance_is_quinns_sec_3_3(stick):
 def test_chain_rows_are_quinns_printed_equations():
     n, alpha, t = 7, 0.3, 0.7
     chain = jf.BurridgeKnopoffChain(law=jf.Coulomb(0.0), n=n, alpha=alpha, omega=OMEGA)
-    q = jnp.asarray(np.random.default_rng(1).normal(size=n))
-    acc = chain.vector_field(t, jnp.concatenate([q, jnp.zeros(n + 3)]))[n : 2 * n]
+    q = np.random.default_rng(1).normal(size=n)
+    # the field compiled as one program (op by op, each operation compiled its own); the rest in NumPy
+    field = eqx.filter_jit(lambda c, y: c.vector_field(t, y))
+    acc = np.asarray(field(chain, jnp.asarray(np.concatenate([q, np.zeros(n + 3)]))))[n : 2 * n]
     g = alpha * math.sin(OMEGA * t)
-    printed = n * (-n * (chain.stiffness_rows() @ q) - jnp.zeros(n).at[0].set(g))
+    printed = n * (-n * (np.asarray(chain.stiffness_rows()) @ q) - np.eye(n)[0] * g)
     np.testing.assert_allclose(acc, printed, atol=1e-12)
     np.testing.assert_allclose(chain.stiffness_rows()[-1, -2:], [-4 / 3, 4.0])
 

@@ -75,6 +75,7 @@ def test_westermo_udwadia_matches_event_driven_on_a_sliding_oscillator():
 
 
 def test_westermo_udwadia_gradients_match_finite_differences_and_vmap():
+    @jax.jit  # its few operations on the run's end state compiled with the run, not one by one
     def final(p):
         mu, a = p
         traj = jf.simulate(floor_block(a, mu), jnp.zeros(2), 0.0, 1.7 * T, 1e-3, solver=jf.WestermoUdwadia(),
@@ -100,9 +101,10 @@ def test_na_eltawil_reduces_to_westermo_udwadia_in_one_dimension():
     for dt in (1e-3, 2e-4):
         na = jf.simulate(block, jnp.zeros(4), 0.0, 2.5, dt, solver=jf.NaEltawil2D(), save_every=1)
         wu = jf.simulate(floor_block(4.0), jnp.zeros(2), 0.0, 2.5, dt, solver=jf.WestermoUdwadia(), save_every=1)
-        assert float(jnp.max(jnp.abs(na.ys[:, jnp.array([1, 3])]))) == 0.0
+        na_ys, wu_ys = np.asarray(na.ys), np.asarray(wu.ys)  # compared in NumPy: no program per op and shape
+        assert float(np.max(np.abs(na_ys[:, [1, 3]]))) == 0.0
         np.testing.assert_allclose(jf.stick_fraction(na, 1e-300), jf.stick_fraction(wu, 1e-300), atol=2 * dt / 2.5)
-        errors.append(float(jnp.max(jnp.abs(na.ys[:, 2] - wu.ys[:, 1]))))
+        errors.append(float(np.max(np.abs(na_ys[:, 2] - wu_ys[:, 1]))))
     assert errors[0] < 2e-4 and 3.5 < errors[0] / errors[1] < 7
 
 
@@ -115,7 +117,7 @@ def test_na_eltawil_paper_validation_case_against_exact_coulomb():
     block = jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=HARMONIC)
     na = jf.simulate(block, jnp.zeros(4), 0.0, 3.0, 2e-4, solver=jf.NaEltawil2D(), save_every=1)
     ref = jf.simulate(block, jnp.zeros(4), 0.0, 3.0, 1e-6, solver=jf.MoreauJean(), save_every=200)
-    err = np.max(np.abs(np.asarray(na.ys[:, 2:4] - ref.ys[:, 2:4])), axis=0)
+    err = np.max(np.abs(np.asarray(na.ys)[:, 2:4] - np.asarray(ref.ys)[:, 2:4]), axis=0)
     assert np.all(err < 0.02) and np.max(err) > 2e-3  # velocities agree, but not to first order in h
     assert abs(float(jf.stick_fraction(na, 1e-300)) - float(jf.stick_fraction(ref, 1e-300))) < 0.01
     assert float(jf.relative_energy_residual(na)) < 1e-5
@@ -131,8 +133,9 @@ def test_na_eltawil_paper_validation_case_against_exact_coulomb():
     mj = jf.simulate(block, jnp.zeros(4), 0.0, 3.0, 2e-4, solver=jf.MoreauJean(), save_every=1)
     assert max(extrema(mj)) < 50
     assert min(extrema(na)) > 500 and min(extrema(smfm)) > 2 * max(extrema(mj))
-    cases = jax.vmap(lambda t, y: na_eltawil_step(block, MU, MU, t, y, 2e-4)[1])(na.ts[:-1], na.ys[:-1])
-    assert float(jnp.mean(cases == 22)) > 0.1
+    # compiled as one program (evaluated op by op, each operation compiled a program of its own)
+    cases = jax.jit(jax.vmap(lambda t, y: na_eltawil_step(block, MU, MU, t, y, 2e-4)[1]))(na.ts[:-1], na.ys[:-1])
+    assert float(np.mean(np.asarray(cases) == 22)) > 0.1
 
 
 def test_eq7_splits_the_limit_by_the_floor_acceleration_not_the_slip():
@@ -141,9 +144,11 @@ def test_eq7_splits_the_limit_by_the_floor_acceleration_not_the_slip():
     block = jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=jf.Constant(jnp.array([4.0, 1.0])))
     y = block.as_state(jnp.array([0.0, 0.0, 1e-4, 0.05]))
     h = 1e-4
-    out, case = na_eltawil_step(block, MU, MU, 0.0, y, h)
+    # one compiled program (evaluated op by op, each operation compiled a program of its own)
+    out, case = eqx.filter_jit(na_eltawil_step)(block, MU, MU, 0.0, y, h)
     assert int(case) == 13
-    force = (out[2:4] - y[2:4]) / h + jnp.array([4.0, 1.0])  # block acceleration = f / m
+    out, y = np.asarray(out), np.asarray(y)
+    force = (out[2:4] - y[2:4]) / h + np.array([4.0, 1.0])  # block acceleration = f / m
     np.testing.assert_allclose(force, MU * G * np.array([4.0, -1.0]) / math.hypot(4.0, 1.0), rtol=1e-12)
     slip = np.array([1e-4, 0.05])  # exact Coulomb: -mu g V/|V|, almost all along -y
     angle = math.degrees(math.acos(-np.dot(force, slip) / (np.linalg.norm(force) * np.linalg.norm(slip))))
@@ -155,7 +160,9 @@ def test_na_eltawil_is_not_rotation_invariant_exact_coulomb_is():
     motion = jf.GroundMotion(values=values, dt=0.01)
 
     def sliding(solver, theta):
-        block = jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=eqx.tree_at(lambda m: m.rotation, motion, theta))
+        # the angle as an array, also 0: one compiled run per solver (a literal 0.0 is static, another program)
+        ground = eqx.tree_at(lambda m: m.rotation, motion, jnp.asarray(theta))
+        block = jf.BlockOnShakingFloor(law=jf.VectorCoulomb(MU), ground=ground)
         traj = jf.simulate(block, jnp.zeros(4), 0.0, 3.0, 1e-3, solver=solver, save_every=10)
         return float(jnp.max(jnp.linalg.norm(traj.ys[:, 0:2], axis=1)))
 
