@@ -172,7 +172,7 @@ def test_a_fit_under_model_error_stops_at_an_optimum_within_a_tenth_of_a_standar
     The statistical stopping rule (two accepted steps below 0.01 in chi-square, once a trial
     step was rejected) ends the run at an optimum; without it the same run reaches its
     50-step limit. The two end points differ by far less than 0.1 standard error."""
-    from jaxfriction._workflows.fit import problem as P
+    from jaxfriction._workflows.fit import local_phase as P
 
     est = jf.load_emps(ESTIMATION)
     model = jf.emps_model(jf.Quinn(mu=20.0, eps=EPS), gtau=est.gtau)

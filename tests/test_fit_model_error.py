@@ -293,7 +293,7 @@ def test_an_interior_estimate_is_not_flagged(spring_fit):
 def run_scripted(monkeypatch, step, steps, tol, negligible=0.0):
     """run_least_squares from u = 0 with ``step`` standing in for the compiled solver step and
     a solver whose own termination test never passes."""
-    from jaxfriction._workflows.fit import problem as P
+    from jaxfriction._workflows.fit import local_phase as P
 
     class NeverDone:
         def terminate(self, *args):
