@@ -22,10 +22,12 @@ from .contacts import AbstractContactSystem
 @eqx.filter_jit
 def _stuck_stiffness(law, normal):
     """``d f / d s`` of each contact's force along its closed-form update over a slip ``s`` from
-    the relaxed state, at ``s = 0``: one compiled program (op by op, a Maxwell-slip joint's first
-    call compiled some 80 small programs, 3 s)."""
+    the relaxed state, at ``s = 0``, or None for a law without that update: one compiled program
+    (op by op, a Maxwell-slip joint's first call compiled some 80 small programs, 3 s)."""
     c = normal.size
     z0, unit = jnp.broadcast_to(law.init_state(), (c, law.n_state)), jnp.ones(c)
+    if law.interval_update(z0, jnp.zeros(c), unit, normal) is None:  # traced, not run
+        return None
 
     def force(s):
         return law.force(jnp.zeros(c), law.interval_update(z0, s, unit, normal), normal)
@@ -144,12 +146,11 @@ class ModalStructure(AbstractContactSystem):
         k = np.zeros(c)
         law = self.law
         if isinstance(law, AbstractDynamicLaw):
-            update = jax.eval_shape(law.interval_update, jnp.broadcast_to(law.init_state(), (c, law.n_state)),
-                                    jnp.zeros(c), jnp.ones(c), self.normal)  # traced, not run
-            if update is None:
+            slope = _stuck_stiffness(law, jnp.asarray(self.normal))
+            if slope is None:
                 raise ValueError(f"law: {type(law).__name__} has no closed-form update (interval_update), "
                                  "so no stuck stiffness")
-            k = -np.asarray(_stuck_stiffness(law, jnp.asarray(self.normal)))
+            k = -np.asarray(slope)
         phi = np.asarray(self.contact_modes)
         stiffness = np.diag(np.asarray(self.frequencies) ** 2) + phi.T @ (k[:, None] * phi)
         return np.sqrt(np.linalg.eigvalsh(stiffness))
