@@ -1,3 +1,4 @@
+import functools
 import math
 
 import jax
@@ -98,7 +99,7 @@ def test_gradients_through_stick_slip_match_finite_differences():
     # finite differences of the tight-tolerance run (the program the tolerance test compiled; a
     # jit of its own took another compile): within 5.2e-8 of rev, 2.1e-8 at the default 1e-12
     h = 1e-6
-    f = lambda q: stick_slip_dissipation(q, **TIGHT)  # noqa: E731
+    f = functools.partial(stick_slip_dissipation, **TIGHT)
     fd = np.array([(f(p.at[i].add(h)) - f(p.at[i].add(-h))) / (2 * h) for i in range(3)])
     np.testing.assert_allclose(rev, fd, rtol=1e-6)
     np.testing.assert_allclose(fwd, rev, rtol=1e-9)
