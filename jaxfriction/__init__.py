@@ -108,9 +108,8 @@ if TYPE_CHECKING:  # the same names as _EXPORTS below, visible to type checkers 
     from ._workflows.periodic.plot import plot_branch  # noqa: F401
     from ._workflows.periodic.measure import SteadyState  # noqa: F401
     from ._workflows.periodic.basins import ATTRACTORS, attractor, basin_stability  # noqa: F401
-    from ._workflows.harmonic.balance import (  # noqa: F401
-        HarmonicBalance, harmonic_balance, harmonic_balance_batch, solve_balance,
-    )
+    from ._workflows.harmonic.balance import HarmonicBalance, harmonic_balance, solve_balance  # noqa: F401
+    from ._workflows.harmonic.batch import harmonic_balance_batch  # noqa: F401
     from ._workflows.harmonic.continuation import continue_balance  # noqa: F401
     from ._workflows.harmonic.modes import nonlinear_mode, nonlinear_mode_batch, solve_mode  # noqa: F401
     from ._workflows.harmonic.backbone_fit import BackboneFit, fit_backbone  # noqa: F401
@@ -197,8 +196,8 @@ _EXPORTS = {
     "._workflows.periodic.plot": ("plot_branch",),
     "._workflows.periodic.measure": ("SteadyState",),
     "._workflows.periodic.basins": ("ATTRACTORS", "attractor", "basin_stability"),
-    "._workflows.harmonic.balance": ("HarmonicBalance", "harmonic_balance", "harmonic_balance_batch",
-                                     "solve_balance"),
+    "._workflows.harmonic.balance": ("HarmonicBalance", "harmonic_balance", "solve_balance"),
+    "._workflows.harmonic.batch": ("harmonic_balance_batch",),
     "._workflows.harmonic.continuation": ("continue_balance",),
     "._workflows.harmonic.modes": ("nonlinear_mode", "nonlinear_mode_batch", "solve_mode"),
     "._workflows.harmonic.backbone_fit": ("BackboneFit", "fit_backbone"),

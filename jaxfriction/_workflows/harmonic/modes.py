@@ -32,7 +32,8 @@ from ..._checks import check_choice, check_int, check_real, named_modules
 from ..._forcing.drives import Harmonic
 from ..._paths import set_parameters, traced_parameters
 from ..periodic.flow import full_state
-from .balance import batch_values, default_samples, implicit_root, residual_at, run_batch
+from .balance import default_samples, implicit_root, residual_at
+from .batch import batch_values, run_batch
 from .fourier import n_coefficients
 from .march import marched, states_at
 
