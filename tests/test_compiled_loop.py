@@ -9,6 +9,7 @@ component, or loops where it chooses them) are in ``test_executors.py`` (executo
 """
 
 import logging
+import re
 
 import jax
 
@@ -46,6 +47,19 @@ def test_a_program_past_the_line_limit_is_written_as_loops():
         assert name == "compiled", reason
         assert ("loops over each lane's arrays" in str(reason)) == (n == 8)
     _check(system, {"law.F_S": [0.5, 0.56]}, **options)
+
+
+def test_a_division_by_a_constant_is_a_product_by_its_reciprocal():
+    """As XLA's algebraic simplifier rewrites it on the path the program matches (``A / Const
+    => A * (1 / Const)``, and ``A * 1 => A``): the acceleration ``force / m`` of a body of mass
+    2 costs no division per lane-step, and the sweep still agrees with the XLA path."""
+    system = jf.Oscillator(law=jf.Quinn(1.0, 0.05), force=jf.Harmonic(1.0, 0.5), mass=2.0)
+    grid, options = {"law.mu": [0.2, 0.7]}, {"t1": 0.6, "dt": 0.01}
+    kernel, _ = LaneProgram(jf.plan_sweep(system, grid, kernel="vmap", **options).lane).pieces(list(grid))
+    source = CompiledLoop(kernel, 8, compile=False).source
+    one = re.search(r"^(K\d+) = np.float64\(float.fromhex\('0x1.0000000000000p\+0'\)\)$", source, re.M).group(1)
+    assert not re.search(r"/ K\d+\b", source) and not re.search(rf"\* {one}\b|\b{one} \*", source)
+    _check(system, grid, **options)
 
 
 @pytest.fixture(scope="module")

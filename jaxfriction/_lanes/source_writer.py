@@ -192,14 +192,36 @@ class Writer:
         used = set(re.findall(r"\bv\d+\b", "\n".join(lane + outs)))
         return shared, lane, outs, sorted(used & lane_hoisted, key=lambda v: int(v[1:]))
 
+    def value_of(self, name):
+        """The value of the constant ``name`` (a NumPy scalar), or None where it is no constant."""
+        return next((v for n, v in self.constants.values() if n == name), None)
+
     def is_number(self, name) -> bool:
         """Whether ``name`` is a constant other than NaN."""
-        value = next((v for n, v in self.constants.values() if n == name), None)
+        value = self.value_of(name)
         return value is not None and not np.isnan(value)
 
     def cast(self, name, dtype) -> str:
         """``name`` as a value of ``dtype`` (a conversion only where its type differs)."""
         return name if self.types.get(name) == np.dtype(dtype) else f"{ctor(dtype)}({name})"
+
+    def product(self, name, args, dtype) -> str:
+        """``a / b`` or ``a * b`` on floats as XLA's algebraic simplifier leaves them (the path
+        this program matches): a division by a constant is a product by its reciprocal
+        (``A / Const => A * (1 / Const)``), and a product by one is its other operand. So
+        ``force / mass`` with the oscillator's unit mass costs no division per lane-step."""
+        a, b = args
+        divisor = self.value_of(b) if name == "div" else None
+        if divisor is not None:
+            with np.errstate(all="ignore"):
+                b = self.constant(np.asarray(1, dtype) / np.asarray(divisor, dtype), dtype)
+            name = "mul"
+        if name == "div":
+            return f"{a} / {b}" if dtype == np.float64 else f"{ctor(dtype)}({a} / {b})"
+        ones = [x for x, y in ((a, b), (b, a)) if (value := self.value_of(y)) is not None and value == 1]
+        if ones:
+            return ones[0]
+        return f"{a} * {b}" if dtype == np.float64 else f"{ctor(dtype)}({a} * {b})"
 
     def expression(self, eqn, args) -> str:
         name, params = eqn.primitive.name, eqn.params
@@ -239,8 +261,8 @@ class Writer:
             a, b = args
             quotient = f"(abs({a}) // abs({b})) * (1 if ({a} < 0) == ({b} < 0) else -1)"  # C: toward zero
             return f"{make}({quotient})" if name == "div" else f"{make}({a} - {b} * {quotient})"
-        if name == "div":
-            return wrap(f"{args[0]} / {args[1]}")
+        if name in ("div", "mul") and dtype.kind == "f":
+            return self.product(name, args, dtype)
         if name == "rem":
             return wrap(f"math.fmod({args[0]}, {args[1]})")
         if name == "round":
