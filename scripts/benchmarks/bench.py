@@ -23,7 +23,10 @@ Method: throughput is trajectory-steps per second (lanes x RK4 steps per call / 
 the median of ``--runs`` (default 5) timed calls after one warm-up call; a cell whose call
 is slow (over ``--cell-seconds`` for all its runs) gets fewer runs, at least 3, and the
 table says how many. JAX compile time is reported apart (first call minus the median);
-numba's one-time JIT compile is measured on a tiny first call. A JAX or numba contender
+numba's one-time JIT compile is measured on a tiny first call. The ratio of jaxfriction to
+numba's ``prange`` loop is also measured paired (``paired`` in the table): five rounds in
+which the two warm calls run one after the other, and the median of the rounds' ratios, so
+that the machine's drift between two cells does not enter it. A JAX or numba contender
 whose call, predicted from its previous (smaller) batch, would take longer than
 ``--call-seconds`` at the full 50 cycles runs 10 or 5 cycles instead (same step cost; the
 library saves the measured cycle's trajectory, so its scaled rate is if anything a slight
@@ -123,6 +126,7 @@ import jaxfriction as jf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contenders as C
+from timing import alternating
 
 # the compiled loop's programs go to a fresh folder: its first call compiles, and is timed
 os.environ.setdefault("JAXFRICTION_CACHE_DIR", __import__("tempfile").mkdtemp(prefix="jf-bench-cache-"))
@@ -441,6 +445,7 @@ def run_sweep_workload(args, rows, ceiling, numba_compile):
     for batch in args.batches:
         mu_np, al_np = C.sweep_lanes(batch)
         mu_j, al_j = jnp.asarray(mu_np), jnp.asarray(al_np)
+        calls = {}
         for name, slow, fn in contenders:
             if name == "scipy solve_ivp" and batch not in args.scipy_batches:
                 continue
@@ -464,6 +469,7 @@ def run_sweep_workload(args, rows, ceiling, numba_compile):
                 rows.append({"workload": "A", "contender": name, "batch": batch, "cycles": cycles,
                              "error": f"{type(exc).__name__}: {exc}"})
                 continue
+            calls[name] = (call, cycles)
             med = float(np.median(times))
             rate = batch * steps / med
             rates.update(name, rate)
@@ -501,7 +507,24 @@ def run_sweep_workload(args, rows, ceiling, numba_compile):
         for row in rows:
             if row.get("workload") == "A" and row.get("batch") == batch and "steps_per_s" in row:
                 row["ratio_jf"] = jf_rate.get(batch, math.nan) / row["steps_per_s"]
+        pair_with_numba(rows, "A", batch, calls, "jaxfriction")
     return forcing_check(ref_for(full), full, kw(full))
+
+
+def pair_with_numba(rows, workload, batch, calls, ours):
+    """The speed ratio of ``ours`` over numba's ``prange`` loop at this batch, measured in five
+    alternating rounds (:func:`timing.alternating`) when both ran at the same cycles: set as
+    ``ratio_paired`` on the numba ``prange`` row. The two best-of-five medians of the table ran
+    minutes apart, and a shared machine drifts between them (workload A at 1,024 lanes gave
+    0.67x to 0.87x in four runs of the unpaired ratio while numba's loop stayed within 6 %)."""
+    if ours not in calls or "numba prange" not in calls or calls[ours][1] != calls["numba prange"][1]:
+        return
+    mine, theirs = calls[ours][0], calls["numba prange"][0]
+    _, _, ratio = alternating(lambda: block(mine()), lambda: block(theirs()))
+    for row in rows:
+        if row.get("workload") == workload and row.get("batch") == batch and row.get("contender") == "numba prange":
+            row["ratio_paired"] = ratio
+    log(f"{workload} paired ratio {ours} / numba prange B={batch}: {ratio:.3f}x (median of 5 alternating rounds)")
 
 
 def forcing_check(ref, cycles, kw):
@@ -569,6 +592,7 @@ def run_grad_workload(args, rows, ceiling, numba_compile, fwd_rates):
     for batch in args.grad_batches:
         mu_np, al_np = C.sweep_lanes(batch)
         mu_j, al_j = jnp.asarray(mu_np), jnp.asarray(al_np)
+        calls = {}
         for name, family in contenders:
             if name.startswith("diffrax grad") and batch > args.max_reverse_batch:
                 continue
@@ -596,6 +620,7 @@ def run_grad_workload(args, rows, ceiling, numba_compile, fwd_rates):
                 rows.append({"workload": "C", "contender": name, "batch": batch, "cycles": cycles,
                              "error": f"{type(exc).__name__}: {exc}"})
                 continue
+            calls[name] = (call, cycles)
             med = float(np.median(times))
             rate = batch * steps / med
             rates.update(name, rate)
@@ -634,6 +659,7 @@ def run_grad_workload(args, rows, ceiling, numba_compile, fwd_rates):
         for row in rows:
             if row.get("workload") == "C" and row.get("batch") == batch and "steps_per_s" in row:
                 row["ratio_jf"] = jf_rate.get(batch, math.nan) / row["steps_per_s"]
+        pair_with_numba(rows, "C", batch, calls, "jaxfriction forward")
 
 
 def chain_dt(n):
@@ -752,6 +778,8 @@ def markdown(meta, ceiling, rows, args, elapsed, checks=()):
             agree = "reference" if r.get("reference") else f"{r['agree_max_rel']:.1e} ({r['agree_lanes']})"
             comp = fmt_g(r["compile_s"], 2) if r["compile_s"] is not None else "-"
             ratio = fmt_g(r.get("ratio_jf"))
+            if r.get("ratio_paired") is not None:
+                ratio += f" (paired {fmt_g(r['ratio_paired'])})"
             frac = f"{r['frac_ceiling']:.2%}" if r.get("frac_ceiling") is not None else "-"
             if wl == "B":
                 out.append(f"| {r['contender']} | {r['n']} | {r['batch']} | {fmt_rate(r['steps_per_s'])} | "

@@ -53,6 +53,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import contenders as C  # noqa: E402
+from timing import alternating  # noqa: E402
 
 import jaxfriction as jf  # noqa: E402
 
@@ -66,25 +67,6 @@ def timed(fn, runs=3):
         if time.perf_counter() - began < best:
             best, kept = time.perf_counter() - began, out
     return best, kept
-
-
-def alternating(ours, numba, rounds=5):
-    """``ours`` and ``numba`` called one after the other ``rounds`` times: the best seconds of
-    ``ours`` with its output, and the median over the rounds of ``numba``'s seconds over
-    ``ours``'s (the speed ratio). Each round's pair runs on the same state of the machine, so
-    the ratio does not take the drift of a shared machine between two separate best-of runs
-    (numba's own chain loop ran at 115-183 M block-steps/s within five minutes)."""
-    mine, ratios, kept = [], [], None
-    for _ in range(rounds):
-        began = time.perf_counter()
-        numba()
-        theirs = time.perf_counter() - began
-        began = time.perf_counter()
-        out = ours()
-        mine.append(time.perf_counter() - began)
-        ratios.append(theirs / mine[-1])
-        kept = out if mine[-1] == min(mine) else kept
-    return min(mine), kept, float(np.median(ratios))
 
 
 #: The Iwan joint's forcing frequency (rad/s), step, lanes' force amplitudes and observables.
