@@ -31,6 +31,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -103,9 +104,10 @@ class AbstractDynamicLaw(eqx.Module):
     def n_state(self) -> int:
         """Internal variables per contact (a Python int)."""
 
-    def init_state(self) -> Array:
-        """State of a relaxed contact, ``(n_state,)``: zeros (unloaded springs)."""
-        return jnp.zeros(self.n_state)
+    def init_state(self) -> ArrayLike:
+        """State of a relaxed contact, ``(n_state,)``: zeros (unloaded springs), a NumPy array
+        in the default float type (no XLA op is dispatched to make it)."""
+        return np.zeros(self.n_state, jnp.result_type(float))
 
     @abc.abstractmethod
     def state_rate(self, v: ArrayLike, z: Array, normal: ArrayLike) -> Array:

@@ -176,9 +176,10 @@ class AbstractFrictionSystem(eqx.Module):
             times = sorted(times, key=float)
         return tuple(times)
 
-    def initial_internal(self) -> Array:
-        """Initial internal variables ``z`` (zeros: relaxed internal springs)."""
-        return jnp.zeros(self.n_internal)
+    def initial_internal(self) -> ArrayLike:
+        """Initial internal variables ``z`` (zeros: relaxed internal springs), a NumPy array in
+        the default float type (no XLA op is dispatched to make it)."""
+        return np.zeros(self.n_internal, jnp.result_type(float))
 
     def initial_state(self, q: ArrayLike, v: ArrayLike, z: ArrayLike | None = None) -> Array:
         """Full state from positions ``q``, velocities ``v`` and internal variables ``z``

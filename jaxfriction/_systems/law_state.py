@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from .._checks import is_concrete
 from .._laws.dynamic import AbstractDynamicLaw
 
 if TYPE_CHECKING:
@@ -49,12 +51,15 @@ class LawStateMixin:
             return list(names)
         return [f"z[{j}]" for j in range(self.n_internal)]
 
-    def initial_internal(self) -> Array:
+    def initial_internal(self) -> ArrayLike:
         """The law's ``init_state()`` for every contact, ``(n_internal,)`` (relaxed springs;
         :class:`~jaxfriction.RateState`: steady state at ``V_0``)."""
+        dtype = jnp.result_type(float)
         if not self.dynamic:
-            return jnp.zeros(0)
-        return jnp.tile(jnp.asarray(self.law.init_state(), dtype=float), self.n_contacts)  # type: ignore[union-attr]
+            return np.zeros(0, dtype)
+        z0 = self.law.init_state()  # type: ignore[union-attr]
+        xp = np if is_concrete(z0) else jnp  # a concrete state is tiled on the host: a plan dispatches no XLA op
+        return xp.tile(xp.asarray(z0, dtype=dtype), self.n_contacts)
 
     def law_energy(self, y: Array) -> ArrayLike:
         """Energy stored in the dynamic law's internal springs (J), summed over the contacts,
