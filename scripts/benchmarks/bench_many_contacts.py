@@ -202,7 +202,11 @@ if __name__ == "__main__":
                         help="the joint as SegalmanIwan (default) or as Iwan of the same tables")
     parser.add_argument("--bar", type=int, nargs="*", default=[], metavar="N_CONTACTS",
                         help="contact counts of the jointed bar (default: none)")
+    parser.add_argument("--kernels", nargs="*", choices=[name for name, _ in KERNELS], default=None,
+                        help="the kernels measured (default: all; the XLA path takes most of a long run)")
     args = parser.parse_args()
+    if args.kernels is not None:
+        KERNELS = tuple((name, kernel) for name, kernel in KERNELS if name in args.kernels)
     rows = []
     for n in args.ns:
         dt = min(0.01, 1.0 / n)  # dt = 0.01 is unstable for n >= 256
