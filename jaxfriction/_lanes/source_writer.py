@@ -209,7 +209,8 @@ class Writer:
         """``a / b`` or ``a * b`` on floats as XLA's algebraic simplifier leaves them (the path
         this program matches): a division by a constant is a product by its reciprocal
         (``A / Const => A * (1 / Const)``), and a product by one is its other operand. So
-        ``force / mass`` with the oscillator's unit mass costs no division per lane-step."""
+        ``force / m`` of a body of constant mass costs a product per lane-step, not a
+        division (LLVM keeps a division by a constant other than a power of two)."""
         a, b = args
         divisor = self.value_of(b) if name == "div" else None
         if divisor is not None:
