@@ -33,9 +33,13 @@ over five rounds in which numba's loop and the warm sweep run one after the othe
 (:func:`alternating`), so that a drift of the machine between two separate timings does not
 enter the ratio.
 
+The compiled loop's programs go to a fresh temporary folder (unless ``JAXFRICTION_CACHE_DIR``
+is set), so a kernel's first sweep (``first_s``) includes numba's compile of its program: the
+compile time against ``n``.
+
 ``python scripts/benchmarks/bench_many_contacts.py [--ns 32 256 1024] [--lanes 8] [--steps 2000]
-[--iwan 16 100 1000] [--iwan-law segalman|tables] [--bar 10 40 160]`` (``--ns`` with no value:
-no chain).
+[--iwan 16 100 1000] [--iwan-law segalman|tables] [--bar 10 40 160] [--kernels xla looped
+default]`` (``--ns`` with no value: no chain).
 """
 
 import argparse
@@ -43,11 +47,14 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 
 import jax
 
 jax.config.update("jax_enable_x64", True)
+# the compiled loop's programs go to a fresh folder: a kernel's first sweep compiles, and is timed
+os.environ.setdefault("JAXFRICTION_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-cache-"))
 
 import numpy as np  # noqa: E402
 
