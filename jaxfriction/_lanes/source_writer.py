@@ -217,12 +217,12 @@ class Writer:
             with np.errstate(all="ignore"):
                 b = self.constant(np.asarray(1, dtype) / np.asarray(divisor, dtype), dtype)
             name = "mul"
-        if name == "div":
-            return f"{a} / {b}" if dtype == np.float64 else f"{ctor(dtype)}({a} / {b})"
-        ones = [x for x, y in ((a, b), (b, a)) if (value := self.value_of(y)) is not None and value == 1]
-        if ones:
-            return ones[0]
-        return f"{a} * {b}" if dtype == np.float64 else f"{ctor(dtype)}({a} * {b})"
+        if name == "mul":
+            for operand, other in ((a, b), (b, a)):
+                if self.value_of(other) == 1:
+                    return operand
+        expr = f"{a} {'/' if name == 'div' else '*'} {b}"
+        return expr if dtype == np.float64 else f"{ctor(dtype)}({expr})"
 
     def expression(self, eqn, args) -> str:
         name, params = eqn.primitive.name, eqn.params
