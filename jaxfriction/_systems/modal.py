@@ -22,8 +22,9 @@ from .contacts import AbstractContactSystem
 @eqx.filter_jit
 def _stuck_stiffness(law, normal):
     """``d f / d s`` of each contact's force along its closed-form update over a slip ``s`` from
-    the relaxed state, at ``s = 0``, or None for a law without that update: one compiled program
-    (op by op, a Maxwell-slip joint's first call compiled some 80 small programs, 3 s)."""
+    the relaxed state, at ``s = 0``, or None for a law without that update: one compiled program,
+    not the dozens of small ones its operations compile one by one (``docs/performance.md``,
+    "Other timings")."""
     c = normal.size
     z0, unit = jnp.broadcast_to(law.init_state(), (c, law.n_state)), jnp.ones(c)
     if law.interval_update(z0, jnp.zeros(c), unit, normal) is None:  # traced, not run
