@@ -23,6 +23,7 @@ from test_contracts import SYSTEMS
 import jaxfriction as jf
 from jaxfriction._lanes.compiled_loop import CompiledLoop
 from jaxfriction._lanes.traced import LaneProgram
+from jaxfriction._workflows.sweep.sweep import default_chunk_size
 from jaxfriction.testing import check_fused
 
 SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
@@ -195,6 +196,36 @@ def test_chunked_sweep_resumes_from_the_xla_paths_chunks(tmp_path):
     assert (resumed.attrs["chunks_loaded"], resumed.attrs["chunks_computed"]) == (1, 1)
     for name in ("dissipation", "grad_dissipation", "stick_fraction"):
         np.testing.assert_allclose(resumed[name], whole[name], rtol=1e-12, atol=1e-15)
+
+
+def test_the_default_chunk_grows_on_compiled_kernels_only_while_a_chunk_stays_cheap():
+    # the default oscillator's 50 cycles (62,832 steps of 2 numbers): 8,192 lanes; a chain of
+    # 4,096 blocks at 20,000 steps: the old 1,024; a lane of 40 numbers at 1e5 steps: 2,048
+    assert default_chunk_size("compiled", 62_832, 2) == 8192
+    assert default_chunk_size("compiled", 20_000, 8192) == 1024
+    assert default_chunk_size("fused", 100_000, 40) == 2048
+    assert default_chunk_size("vmap", 100, 2) == default_chunk_size("compiled", None, 2) == 1024
+
+
+def test_a_compiled_sweep_takes_one_chunk_and_resumes_a_folder_saved_in_smaller_ones(tmp_path):
+    """Without ``chunk_size`` the compiled loop runs these 2,400 lanes as one chunk, with the
+    results of chunks of 1,024 bit for bit; a folder saved in chunks of 1,024 (as the XLA path or
+    an earlier version saves it) resumes with its own chunk size instead of being refused."""
+    tpl = jf.template("oscillator")
+    grid = {"law.mu": np.linspace(0.1, 1.5, 40), "force.amplitude": np.linspace(0.5, 2.0, 60)}
+    options = {**SHORT, "kernel": "compiled", "progress": False}
+    whole = jf.sweep(tpl, grid, **options)
+    assert (whole.attrs["chunk_size"], whole.attrs["chunks_computed"]) == (2400, 1)
+    saved = jf.sweep(tpl, grid, chunk_size=1024, out_dir=tmp_path, **options)
+    (tmp_path / "chunk_000001.npz").unlink()  # as if killed before the second chunk was saved
+    resumed = jf.sweep(tpl, grid, out_dir=tmp_path, **options)
+    assert resumed.attrs["chunk_size"] == 1024
+    assert (resumed.attrs["chunks_loaded"], resumed.attrs["chunks_computed"]) == (2, 1)
+    for name in ("dissipation", "stick_fraction", "final_position"):
+        np.testing.assert_array_equal(saved[name], whole[name])
+        np.testing.assert_array_equal(resumed[name], whole[name])
+    with pytest.raises(ValueError, match="chunk_size 2048"):  # a chunk size given is still checked
+        jf.sweep(tpl, grid, chunk_size=2048, out_dir=tmp_path, **options)
 
 
 def test_a_program_too_long_for_one_expression_per_component_is_written_as_loops():

@@ -99,7 +99,8 @@ def _numbers(option, values):
 @click.option("--wrt", default=None, help="Paths for gradients of D, comma-separated [default: the template's].")
 @click.option("--gradient", type=click.Choice(["auto", "forward", "reverse", "none"]), default=None,
               help="Gradient mode [default: auto: forward for <= 8 parameters].")
-@click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024].")
+@click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024, up to 8192 on the compiled loop; a "
+              "resumed sweep keeps its own].")
 @click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
 @click.option("--kernel", type=click.Choice(["auto", "vmap", "fused", "compiled"]), default=None,
               help="How lanes run: auto (default: the fused Pallas kernel on a GPU, the lane program compiled by "
@@ -159,7 +160,7 @@ def sweep(config_file, system, law, params, sets, cycles, frequency, t1, window,
             if "cycles" in times:
                 times.setdefault("frequency", tpl.frequency)
             ds = run(tpl, grid, **times, wrt=paths, gradient="auto" if mode == "none" else mode,
-                     chunk_size=int(cfg.get("chunk_size", 1024)), devices=device_list, out_dir=out, progress=progress,
+                     chunk_size=cfg.get("chunk_size"), devices=device_list, out_dir=out, progress=progress,
                      kernel=cfg.get("kernel", "auto"))
     except ValueError as exc:
         _fail(exc)

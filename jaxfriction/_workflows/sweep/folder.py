@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import filelock
 import jax
@@ -31,6 +32,15 @@ def _read_manifest(path, manifest):
         return 1 if json.loads(path.read_text()) == manifest else 2
     except (OSError, ValueError):
         return 3
+
+
+def saved_chunk_size(folder) -> int | None:
+    """The ``chunk_size`` in the manifest of the sweep saved in ``folder``, or None (no folder,
+    no manifest, or one that cannot be read: the engine then decides)."""
+    try:
+        return int(json.loads((Path(folder) / "manifest.json").read_text())["chunk_size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _refuse_other_sweep(state, folder, manifest, devices):

@@ -46,11 +46,54 @@ from ..._templates import Template, run_times, split_template
 from ..gradient import as_gradient_mode
 from ..identity import ByCode, function_digest, sweep_digest
 from .engine import run_sweep
+from .folder import saved_chunk_size
 from .sharding import lane_devices
 
 if TYPE_CHECKING:
     import xarray as xr
     from jax.typing import ArrayLike
+
+
+#: Lanes per chunk on the XLA path when ``chunk_size`` is not given: one chunk's saved windows and
+#: ``vmap``-ed intermediates are held in memory.
+CHUNK_SIZE = 1024
+
+#: The most lanes per chunk on a compiled kernel (the compiled loop, the fused kernel) when
+#: ``chunk_size`` is not given: their lanes save no window, and a chunk of 1,024 lanes is two
+#: blocks of the compiled loop on two threads, which cannot even out a slower core (8,192 lanes
+#: of the default oscillator: 0.92x numba ``prange`` in chunks of 1,024, 0.97x in one chunk;
+#: ``docs/performance.md``).
+COMPILED_CHUNK_SIZE = 8192
+
+#: The most state-component steps (lanes x steps x state size) of one chunk for which a
+#: compiled kernel's default chunk grows past :data:`CHUNK_SIZE` (about ten seconds of one
+#: 2-core CPU): a sweep resumes from whole chunks, so an expensive lane keeps its chunks small.
+CHUNK_WORK = 2**33
+
+
+def default_chunk_size(kernel: str, steps_per_lane: int | None, state_size: int) -> int:
+    """Lanes per chunk of a sweep whose ``chunk_size`` is not given.
+
+    :data:`CHUNK_SIZE` on the XLA path (``kernel == "vmap"``) and where the steps of a lane are
+    not known in advance (adaptive solvers); on a compiled kernel, :data:`CHUNK_SIZE` doubled
+    while the chunk has at most :data:`COMPILED_CHUNK_SIZE` lanes and :data:`CHUNK_WORK`
+    state-component steps. It depends on the sweep only, not on the machine, so that a sweep
+    saved on one machine resumes on another.
+
+    Args:
+        kernel: the executor's shortcut (``"vmap"``, ``"compiled"``, ``"fused"``).
+        steps_per_lane: the fixed steps of one lane, or None.
+        state_size: numbers in one lane's state.
+
+    Returns:
+        The number of lanes (a power of two, at least :data:`CHUNK_SIZE`).
+    """
+    chunk = CHUNK_SIZE
+    if kernel == "vmap" or steps_per_lane is None:
+        return chunk
+    while 2 * chunk <= COMPILED_CHUNK_SIZE and 2 * chunk * steps_per_lane * max(1, state_size) <= CHUNK_WORK:
+        chunk *= 2
+    return chunk
 
 
 def _lane_count(grid, samples):
@@ -86,6 +129,9 @@ class SweepPlan:
             ``devices``, ``out_dir``, ``progress``, ``tag``: the resume identity).
         attrs: the dataset attributes the workflow adds (settings, provenance).
         steps_per_lane: RK4 steps of one lane (fixed-step solvers), for the throughput.
+        chunk_from_folder: ``chunk_size`` was not given, so :meth:`run` takes the chunk size of
+            a sweep already saved in ``out_dir`` (resumed by a later version of the library, or
+            on another kernel) over :func:`default_chunk_size`'s.
     """
 
     program: object
@@ -98,6 +144,7 @@ class SweepPlan:
     engine: dict
     attrs: dict
     steps_per_lane: int | None = None
+    chunk_from_folder: bool = False
 
     def _output_dims(self, name, ndim):
         """Names of the per-lane axes of an output: ``wrt`` for gradients, ``dof`` for positions."""
@@ -134,9 +181,11 @@ class SweepPlan:
         Returns:
             The ``xarray.Dataset`` described in :func:`sweep`.
         """
-        wrt = list(self.lane.wrt)
+        wrt, engine = list(self.lane.wrt), dict(self.engine)
+        if self.chunk_from_folder and engine["out_dir"] is not None:
+            engine["chunk_size"] = saved_chunk_size(engine["out_dir"]) or engine["chunk_size"]
         return run_sweep(self.program, self.grid, samples=self.samples, finalize=self._finalize,
-                         output_dims=self._output_dims, coords={"wrt": wrt} if wrt else None, **self.engine)
+                         output_dims=self._output_dims, coords={"wrt": wrt} if wrt else None, **engine)
 
 
 def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples, chunk_size, devices, out_dir,
@@ -164,12 +213,16 @@ def _plan(system, grid, measure, *, wrt, gradient, gradient_of, derive, samples,
     if devices is not None:
         devices = lane_devices(devices)
     program, kernel_name, kernel_reason = kernel.program(lane, paths, lane_devices(devices))
+    chunk_from_folder = chunk_size is None
+    if chunk_size is None:
+        chunk_size = default_chunk_size(kernel_name, steps_per_lane, system.state_size)
     if kernel_name == "vmap" and check_memory is not None:
-        check_memory()
+        check_memory(chunk_size)
     tag = sweep_digest(system, {**settings, "grid_paths": paths, "wrt": list(wrt), "mode": repr(mode),
                                 "dtype": str(jnp.result_type(float))})
     return SweepPlan(program=program, kernel=kernel_name, kernel_reason=kernel_reason, lane=lane, grid=grid,
                      samples=samples, n_lanes=n_lanes, attrs=attrs, steps_per_lane=steps_per_lane,
+                     chunk_from_folder=chunk_from_folder,
                      engine=dict(chunk_size=chunk_size, devices=devices, out_dir=out_dir, progress=progress, tag=tag))
 
 
@@ -177,8 +230,8 @@ def sweep(
     system: AbstractFrictionSystem | Template, grid: dict, *, t1: float | None = None, window=None,
     cycles: int | None = None, frequency: str | None = None, dt: float | None = None,
     y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
-    gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
-    out_dir=None, progress: bool = True, kernel="auto", steady_state=None,
+    gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int | None = None,
+    devices=None, out_dir=None, progress: bool = True, kernel="auto", steady_state=None,
 ) -> xr.Dataset:
     """Run a system over a grid of parameter values and measure a final window of every run.
 
@@ -225,6 +278,9 @@ def sweep(
             (:func:`~jaxfriction._workflows.sweep.engine.run_sweep`): ``out_dir`` saves every
             chunk and makes the sweep resumable after an interruption (the same call
             continues); several processes share a sweep after ``jax.distributed.initialize()``.
+            ``chunk_size`` (lanes per compiled call) defaults to :func:`default_chunk_size`:
+            1,024 on the XLA path, up to 8,192 on the compiled loop and the fused kernel; a
+            sweep resumed from ``out_dir`` without it keeps the chunk size it was saved with.
         kernel: how the lanes are computed: :class:`~jaxfriction.AutoKernel` (``"auto"``,
             default: the fused Pallas kernel on GPUs when the sweep is one it supports, else
             the XLA path, the reason logged), :class:`~jaxfriction.VmapKernel` (``"vmap"``:
@@ -280,8 +336,8 @@ def plan_sweep(
     system: AbstractFrictionSystem | Template, grid: dict, *, t1: float | None = None, window=None,
     cycles: int | None = None, frequency: str | None = None, dt: float | None = None,
     y0: ArrayLike | None = None, solver=None, saveat=None, observables=None, wrt=(), gradient="auto",
-    gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int = 1024, devices=None,
-    out_dir=None, progress: bool = True, kernel="auto", steady_state=None,
+    gradient_of="dissipation", derive=None, samples: bool = False, chunk_size: int | None = None,
+    devices=None, out_dir=None, progress: bool = True, kernel="auto", steady_state=None,
 ) -> SweepPlan:
     """What :func:`sweep` would run, checked and built, without running it.
 
@@ -340,10 +396,10 @@ def plan_sweep(
     # the window's fixed step grid, or None for a solver that chooses its own steps
     window_grid = None if dt is None else solver.step_grid(t_measure, t_end, dt, saveat)
 
-    def check_memory() -> None:  # one chunk's saved windows, on the XLA path (the fused kernel saves none)
+    def check_memory(chunk: int) -> None:  # one chunk's saved windows, on the XLA path (compiled kernels save none)
         if window_grid is not None:
             saves = window_grid[0] + 1
-            lanes = min(chunk_size, _lane_count(grid, samples))
+            lanes = min(chunk, _lane_count(grid, samples))
             check_saved_size(saves * lanes, system.state_size,
                              jnp.result_type(float), what=f"window/saveat/chunk_size: a chunk of {lanes} lanes",
                              remedy="measure a shorter window, save it less often (saveat) or use a smaller "
