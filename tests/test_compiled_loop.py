@@ -229,13 +229,16 @@ def test_a_compiled_sweep_takes_one_chunk_and_resumes_a_folder_saved_in_smaller_
 
 
 def test_a_program_too_long_for_one_expression_per_component_is_written_as_loops():
-    # the jointed template's 64 Segalman elements: 22,497 emitted lines one expression per
-    # component (minutes of numba compile); loops over the elements instead (tests/test_looped_program.py)
-    tpl = jf.template("jointed", law="segalman")
-    plan = jf.plan_sweep(tpl, {"force.amplitude": [0.1]}, wrt=tpl.wrt)
+    # 8 Segalman elements with a tangent: 5,455 emitted lines one expression per component (the
+    # jointed template's 64: 22,497, minutes of numba compile); loops over the elements instead
+    # (tests/test_looped_program.py)
+    system = jf.jointed_oscillator(jf.SegalmanIwan(F_S=0.5, K_T=10.0, n_elements=8, smoothing=0.1),
+                                   force_amplitude=0.8, damping=0.05)
+    options = {"wrt": ("law.F_S",), "dt": 1e-3, "t1": 0.04, "window": 0.02}
+    plan = jf.plan_sweep(system, {"force.amplitude": [0.1]}, **options)
     assert plan.kernel == "compiled" and "loops over each lane's arrays" in plan.kernel_reason
     with pytest.raises(ValueError, match="lines, more than the compiled loop's 4000"):
-        jf.plan_sweep(tpl, {"force.amplitude": [0.1]}, wrt=tpl.wrt, kernel=jf.CompiledLoopKernel(loops=False))
+        jf.plan_sweep(system, {"force.amplitude": [0.1]}, **options, kernel=jf.CompiledLoopKernel(loops=False))
 
 
 def _live(system, observables, **options):

@@ -47,6 +47,8 @@ def test_jointed_dissipation_grows_with_amplitude_and_spring_slider_goes_unstabl
     assert spread[0] > 20 * spread[1] and spread[0] > 1e-2
 
 
+# slow: test_cli's sweep test holds a command-line sweep equal to jf.sweep the same way
+@pytest.mark.slow
 def test_cli_sweeps_the_jointed_oscillator(tmp_path):
     # the XLA path: the command line's part is the same with any kernel, and the compiled loop's
     # program for the jointed template (64 elements) is a numba compile of about 30 s; the test

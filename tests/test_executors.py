@@ -33,7 +33,7 @@ SHORT = {"t1": 0.6, "window": 0.3, "dt": 0.01}
 #: Jacobian reduces values shared by every lane, which the looped program refuses).
 EXECUTORS = {
     "fused": {"fast": {"VectorQuinn"}, "skip": {"two-blocks"}},
-    "compiled": {"fast": {"Quinn", "VectorQuinn", "LuGre", "oscillator"}, "skip": {"two-blocks", "jointed-oscillator"}},
+    "compiled": {"fast": {"Quinn", "VectorQuinn", "LuGre"}, "skip": {"two-blocks", "jointed-oscillator"}},
     "looped": {"fast": {"block"}, "skip": {"two-blocks"}},
 }
 

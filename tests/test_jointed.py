@@ -182,6 +182,9 @@ def test_fit_segalman_parameters_from_a_hysteresis_loop():
         assert stderr < 0.02 * max(abs(value), 0.1)  # measured rel. 0.03 % (F_S) ... 1.7 % (beta)
 
 
+# slow: the quasi-static test below runs the same reproduction with stricter checks, and
+# test_cli's reproduce tests the command line's part
+@pytest.mark.slow
 def test_reproduce_iwan_cli(tmp_path):
     import json
 

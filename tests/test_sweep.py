@@ -18,6 +18,9 @@ PERIOD = 2 * np.pi / OMEGA
 SYSTEM = jf.Oscillator(law=jf.Quinn(1.0, 0.02), force=jf.Harmonic(1.2, OMEGA))
 
 
+# slow: test_extension's user-system sweep checks a lane against simulate, and the forward and
+# reverse gradient test below the same system's dD/dmu against finite differences
+@pytest.mark.slow
 def test_lane_matches_direct_simulation_and_finite_differences():
     ds = jf.sweep(SYSTEM, {"law.mu": [0.8]}, cycles=4, frequency="force.omega", dt=0.01, wrt="law.mu",
                   progress=False)
