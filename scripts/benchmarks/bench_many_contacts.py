@@ -5,9 +5,12 @@ written as loops over each lane's arrays (the default on CPUs for states of more
 numbers, ``jaxfriction._lanes.looped``), what ``jf.sweep`` picks by default (``"default"``:
 the same looped program for the chains, one expression per component for an Iwan joint of
 up to 62 sliders) and the hand-written numba ``prange`` loop of
-``scripts/benchmarks/contenders.py`` (the same RK4 arithmetic; final positions compared). Reports
-M block-steps/s (lane-steps times blocks), the first sweep's wall time (planning and
-compiling) and the largest difference of the final positions against numba. Speed is measured
+``scripts/benchmarks/contenders.py`` (the same RK4 arithmetic). The sweeps ask what numba's
+loop computes, the final positions and the friction's work (``OBSERVABLES``; until 2026-11-30
+the chain's sweeps measured all five default observables, a peak slip, a stick fraction and
+energy books more per step than numba's loop). Reports M block-steps/s (lane-steps times
+blocks), the first sweep's wall time (planning and compiling), the largest difference of the
+final positions against numba and the relative difference of the dissipations. Speed is measured
 here, never in tests.
 
 ``--iwan 16 100 1000`` adds an Iwan joint of that many Jenkins sliders (default: none, the chain
@@ -76,11 +79,13 @@ def timed(fn, runs=3):
     return best, kept
 
 
-#: The Iwan joint's forcing frequency (rad/s), step, lanes' force amplitudes and observables.
+#: What the chain's and the Iwan joint's sweeps measure: what their numba contenders compute
+#: (the final state and the friction's work), so that both do the same work per step.
+OBSERVABLES = {"final_position": jf.final_position, "dissipation": jf.window_dissipation}
+#: The Iwan joint's forcing frequency (rad/s), step and lanes' force amplitudes.
 IWAN_OMEGA = 0.5
 IWAN_DT = 0.01
 IWAN_AMPLITUDES = (0.1, 1.5)
-IWAN_OBSERVABLES = {"final_position": jf.final_position, "dissipation": jf.window_dissipation}
 #: The kernels compared: the XLA path, the looped program forced, and what ``jf.sweep`` picks
 #: by default (the looped program for states of more than 64 numbers, else one expression per
 #: component).
@@ -104,7 +109,7 @@ def iwan_row(n, lanes, steps, law_kind):
     _, h = C.step_grid(0.0, t1, IWAN_DT)  # the library's grid: (t1 - 0) / ceil(t1 / dt)
     slider_steps = lanes * steps * n
     grid = {"force.amplitude": amplitudes}
-    options = dict(t1=t1, dt=IWAN_DT, observables=IWAN_OBSERVABLES, progress=False)
+    options = dict(t1=t1, dt=IWAN_DT, observables=OBSERVABLES, progress=False)
     numba_kw = dict(stiffness=k, slip_force=phi, steps=steps, h=h, omega=IWAN_OMEGA, parallel=True)
     row = {"n_sliders": n, "law": type(law).__name__}
     began = time.perf_counter()
@@ -231,7 +236,8 @@ if __name__ == "__main__":
         row["numba_prange"] = {"M_block_steps_s": round(block_steps / best / 1e6, 1)}
         for name, kernel in KERNELS:
             def run(kernel=kernel):
-                return jf.sweep(system, {"alpha": alphas}, kernel=kernel, t1=args.steps * dt, dt=dt, progress=False)
+                return jf.sweep(system, {"alpha": alphas}, kernel=kernel, t1=args.steps * dt, dt=dt,
+                                observables=OBSERVABLES, progress=False)
 
             try:
                 first, ds = timed(run, runs=1)
@@ -241,7 +247,8 @@ if __name__ == "__main__":
             best, ds, ratio = alternating(run, numba)
             row[name] = {"M_block_steps_s": round(block_steps / best / 1e6, 1), "first_s": round(first, 1),
                          "ratio_to_numba": round(ratio, 2),
-                         "max_diff_vs_numba": float(np.max(np.abs(np.asarray(ds["final_position"]) - ref[:, :n])))}
+                         "max_diff_vs_numba": float(np.max(np.abs(np.asarray(ds["final_position"]) - ref[:, :n]))),
+                         "dissipation_rel_diff_vs_numba": rel_diff(np.asarray(ds["dissipation"]), ref[:, 2 * n])}
         rows.append(row)
         print(json.dumps(row), flush=True)
     iwan_rows = []
