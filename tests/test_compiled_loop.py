@@ -199,10 +199,10 @@ def test_chunked_sweep_resumes_from_the_xla_paths_chunks(tmp_path):
 
 
 def test_the_default_chunk_grows_on_compiled_kernels_only_while_a_chunk_stays_cheap():
-    # the default oscillator's 50 cycles (62,832 steps of 2 numbers): 8,192 lanes; a chain of
-    # 4,096 blocks at 20,000 steps: the old 1,024; a lane of 40 numbers at 1e5 steps: 2,048
-    assert default_chunk_size("compiled", 62_832, 2) == 8192
-    assert default_chunk_size("compiled", 20_000, 8192) == 1024
+    # the default oscillator's 50 cycles (62,832 steps of 5 numbers: x, v and three books): 8,192
+    # lanes; a chain of 4,096 blocks at 20,000 steps: the old 1,024; 40 numbers at 1e5 steps: 2,048
+    assert default_chunk_size("compiled", 62_832, 5) == 8192
+    assert default_chunk_size("compiled", 20_000, 8195) == 1024
     assert default_chunk_size("fused", 100_000, 40) == 2048
     assert default_chunk_size("vmap", 100, 2) == default_chunk_size("compiled", None, 2) == 1024
 

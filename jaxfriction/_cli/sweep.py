@@ -99,8 +99,9 @@ def _numbers(option, values):
 @click.option("--wrt", default=None, help="Paths for gradients of D, comma-separated [default: the template's].")
 @click.option("--gradient", type=click.Choice(["auto", "forward", "reverse", "none"]), default=None,
               help="Gradient mode [default: auto: forward for <= 8 parameters].")
-@click.option("--chunk-size", type=int, default=None, help="Trajectories per compiled batch [default: 1024, up to 8192 on the compiled loop; a "
-              "resumed sweep keeps its own].")
+@click.option("--chunk-size", type=int, default=None,
+              help="Trajectories per compiled batch [default: 1024, up to 8192 on the compiled loop; a resumed "
+              "sweep keeps its own].")
 @click.option("--devices", type=int, default=None, help="CPU devices to split the host into [default: one per core].")
 @click.option("--kernel", type=click.Choice(["auto", "vmap", "fused", "compiled"]), default=None,
               help="How lanes run: auto (default: the fused Pallas kernel on a GPU, the lane program compiled by "
