@@ -66,8 +66,9 @@ CHUNK_SIZE = 1024
 COMPILED_CHUNK_SIZE = 8192
 
 #: The most state-component steps (lanes x steps x state size) of one chunk for which a
-#: compiled kernel's default chunk grows past :data:`CHUNK_SIZE` (about ten seconds of one
-#: 2-core CPU): a sweep resumes from whole chunks, so an expensive lane keeps its chunks small.
+#: compiled kernel's default chunk grows past :data:`CHUNK_SIZE` (on a 2-core CPU from about
+#: 2 s of the oscillator to 12 s of a long chain): a sweep resumes from whole chunks, so an
+#: expensive lane keeps its chunks small.
 CHUNK_WORK = 2**33
 
 
