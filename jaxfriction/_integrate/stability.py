@@ -263,8 +263,9 @@ def internal_state_rate(system: AbstractFrictionSystem, ts: Array, ys: Array) ->
         if n_dof == 0:  # a prescribed motion (PrescribedSlip): no slip-rate stiffness
             return law_rate
 
-        def accelerations(u):
-            return system.vector_field(t, y.at[n_dof:start].set(u))[n_dof:start]
+        def accelerations(u):  # the velocities replaced by joining slices (no scatter: planning a
+            # compiled sweep moves slices and joins on the host, a scatter is an XLA program per shape)
+            return system.vector_field(t, jnp.concatenate([y[:n_dof], u, y[start:]]))[n_dof:start]
 
         u = y[n_dof:start]
         slope = jax.jvp(accelerations, (u,), (jnp.ones_like(u),))[1]
